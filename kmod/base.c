@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Timer bases: for every CPU and clock, a 4-ary heap of armed timers and
+ * one hrtimer programmed to the heap's earliest deadline, as Go's runtime
+ * keeps one timer heap per P.  The hrtimer callback pops what is due and
+ * hands each timer to its file (ctx.c); it does a bounded amount of work and
+ * leaves the rest to a worker, so that no number of simultaneous deadlines
+ * can hold a CPU in hard-irq context.  Cancelled and re-timed entries are
+ * left in place and skipped when they surface, and compacted away in O(n)
+ * once they make up more than a quarter of a heap.  When a CPU goes offline
+ * its heaps merge into the heaps of the CPU running the hotplug teardown.
+ */
+
+#include <linux/cpuhotplug.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "base.h"
+#include "compat.h"
+
+/* Timers one hrtimer callback may pop before the worker takes over. */
+#define QT_IRQ_BUDGET		256
+/* Heap entries it may look at (dead ones are cheap but not free). */
+#define QT_IRQ_SCAN_BUDGET	1024
+/* Timers popped per lock hold, delivered after the base lock is dropped. */
+#define QT_BATCH		32
+
+struct qt_base *qt_bases;
+static enum cpuhp_state qt_cpuhp_state;
+
+static const clockid_t qt_clock_ids[QT_NR_CLOCKS] = {
+	[QT_CLOCK_REALTIME]	= CLOCK_REALTIME,
+	[QT_CLOCK_MONOTONIC]	= CLOCK_MONOTONIC,
+	[QT_CLOCK_BOOTTIME]	= CLOCK_BOOTTIME,
+};
+
+clockid_t qt_clock_id(unsigned int clock)
+{
+	return qt_clock_ids[clock];
+}
+
+ktime_t qt_clock_now(unsigned int clock)
+{
+	switch (clock) {
+	case QT_CLOCK_REALTIME:
+		return ktime_get_real();
+	case QT_CLOCK_BOOTTIME:
+		return ktime_get_boottime();
+	default:
+		return ktime_get();
+	}
+}
+
+static u32 qt_heap_grow_cap(u32 cap, u32 need)
+{
+	/*
+	 * Double while small; grow by a quarter once large, so that a big
+	 * heap wastes little memory (the per-timer budget is 96 bytes) while
+	 * copies stay amortised O(1).
+	 */
+	u32 next = cap < 65536 ? max(cap * 2, 64U) : cap + cap / 4;
+
+	return max(next, need);
+}
+
+/* Swap in storage of @cap entries; NULL when another task already did. */
+static void *qt_base_attach(struct qt_base *base, void *mem, u32 cap)
+{
+	lockdep_assert_held(&base->lock);
+	return qt_heap_attach(&base->heap, mem, cap);
+}
+
+/**
+ * qt_base_reserve() - Make room for @extra more entries in @base's heap.
+ * @base: the base; its lock must not be held.
+ * @extra: entries about to be pushed.
+ *
+ * Heaps grow in process context, before any lock is taken, so that neither
+ * the arm path nor the hrtimer callback ever allocates.  Callers re-check
+ * the room under the lock and come back here if others took it.
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int qt_base_reserve(struct qt_base *base, u32 extra)
+{
+	unsigned long flags;
+	u32 cap, need;
+	void *mem, *old;
+
+	might_sleep();
+	for (;;) {
+		/* Racy peek: the common case has room and takes no lock. */
+		if (READ_ONCE(base->heap.nr) + extra <= READ_ONCE(base->heap.cap))
+			return 0;
+		spin_lock_irqsave(&base->lock, flags);
+		cap = base->heap.cap;
+		need = base->heap.nr + extra;
+		spin_unlock_irqrestore(&base->lock, flags);
+		if (need <= cap)
+			return 0;
+
+		cap = qt_heap_grow_cap(cap, need);
+		mem = kvmalloc(qt_heap_storage_size(cap), GFP_KERNEL_ACCOUNT);
+		if (!mem)
+			return -ENOMEM;
+		spin_lock_irqsave(&base->lock, flags);
+		if (base->heap.nr + extra > base->heap.cap &&
+		    base->heap.nr <= cap)
+			old = qt_base_attach(base, mem, cap);
+		else
+			old = mem;
+		spin_unlock_irqrestore(&base->lock, flags);
+		kvfree(old);
+	}
+}
+
+/**
+ * qt_base_lock_timer() - Lock the base that @t belongs to.
+ * @t: a timer whose context lock the caller holds, with irqs off.
+ *
+ * Hotplug may move a timer to another base between the read of base_idx and
+ * the lock, so check again once locked.
+ *
+ * Return: the locked base.
+ */
+struct qt_base *qt_base_lock_timer(struct qt_timer *t)
+{
+	struct qt_base *base;
+
+	for (;;) {
+		base = &qt_bases[READ_ONCE(t->base_idx)];
+		spin_lock(&base->lock);
+		if (likely(t->base_idx == base->idx))
+			return base;
+		spin_unlock(&base->lock);
+	}
+}
+
+/*
+ * The base a new timer goes to: @cpu's, or while @cpu is going offline, the
+ * heaps are about to merge elsewhere anyway, so any base works; the caller
+ * holds irqs off, so smp_processor_id() is online for its duration.
+ */
+struct qt_base *qt_base_for_arm(unsigned int cpu, unsigned int clock)
+{
+	return qt_base_get(cpu, clock);
+}
+
+/* Program the hrtimer for the top of the heap. */
+static void qt_base_program(struct qt_base *base)
+{
+	const struct qt_heap_entry *top;
+	struct qt_timer *t;
+	ktime_t soft;
+	u64 delta = 0;
+
+	lockdep_assert_held(&base->lock);
+	/* A running expirer programs the hrtimer when it finishes. */
+	if (base->expiring || base->deferred)
+		return;
+	top = qt_heap_top(&base->heap);
+	if (!top)
+		return;
+	t = top->timer;
+	soft = top->key;
+	if (top->key == t->heap_key) {
+		delta = t->slack;
+		soft = top->key - delta;
+	}
+	hrtimer_start_range_ns(&base->hrtimer, soft, delta,
+			       HRTIMER_MODE_ABS_PINNED);
+}
+
+/**
+ * qt_base_push() - Insert @t's live entry, keyed by its hard deadline.
+ * @base: locked, with room reserved.
+ * @t: the timer; expires and slack are final.
+ *
+ * The heap orders by expires + slack, as the hrtimer core orders by hard
+ * expiry: the callback then fires every entry whose soft deadline passed,
+ * which lets neighbours within their slack share one interrupt.
+ */
+void qt_base_push(struct qt_base *base, struct qt_timer *t)
+{
+	s64 key = ktime_add_ns(t->expires, t->slack);
+
+	lockdep_assert_held(&base->lock);
+	qt_heap_push(&base->heap, key, t);
+	t->heap_key = key;
+	t->nr_entries++;
+	t->base_idx = base->idx;
+	if (qt_heap_top(&base->heap)->timer == t)
+		qt_base_program(base);
+}
+
+static void qt_base_drop(void *timer, void *arg)
+{
+	struct qt_timer *t = timer;
+
+	if (!--t->nr_entries && t->state == QT_DEAD)
+		qt_timer_free(t);
+}
+
+static bool qt_base_entry_live(const struct qt_heap_entry *e, void *arg)
+{
+	const struct qt_timer *t = e->timer;
+
+	return e->key == t->heap_key;
+}
+
+static void qt_base_compact(struct qt_base *base)
+{
+	lockdep_assert_held(&base->lock);
+	qt_heap_filter(&base->heap, qt_base_entry_live, qt_base_drop, NULL);
+	base->nr_dead = 0;
+}
+
+/**
+ * qt_base_unlink() - Turn @t's live entry stale (cancel, modify-earlier).
+ * @base: @t's base, locked.
+ * @t: a timer live in the heap.
+ *
+ * O(1): the entry stays where it is and is dropped when it surfaces, or by
+ * compaction once stale entries exceed a quarter of the heap (Go's rule).
+ */
+void qt_base_unlink(struct qt_base *base, struct qt_timer *t)
+{
+	lockdep_assert_held(&base->lock);
+	t->heap_key = QT_KEY_NONE;
+	base->nr_dead++;
+	if (base->nr_dead > base->heap.nr / 4)
+		qt_base_compact(base);
+	/* A timer that piled up stale entries loses them all. */
+	else if (t->nr_entries == U8_MAX)
+		qt_base_compact(base);
+}
+
+/**
+ * qt_base_put_timer() - Give up the owner's hold on a DEAD timer.
+ * @base: @t's base, locked.
+ * @t: a timer its owner has just made DEAD.
+ *
+ * Stale heap entries may still point at it; the last one to be dropped
+ * frees it then.
+ */
+void qt_base_put_timer(struct qt_base *base, struct qt_timer *t)
+{
+	lockdep_assert_held(&base->lock);
+	if (!t->nr_entries)
+		qt_timer_free(t);
+}
+
+/*
+ * Pop due timers into @batch.  Stale entries are dropped and entries whose
+ * timer moved later (lazy modify) are re-keyed on the way.  A popped timer
+ * keeps its entry's reference (nr_entries) until qt_ctx_deliver() drops it,
+ * so nothing frees it while it is in transit.  Returns true when more is
+ * due than @batch held or the scan budget allowed.
+ */
+static bool qt_base_collect(struct qt_base *base, ktime_t now,
+			    struct qt_timer **batch, unsigned int *nr,
+			    unsigned int *scan)
+{
+	const struct qt_heap_entry *top;
+	struct qt_timer *t;
+	s64 hard;
+
+	lockdep_assert_held(&base->lock);
+	while ((top = qt_heap_top(&base->heap))) {
+		if (!*scan)
+			return true;
+		(*scan)--;
+		t = top->timer;
+		if (top->key != t->heap_key) {
+			qt_heap_pop(&base->heap);
+			if (base->nr_dead)
+				base->nr_dead--;
+			qt_base_drop(t, NULL);
+			continue;
+		}
+		hard = ktime_add_ns(t->expires, t->slack);
+		if (hard > top->key) {
+			qt_heap_replace_top(&base->heap, hard);
+			t->heap_key = hard;
+			continue;
+		}
+		if (t->expires > now)
+			return false;
+		if (*nr == QT_BATCH)
+			return true;
+		qt_heap_pop(&base->heap);
+		t->heap_key = QT_KEY_NONE;
+		batch[(*nr)++] = t;
+	}
+	return false;
+}
+
+/*
+ * Fire what is due on @base.  Only one expirer runs per base at a time
+ * (base->expiring), so a timer is in at most one transit batch.  From the
+ * hrtimer, at most QT_IRQ_BUDGET timers are fired; if more are due, the
+ * worker is queued and owns the base until it has caught up, and the hrtimer
+ * stays idle meanwhile.  The worker fires in chunks with rescheduling points.
+ */
+static void qt_base_run(struct qt_base *base, bool worker)
+{
+	struct qt_timer *batch[QT_BATCH];
+	unsigned int budget = QT_IRQ_BUDGET, scan = QT_IRQ_SCAN_BUDGET;
+	unsigned int nr, i, fired = 0;
+	unsigned long flags;
+	bool more, defer = false;
+	u64 start = ktime_get_ns();
+	ktime_t now;
+
+	spin_lock_irqsave(&base->lock, flags);
+	if (base->expiring || (base->deferred && !worker)) {
+		spin_unlock_irqrestore(&base->lock, flags);
+		return;
+	}
+	base->expiring = true;
+	base->deferred = false;
+	for (;;) {
+		now = qt_clock_now(base->clock);
+		nr = 0;
+		more = qt_base_collect(base, now, batch, &nr, &scan);
+		spin_unlock_irqrestore(&base->lock, flags);
+
+		rcu_read_lock();
+		for (i = 0; i < nr; i++)
+			qt_ctx_deliver(batch[i], now);
+		rcu_read_unlock();
+		fired += nr;
+
+		if (more && worker && (fired >= budget || !scan)) {
+			cond_resched();
+			budget = fired + QT_IRQ_BUDGET;
+			scan = QT_IRQ_SCAN_BUDGET;
+		}
+		spin_lock_irqsave(&base->lock, flags);
+		if (!more)
+			break;
+		if (!worker && (fired >= budget || !scan)) {
+			defer = true;
+			break;
+		}
+	}
+	base->expiring = false;
+	base->stats.fired += fired;
+	if (fired > 1)
+		base->stats.coalesced += fired - 1;
+	if (!worker) {
+		u64 took = ktime_get_ns() - start;
+
+		if (took > base->stats.max_run_ns)
+			base->stats.max_run_ns = took;
+	}
+	if (defer) {
+		base->deferred = true;
+		base->stats.deferred_runs++;
+		queue_work(system_highpri_wq, &base->work);
+	} else {
+		qt_base_program(base);
+	}
+	spin_unlock_irqrestore(&base->lock, flags);
+}
+
+static enum hrtimer_restart qt_base_hrtimer_fn(struct hrtimer *hrtimer)
+{
+	qt_base_run(container_of(hrtimer, struct qt_base, hrtimer), false);
+	return HRTIMER_NORESTART;
+}
+
+static void qt_base_work_fn(struct work_struct *work)
+{
+	qt_base_run(container_of(work, struct qt_base, work), true);
+}
+
+/* Heaps shrink back when a file's timers leave, so memory follows load. */
+static void qt_base_shrink(struct qt_base *base)
+{
+	unsigned long flags;
+	void *mem, *old;
+	u32 cap;
+
+	cap = READ_ONCE(base->heap.cap);
+	if (cap <= 256 || READ_ONCE(base->heap.nr) >= cap / 4)
+		return;
+	cap = max(cap / 2, 64U);
+	mem = kvmalloc(qt_heap_storage_size(cap), GFP_KERNEL_ACCOUNT);
+	if (!mem)
+		return;		/* keeping the larger array is harmless */
+	spin_lock_irqsave(&base->lock, flags);
+	if (base->heap.nr * 2 <= cap && cap < base->heap.cap)
+		old = qt_base_attach(base, mem, cap);
+	else
+		old = mem;
+	spin_unlock_irqrestore(&base->lock, flags);
+	kvfree(old);
+}
+
+/* Called after a file released its timers. */
+void qt_base_trim(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_cpu_ids * QT_NR_CLOCKS; i++) {
+		struct qt_base *base = &qt_bases[i];
+		unsigned long flags;
+
+		if (!READ_ONCE(base->heap.cap))
+			continue;
+		spin_lock_irqsave(&base->lock, flags);
+		if (base->nr_dead)
+			qt_base_compact(base);
+		spin_unlock_irqrestore(&base->lock, flags);
+		qt_base_shrink(base);
+	}
+}
+
+void qt_base_stats_sum(unsigned int cpu, struct qt_base_stats *sum,
+		       u32 *nr_entries, u32 *nr_dead)
+{
+	unsigned int clock;
+
+	for (clock = 0; clock < QT_NR_CLOCKS; clock++) {
+		struct qt_base *base = qt_base_get(cpu, clock);
+		unsigned long flags;
+
+		spin_lock_irqsave(&base->lock, flags);
+		sum->armed += base->stats.armed;
+		sum->fired += base->stats.fired;
+		sum->cancelled += base->stats.cancelled;
+		sum->modified += base->stats.modified;
+		sum->coalesced += base->stats.coalesced;
+		sum->deferred_runs += base->stats.deferred_runs;
+		sum->max_run_ns = max(sum->max_run_ns, base->stats.max_run_ns);
+		nr_entries[clock] = base->heap.nr;
+		nr_dead[clock] = base->nr_dead;
+		spin_unlock_irqrestore(&base->lock, flags);
+	}
+}
+
+static int qt_cpu_online(unsigned int cpu)
+{
+	unsigned int clock;
+
+	for (clock = 0; clock < QT_NR_CLOCKS; clock++) {
+		struct qt_base *base = qt_base_get(cpu, clock);
+
+		spin_lock_irq(&base->lock);
+		base->online = true;
+		spin_unlock_irq(&base->lock);
+	}
+	return 0;
+}
+
+static void qt_set_base_idx(void *timer, u16 idx)
+{
+	((struct qt_timer *)timer)->base_idx = idx;
+}
+
+/*
+ * Runs on a surviving CPU after @cpu died (a BP-side teardown state): merge
+ * its heaps into this CPU's.  Timers in transit or waiting on a ready queue
+ * keep pointing at the dead CPU's base; it stays fully functional (its
+ * hrtimer runs wherever it is started), it just receives no new arms until
+ * the CPU returns.
+ */
+static int qt_cpu_dead(unsigned int cpu)
+{
+	unsigned int clock, i;
+
+	for (clock = 0; clock < QT_NR_CLOCKS; clock++) {
+		struct qt_base *src = qt_base_get(cpu, clock), *dst;
+
+		for (;;) {
+			dst = qt_base_get(raw_smp_processor_id(), clock);
+			if (qt_base_reserve(dst, READ_ONCE(src->heap.nr)))
+				break;	/* leave src as it is: it still works */
+			spin_lock_irq(&src->lock);
+			src->online = false;
+			if (dst == qt_base_get(smp_processor_id(), clock)) {
+				spin_lock_nested(&dst->lock, SINGLE_DEPTH_NESTING);
+				if (dst->heap.nr + src->heap.nr <= dst->heap.cap) {
+					for (i = 0; i < src->heap.nr; i++)
+						qt_set_base_idx(src->heap.v[i].timer, dst->idx);
+					qt_heap_merge(&dst->heap, &src->heap);
+					dst->nr_dead += src->nr_dead;
+					src->nr_dead = 0;
+					qt_base_program(dst);
+					spin_unlock(&dst->lock);
+					spin_unlock_irq(&src->lock);
+					break;
+				}
+				spin_unlock(&dst->lock);
+			}
+			spin_unlock_irq(&src->lock);
+		}
+		hrtimer_try_to_cancel(&src->hrtimer);
+	}
+	return 0;
+}
+
+int qt_bases_init(void)
+{
+	unsigned int cpu, clock;
+	int ret;
+
+	qt_bases = kcalloc(nr_cpu_ids * QT_NR_CLOCKS, sizeof(*qt_bases),
+			   GFP_KERNEL);
+	if (!qt_bases)
+		return -ENOMEM;
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		for (clock = 0; clock < QT_NR_CLOCKS; clock++) {
+			struct qt_base *base = qt_base_get(cpu, clock);
+
+			spin_lock_init(&base->lock);
+			base->idx = cpu * QT_NR_CLOCKS + clock;
+			base->clock = clock;
+			/*
+			 * The default (not HARD) mode: on PREEMPT_RT the
+			 * callback then runs in softirq context, as timerfd's
+			 * does, where the spinlock_t locks it takes may sleep.
+			 */
+			hrtimer_setup(&base->hrtimer, qt_base_hrtimer_fn,
+				      qt_clock_ids[clock], HRTIMER_MODE_ABS_PINNED);
+			INIT_WORK(&base->work, qt_base_work_fn);
+		}
+	}
+
+	ret = cpuhp_setup_state(CPUHP_BP_PREPARE_DYN, "qtimer:dead",
+				qt_cpu_online, qt_cpu_dead);
+	if (ret < 0) {
+		kfree(qt_bases);
+		return ret;
+	}
+	qt_cpuhp_state = ret;
+	return 0;
+}
+
+/* At exit every timer is dead, so no entry can still be live. */
+static bool qt_base_keep_none(const struct qt_heap_entry *e, void *arg)
+{
+	WARN_ON_ONCE(qt_base_entry_live(e, arg));
+	return false;
+}
+
+/* Every file is closed: what is left are stale entries of dead timers. */
+void qt_bases_exit(void)
+{
+	unsigned int i;
+
+	cpuhp_remove_state(qt_cpuhp_state);
+	for (i = 0; i < nr_cpu_ids * QT_NR_CLOCKS; i++) {
+		struct qt_base *base = &qt_bases[i];
+
+		hrtimer_cancel(&base->hrtimer);
+		cancel_work_sync(&base->work);
+		spin_lock_irq(&base->lock);
+		qt_heap_filter(&base->heap, qt_base_keep_none, qt_base_drop, NULL);
+		spin_unlock_irq(&base->lock);
+		kvfree(base->heap.mem);
+	}
+	kfree(qt_bases);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Timer bases: one 4-ary heap per CPU per clock, each driven by an hrtimer
+ * programmed to its earliest deadline.
+ */
+#ifndef _QT_BASE_H
+#define _QT_BASE_H
+
+#include <linux/hrtimer.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+#include "ctx.h"
+#include "heap.h"
+
+enum {
+	QT_CLOCK_REALTIME,
+	QT_CLOCK_MONOTONIC,
+	QT_CLOCK_BOOTTIME,
+	QT_NR_CLOCKS,
+};
+
+struct qt_base_stats {
+	u64 armed;
+	u64 fired;
+	u64 cancelled;
+	u64 modified;
+	u64 coalesced;		/* fired by a run that fired another first */
+	u64 deferred_runs;	/* runs handed to the worker by the budget */
+	u64 max_run_ns;		/* longest hrtimer callback */
+};
+
+struct qt_base {
+	spinlock_t lock;	/* protects all below, and (B) timer fields */
+	struct qt_heap heap;
+	u32 nr_dead;		/* entries that are stale or whose timer is dead */
+	u16 idx;		/* cpu * QT_NR_CLOCKS + clock */
+	u8 clock;		/* QT_CLOCK_* */
+	bool online;		/* false once merged away by CPU hotplug */
+	bool expiring;		/* an expirer (hrtimer or worker) is running */
+	bool deferred;		/* the worker owns the next run */
+	struct hrtimer hrtimer;
+	struct work_struct work;
+	struct qt_base_stats stats;
+} ____cacheline_aligned_in_smp;
+
+extern struct qt_base *qt_bases;
+
+static inline struct qt_base *qt_base_get(unsigned int cpu, unsigned int clock)
+{
+	return &qt_bases[cpu * QT_NR_CLOCKS + clock];
+}
+
+int qt_bases_init(void);
+void qt_bases_exit(void);
+
+clockid_t qt_clock_id(unsigned int clock);
+ktime_t qt_clock_now(unsigned int clock);
+
+int qt_base_reserve(struct qt_base *base, u32 extra);
+struct qt_base *qt_base_lock_timer(struct qt_timer *t);
+struct qt_base *qt_base_for_arm(unsigned int cpu, unsigned int clock);
+void qt_base_push(struct qt_base *base, struct qt_timer *t);
+void qt_base_unlink(struct qt_base *base, struct qt_timer *t);
+void qt_base_put_timer(struct qt_base *base, struct qt_timer *t);
+void qt_base_trim(void);
+void qt_base_stats_sum(unsigned int cpu, struct qt_base_stats *sum,
+		       u32 *nr_entries, u32 *nr_dead);
+
+#endif /* _QT_BASE_H */

@@ -1,0 +1,949 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * The per-file timer context: ids (slot + generation, so lookups are O(1)
+ * and stale or forged ids never reach another timer), arming, cancelling
+ * and modifying, the ready queue of fired timers, and read().  The state
+ * machine and the rules for who frees a timer are in ctx.h.
+ *
+ * Periodic timers are not re-armed by the expiry path: once fired they wait
+ * on the ready queue, and read() counts the periods that passed meanwhile
+ * and re-arms them, as timerfd does.  A ticker nobody reads therefore costs
+ * one interrupt, however short its period, and has one pending record.
+ */
+
+#include <linux/hashtable.h>
+#include <linux/irq_work.h>
+#include <linux/math64.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/pvclock_gtod.h>
+#include <linux/refcount.h>
+#include <linux/sched/signal.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "base.h"
+#include "compat.h"
+#include "ctx.h"
+
+#define QT_NO_SLOT		(~0U)
+#define QT_MAX_SLOTS		(1U << 24)	/* t->slot is 24 bits */
+/* Records gathered per lock hold in read(), copied out after it. */
+#define QT_READ_CHUNK		16
+
+unsigned long qt_max_timers_per_fd = 1UL << 20;
+unsigned long qt_max_timers_per_user = 1UL << 22;
+
+static struct kmem_cache *qt_timer_cache;
+
+void qt_timer_free(struct qt_timer *t)
+{
+	kmem_cache_free(qt_timer_cache, t);
+}
+
+/* --- per-user accounting ------------------------------------------------ */
+
+struct qt_user {
+	struct hlist_node node;		/* qt_users, qt_users_lock */
+	kuid_t uid;
+	refcount_t ref;
+	atomic_long_t nr_timers;
+};
+
+static DEFINE_HASHTABLE(qt_users, 6);
+static DEFINE_SPINLOCK(qt_users_lock);
+
+struct qt_user *qt_user_get(void)
+{
+	kuid_t uid = current_euid();
+	struct qt_user *user, *fresh;
+
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+	spin_lock(&qt_users_lock);
+	hash_for_each_possible(qt_users, user, node, __kuid_val(uid)) {
+		if (uid_eq(user->uid, uid)) {
+			refcount_inc(&user->ref);
+			spin_unlock(&qt_users_lock);
+			kfree(fresh);
+			return user;
+		}
+	}
+	if (fresh) {
+		fresh->uid = uid;
+		refcount_set(&fresh->ref, 1);
+		hash_add(qt_users, &fresh->node, __kuid_val(uid));
+	}
+	spin_unlock(&qt_users_lock);
+	return fresh;
+}
+
+void qt_user_put(struct qt_user *user)
+{
+	if (!refcount_dec_and_lock(&user->ref, &qt_users_lock))
+		return;
+	hash_del(&user->node);
+	spin_unlock(&qt_users_lock);
+	kfree(user);
+}
+
+/* --- ids ---------------------------------------------------------------- */
+
+static unsigned int qt_timer_clock(const struct qt_timer *t)
+{
+	return READ_ONCE(t->base_idx) % QT_NR_CLOCKS;
+}
+
+static u64 qt_timer_id(const struct qt_ctx *ctx, const struct qt_timer *t)
+{
+	return (u64)(ctx->gens[t->slot] & QT_ID_GEN_MASK) << QT_ID_GEN_SHIFT |
+	       (u64)qt_timer_clock(t) << QT_ID_CLOCK_SHIFT | (t->slot + 1);
+}
+
+static struct qt_timer *qt_lookup(struct qt_ctx *ctx, u64 id)
+{
+	u32 slot = (u32)id - 1;
+	struct qt_timer *t;
+	unsigned long v;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+	if (slot >= ctx->nr_slots)
+		return NULL;
+	v = ctx->slots[slot];
+	if (v & 1)
+		return NULL;
+	if ((ctx->gens[slot] & QT_ID_GEN_MASK) != id >> QT_ID_GEN_SHIFT)
+		return NULL;
+	t = (struct qt_timer *)v;
+	if (qt_timer_clock(t) != qt_id_clock(id))
+		return NULL;
+	return t;
+}
+
+static u32 qt_slot_alloc(struct qt_ctx *ctx, struct qt_timer *t)
+{
+	u32 slot = ctx->free_slot;
+
+	ctx->free_slot = ctx->slots[slot] >> 1;
+	ctx->slots[slot] = (unsigned long)t;
+	return slot;
+}
+
+static void qt_slot_free(struct qt_ctx *ctx, u32 slot)
+{
+	ctx->gens[slot]++;
+	ctx->slots[slot] = (unsigned long)ctx->free_slot << 1 | 1;
+	ctx->free_slot = slot;
+}
+
+/* Grow the id table in process context until a slot is free. */
+static int qt_slots_reserve(struct qt_ctx *ctx)
+{
+	unsigned long *slots, *old_slots;
+	u32 *gens, *old_gens;
+	u32 cap, next, i;
+
+	spin_lock_irq(&ctx->wqh.lock);
+	cap = ctx->nr_slots;
+	next = ctx->free_slot;
+	spin_unlock_irq(&ctx->wqh.lock);
+	if (next != QT_NO_SLOT)
+		return 0;
+	if (cap >= QT_MAX_SLOTS)
+		return -ENOSPC;
+
+	next = cap < 65536 ? max(cap * 2, 64U) : cap + cap / 4;
+	next = min(next, QT_MAX_SLOTS);
+	slots = kvmalloc_array(next, sizeof(*slots), GFP_KERNEL_ACCOUNT);
+	gens = kvmalloc_array(next, sizeof(*gens), GFP_KERNEL_ACCOUNT);
+	if (!slots || !gens) {
+		kvfree(slots);
+		kvfree(gens);
+		return -ENOMEM;
+	}
+
+	spin_lock_irq(&ctx->wqh.lock);
+	if (ctx->nr_slots != cap) {
+		/* Someone else grew it. */
+		spin_unlock_irq(&ctx->wqh.lock);
+		kvfree(slots);
+		kvfree(gens);
+		return 0;
+	}
+	if (cap) {
+		memcpy(slots, ctx->slots, cap * sizeof(*slots));
+		memcpy(gens, ctx->gens, cap * sizeof(*gens));
+	}
+	for (i = cap; i < next; i++) {
+		u32 link = i + 1 < next ? i + 1 : ctx->free_slot;
+
+		slots[i] = (unsigned long)link << 1 | 1;
+		gens[i] = 0;
+	}
+	ctx->free_slot = cap;
+	old_slots = ctx->slots;
+	old_gens = ctx->gens;
+	ctx->slots = slots;
+	ctx->gens = gens;
+	ctx->nr_slots = next;
+	spin_unlock_irq(&ctx->wqh.lock);
+	kvfree(old_slots);
+	kvfree(old_gens);
+	return 0;
+}
+
+/* --- the ready queue ---------------------------------------------------- */
+
+static void qt_ready_append(struct qt_ctx *ctx, struct qt_timer *t)
+{
+	lockdep_assert_held(&ctx->wqh.lock);
+	t->next = NULL;
+	*ctx->ready_tail = t;
+	ctx->ready_tail = &t->next;
+}
+
+static void qt_ready_prepend(struct qt_ctx *ctx, struct qt_timer *t)
+{
+	lockdep_assert_held(&ctx->wqh.lock);
+	t->next = ctx->ready;
+	if (!ctx->ready)
+		ctx->ready_tail = &t->next;
+	ctx->ready = t;
+}
+
+static struct qt_timer *qt_ready_pop(struct qt_ctx *ctx)
+{
+	struct qt_timer *t = ctx->ready;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+	if (t) {
+		ctx->ready = t->next;
+		if (!ctx->ready)
+			ctx->ready_tail = &ctx->ready;
+	}
+	return t;
+}
+
+/* Free a GHOST or ORPHAN once its owner is done with it. */
+static void qt_timer_bury(struct qt_timer *t)
+{
+	struct qt_base *base = qt_base_lock_timer(t);
+
+	t->state = QT_DEAD;
+	qt_base_put_timer(base, t);
+	spin_unlock(&base->lock);
+}
+
+/*
+ * Cancelled timers stay on the ready queue until read() reaches them.  Keep
+ * them from piling up when a file cancels or modifies fired timers and never
+ * reads: sweep once they outnumber the live ones, amortised O(1).
+ */
+static void qt_ready_sweep(struct qt_ctx *ctx)
+{
+	struct qt_timer **link = &ctx->ready, *t;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+	if (ctx->nr_ghosts <= ctx->nr_ready + 64)
+		return;
+	ctx->ready_tail = &ctx->ready;
+	while ((t = *link)) {
+		if (t->state == QT_GHOST) {
+			*link = t->next;
+			qt_timer_bury(t);
+			continue;
+		}
+		ctx->ready_tail = &t->next;
+		link = &t->next;
+	}
+	ctx->nr_ghosts = 0;
+}
+
+static void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t,
+			  unsigned int clock)
+{
+	qt_slot_free(ctx, t->slot);
+	ctx->nr_timers--;
+	ctx->nr_per_clock[clock]--;
+	if (t->flags & QT_TF_CANCEL_ON_SET)
+		ctx->nr_cancel_on_set--;
+	atomic_long_dec(&ctx->user->nr_timers);
+}
+
+/*
+ * Take @t's id away and make it dead, or hand it to whoever holds it now.
+ * Returns the QTIMER_CANCEL_* mask of what that prevented.
+ */
+static int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t)
+{
+	unsigned int clock = qt_timer_clock(t);
+	struct qt_base *base;
+	int ret = 0;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+	qt_ctx_forget(ctx, t, clock);
+	base = qt_base_lock_timer(t);
+	base->stats.cancelled++;
+	switch (t->state) {
+	case QT_ARMED:
+		ret = QTIMER_CANCEL_ARMED;
+		if (t->heap_key != QT_KEY_NONE)
+			qt_base_unlink(base, t);
+		/* In transit, the expirer's reference frees it. */
+		t->state = QT_DEAD;
+		qt_base_put_timer(base, t);
+		break;
+	case QT_QUEUED:
+		ret = QTIMER_CANCEL_QUEUED;
+		t->state = QT_GHOST;
+		ctx->nr_ready--;
+		ctx->nr_ghosts++;
+		break;
+	case QT_READING:
+		/* Its record is being copied out: read() linearised first. */
+		t->state = QT_ORPHAN;
+		break;
+	}
+	spin_unlock(&base->lock);
+	return ret;
+}
+
+/* --- arm, cancel, modify ------------------------------------------------ */
+
+static LIST_HEAD(qt_cos_list);
+static DEFINE_MUTEX(qt_cos_mutex);
+
+/* Files with cancel-on-set timers are walked when the clock is set. */
+static void qt_cos_track(struct qt_ctx *ctx)
+{
+	if (!list_empty_careful(&ctx->cos_node))
+		return;
+	mutex_lock(&qt_cos_mutex);
+	if (list_empty(&ctx->cos_node))
+		list_add_tail(&ctx->cos_node, &qt_cos_list);
+	mutex_unlock(&qt_cos_mutex);
+}
+
+static void qt_timer_set(struct qt_timer *t, const struct qt_arm_args *args)
+{
+	t->expires = args->expires;
+	t->period = args->period;
+	t->slack = args->slack;
+	if (args->flags & QTIMER_F_CANCEL_ON_SET)
+		t->flags |= QT_TF_CANCEL_ON_SET;
+	else
+		t->flags &= ~QT_TF_CANCEL_ON_SET;
+}
+
+int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args, u64 *id)
+{
+	bool pinned = args->flags & QTIMER_F_CPU;
+	struct qt_base *base;
+	struct qt_timer *t;
+	unsigned int cpu;
+	int ret;
+
+	if (atomic_long_inc_return(&ctx->user->nr_timers) >
+	    READ_ONCE(qt_max_timers_per_user)) {
+		ret = -EDQUOT;
+		goto out_user;
+	}
+	t = kmem_cache_alloc(qt_timer_cache, GFP_KERNEL);
+	if (!t) {
+		ret = -ENOMEM;
+		goto out_user;
+	}
+	memset(t, 0, sizeof(*t));
+	t->ctx = ctx;
+	t->cookie = args->cookie;
+	t->heap_key = QT_KEY_NONE;
+	qt_timer_set(t, args);
+	if (args->flags & QTIMER_F_CANCEL_ON_SET)
+		qt_cos_track(ctx);
+
+	for (;;) {
+		cpu = pinned ? args->cpu : raw_smp_processor_id();
+		ret = qt_base_reserve(qt_base_get(cpu, args->clock), 1);
+		if (ret)
+			goto out_free;
+		ret = qt_slots_reserve(ctx);
+		if (ret)
+			goto out_free;
+
+		spin_lock_irq(&ctx->wqh.lock);
+		if (ctx->nr_timers >= READ_ONCE(qt_max_timers_per_fd)) {
+			ret = -ENOSPC;
+			goto out_unlock;
+		}
+		if (ctx->free_slot == QT_NO_SLOT) {
+			spin_unlock_irq(&ctx->wqh.lock);
+			continue;
+		}
+		if (!pinned)
+			cpu = smp_processor_id();
+		base = qt_base_get(cpu, args->clock);
+		spin_lock(&base->lock);
+		if (pinned && !base->online) {
+			spin_unlock(&base->lock);
+			ret = -EINVAL;
+			goto out_unlock;
+		}
+		if (base->heap.nr >= base->heap.cap) {
+			spin_unlock(&base->lock);
+			spin_unlock_irq(&ctx->wqh.lock);
+			continue;
+		}
+		t->slot = qt_slot_alloc(ctx, t);
+		t->state = QT_ARMED;
+		qt_base_push(base, t);
+		base->stats.armed++;
+		spin_unlock(&base->lock);
+
+		ctx->nr_timers++;
+		ctx->nr_per_clock[args->clock]++;
+		if (t->flags & QT_TF_CANCEL_ON_SET)
+			ctx->nr_cancel_on_set++;
+		*id = qt_timer_id(ctx, t);
+		spin_unlock_irq(&ctx->wqh.lock);
+		return 0;
+	}
+
+out_unlock:
+	spin_unlock_irq(&ctx->wqh.lock);
+out_free:
+	qt_timer_free(t);
+out_user:
+	atomic_long_dec(&ctx->user->nr_timers);
+	return ret;
+}
+
+int qt_ctx_cancel(struct qt_ctx *ctx, u64 id)
+{
+	struct qt_timer *t;
+	int ret;
+
+	spin_lock_irq(&ctx->wqh.lock);
+	t = qt_lookup(ctx, id);
+	if (t) {
+		ret = qt_timer_kill(ctx, t);
+		qt_ready_sweep(ctx);
+	} else {
+		ret = -ENOENT;
+	}
+	spin_unlock_irq(&ctx->wqh.lock);
+	return ret;
+}
+
+/*
+ * Re-time an ARMED timer in place.  Later: only the fields change and the
+ * heap catches up when the entry surfaces (Go's lazy modify-later).
+ * Earlier: a new entry goes in and the old one turns stale, so the heap never
+ * needs to find an entry by timer.  In transit: a new entry, which tells the
+ * expirer not to deliver the old deadline.
+ */
+static int qt_modify_armed(struct qt_base *base, struct qt_timer *t,
+			   const struct qt_arm_args *args)
+{
+	s64 hard = ktime_add_ns(args->expires, args->slack);
+	bool push = t->heap_key == QT_KEY_NONE || hard < t->heap_key;
+
+	if (push && base->heap.nr >= base->heap.cap)
+		return -EAGAIN;
+	if (push && t->heap_key != QT_KEY_NONE)
+		qt_base_unlink(base, t);
+	qt_timer_set(t, args);
+	if (push)
+		qt_base_push(base, t);
+	return QTIMER_CANCEL_ARMED;
+}
+
+/*
+ * Re-time a timer whose old record is queued or being read.  That record
+ * must never be read, and the object is still linked where it is, so the id
+ * moves to a fresh object and the old one is left to die where it stands.
+ */
+static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
+			   struct qt_timer *fresh, const struct qt_arm_args *args)
+{
+	unsigned int clock = qt_timer_clock(t);
+	struct qt_base *base = qt_base_get(smp_processor_id(), clock);
+	int ret = 0;
+
+	spin_lock(&base->lock);
+	if (base->heap.nr >= base->heap.cap) {
+		spin_unlock(&base->lock);
+		return -EAGAIN;
+	}
+	memset(fresh, 0, sizeof(*fresh));
+	fresh->ctx = ctx;
+	fresh->cookie = t->cookie;
+	fresh->slot = t->slot;
+	fresh->flags = t->flags & QT_TF_CANCEL_ON_SET;
+	fresh->heap_key = QT_KEY_NONE;
+	fresh->base_idx = base->idx;
+	qt_timer_set(fresh, args);
+	fresh->state = QT_ARMED;
+	ctx->slots[t->slot] = (unsigned long)fresh;
+	qt_base_push(base, fresh);
+	spin_unlock(&base->lock);
+
+	if (t->state == QT_QUEUED) {
+		ret = QTIMER_CANCEL_QUEUED;
+		t->state = QT_GHOST;
+		ctx->nr_ready--;
+		ctx->nr_ghosts++;
+		qt_ready_sweep(ctx);
+	} else {
+		t->state = QT_ORPHAN;
+	}
+	return ret;
+}
+
+int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args)
+{
+	struct qt_timer *t, *fresh = NULL;
+	struct qt_base *base;
+	bool was_cos;
+	int ret;
+
+	if (args->flags & QTIMER_F_CANCEL_ON_SET)
+		qt_cos_track(ctx);
+	for (;;) {
+		spin_lock_irq(&ctx->wqh.lock);
+		t = qt_lookup(ctx, id);
+		if (!t) {
+			ret = -ENOENT;
+			break;
+		}
+		was_cos = t->flags & QT_TF_CANCEL_ON_SET;
+		if (t->state == QT_ARMED) {
+			base = qt_base_lock_timer(t);
+			ret = qt_modify_armed(base, t, args);
+			if (ret >= 0)
+				base->stats.modified++;
+			spin_unlock(&base->lock);
+		} else if (fresh) {
+			base = NULL;
+			ret = qt_modify_fired(ctx, t, fresh, args);
+			if (ret >= 0)
+				fresh = NULL;
+		} else {
+			/* A fired timer needs a fresh object: allocate unlocked. */
+			spin_unlock_irq(&ctx->wqh.lock);
+			fresh = kmem_cache_alloc(qt_timer_cache, GFP_KERNEL);
+			if (!fresh)
+				return -ENOMEM;
+			continue;
+		}
+		if (ret != -EAGAIN) {
+			if (was_cos != !!(args->flags & QTIMER_F_CANCEL_ON_SET))
+				ctx->nr_cancel_on_set += was_cos ? -1 : 1;
+			break;
+		}
+		/* The heap is full: grow it unlocked and look again. */
+		spin_unlock_irq(&ctx->wqh.lock);
+		if (!base)
+			base = qt_base_get(raw_smp_processor_id(), qt_id_clock(id));
+		ret = qt_base_reserve(base, 1);
+		if (ret)
+			goto out;
+	}
+	spin_unlock_irq(&ctx->wqh.lock);
+out:
+	if (fresh)
+		qt_timer_free(fresh);
+	return ret;
+}
+
+/* --- expiry ------------------------------------------------------------- */
+
+/*
+ * Called by the base's expirer, under rcu_read_lock(), for a timer it popped
+ * while ARMED.  The context may be closing: its memory stays valid for the
+ * RCU grace period, and a closing context has made all its timers DEAD
+ * under this lock, so nothing is queued on it.
+ */
+void qt_ctx_deliver(struct qt_timer *t, ktime_t now)
+{
+	struct qt_ctx *ctx = t->ctx;
+	struct qt_base *base;
+	unsigned long flags;
+	bool wake = false;
+
+	spin_lock_irqsave(&ctx->wqh.lock, flags);
+	base = qt_base_lock_timer(t);
+	t->nr_entries--;	/* the transit reference */
+	if (t->state == QT_ARMED && t->heap_key == QT_KEY_NONE) {
+		t->state = QT_QUEUED;
+		t->count = 1;
+		qt_ready_append(ctx, t);
+		ctx->nr_ready++;
+		wake = true;
+	} else if (t->state == QT_DEAD) {
+		qt_base_put_timer(base, t);
+	}
+	/* Otherwise MODIFY re-armed it, or the clock-set path queued it. */
+	spin_unlock(&base->lock);
+	if (wake)
+		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+	spin_unlock_irqrestore(&ctx->wqh.lock, flags);
+}
+
+/* --- read --------------------------------------------------------------- */
+
+static ktime_t qt_expires_next(const struct qt_timer *t)
+{
+	if (t->expires > QT_EXPIRES_MAX - (s64)min_t(u64, t->period, QT_EXPIRES_MAX))
+		return QT_EXPIRES_MAX;
+	return t->expires + t->period;
+}
+
+/*
+ * Fill @rec from a QUEUED timer and mark it READING.  A periodic timer's
+ * count takes in every period that passed since it fired, and its expires
+ * becomes the latest of those: the next deadline is one period after it,
+ * Go's when + period * (1 + late / period), so the ticker never drifts.
+ */
+static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
+			   struct qtimer_record *rec)
+{
+	unsigned int clock = qt_timer_clock(t);
+	u64 count = t->count;
+
+	if (t->period && !(t->flags & QT_TF_CANCELED)) {
+		ktime_t now = qt_clock_now(clock);
+
+		if (now > t->expires) {
+			u64 missed = div64_u64(now - t->expires, t->period);
+
+			count += missed;
+			t->expires += missed * t->period;
+		}
+	}
+	t->count = min_t(u64, count, QTIMER_COUNT_MAX);
+	t->state = QT_READING;
+	ctx->nr_ready--;
+
+	rec->id = qt_timer_id(ctx, t);
+	rec->cookie = t->cookie;
+	rec->expires_ns = t->expires;
+	if (clock != QT_CLOCK_REALTIME)
+		rec->expires_ns += qt_timens_offset(qt_clock_id(clock));
+	rec->count = t->count;
+	rec->flags = 0;
+	if (!t->period || (t->flags & QT_TF_CANCELED))
+		rec->flags |= QTIMER_REC_LAST;
+	if (t->flags & QT_TF_CANCELED)
+		rec->flags |= QTIMER_REC_CANCELED;
+}
+
+/*
+ * Settle the timers a read() took: delivered ones die (one-shot) or re-arm
+ * (periodic); those whose record could not be copied go back to the front
+ * of the queue, so a fault loses nothing.  Returns -EAGAIN with *done set
+ * when a periodic timer's heap needs to grow first.
+ */
+static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
+			  unsigned int nr, unsigned int copied, unsigned int *done)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+	for (i = *done; i < copied; i++) {
+		struct qt_timer *t = taken[i];
+		struct qt_base *base;
+
+		if (t->state == QT_ORPHAN) {
+			qt_timer_bury(t);
+			continue;
+		}
+		if (!t->period || (t->flags & QT_TF_CANCELED)) {
+			qt_ctx_forget(ctx, t, qt_timer_clock(t));
+			qt_timer_bury(t);
+			continue;
+		}
+		base = qt_base_lock_timer(t);
+		if (base->heap.nr >= base->heap.cap) {
+			spin_unlock(&base->lock);
+			*done = i;
+			return -EAGAIN;
+		}
+		t->expires = qt_expires_next(t);
+		t->count = 0;
+		t->state = QT_ARMED;
+		qt_base_push(base, t);
+		spin_unlock(&base->lock);
+	}
+	*done = copied;
+	/* Back to the front in their original order. */
+	for (i = nr; i-- > copied; ) {
+		struct qt_timer *t = taken[i];
+
+		if (t->state == QT_ORPHAN) {
+			qt_timer_bury(t);
+			continue;
+		}
+		t->state = QT_QUEUED;
+		qt_ready_prepend(ctx, t);
+		ctx->nr_ready++;
+	}
+	if (nr > copied)
+		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+	return 0;
+}
+
+static void qt_read_park(struct qt_ctx *ctx, struct qt_timer *t)
+{
+	spin_lock_irq(&ctx->wqh.lock);
+	if (t->state == QT_ORPHAN) {
+		qt_timer_bury(t);
+	} else {
+		t->state = QT_QUEUED;
+		t->count = 0;
+		qt_ready_prepend(ctx, t);
+		ctx->nr_ready++;
+	}
+	spin_unlock_irq(&ctx->wqh.lock);
+}
+
+ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
+		    bool nonblock)
+{
+	struct qtimer_record recs[QT_READ_CHUNK];
+	struct qt_timer *taken[QT_READ_CHUNK];
+	size_t max = len / sizeof(recs[0]), got = 0;
+	unsigned int nr, copied, done;
+	struct qt_timer *t;
+	int ret;
+
+	if (!max)
+		return -EINVAL;
+	while (got < max) {
+		spin_lock_irq(&ctx->wqh.lock);
+		if (!ctx->nr_ready) {
+			if (got || nonblock) {
+				spin_unlock_irq(&ctx->wqh.lock);
+				break;
+			}
+			ret = wait_event_interruptible_locked_irq(ctx->wqh,
+								  ctx->nr_ready);
+			if (ret) {
+				spin_unlock_irq(&ctx->wqh.lock);
+				return ret;
+			}
+		}
+		nr = 0;
+		while (nr < min_t(size_t, QT_READ_CHUNK, max - got) &&
+		       (t = qt_ready_pop(ctx))) {
+			if (t->state == QT_GHOST) {
+				ctx->nr_ghosts--;
+				qt_timer_bury(t);
+				continue;
+			}
+			qt_take_record(ctx, t, &recs[nr]);
+			taken[nr++] = t;
+		}
+		spin_unlock_irq(&ctx->wqh.lock);
+		if (!nr)
+			continue;
+
+		copied = nr - copy_to_user(buf + got * sizeof(recs[0]), recs,
+					   nr * sizeof(recs[0])) / sizeof(recs[0]);
+		/* A record cut in the middle was not delivered. */
+		done = 0;
+		for (;;) {
+			spin_lock_irq(&ctx->wqh.lock);
+			ret = qt_read_settle(ctx, taken, nr, copied, &done);
+			spin_unlock_irq(&ctx->wqh.lock);
+			if (ret != -EAGAIN)
+				break;
+			/*
+			 * A delivered ticker must go back into its heap, which
+			 * needs room: keep trying, as a page fault would.  Only
+			 * a dying task gives up, leaving the ticker parked
+			 * (queued with no expirations) until the file closes.
+			 */
+			while (qt_base_reserve(&qt_bases[READ_ONCE(taken[done]->base_idx)], 1)) {
+				if (fatal_signal_pending(current)) {
+					qt_read_park(ctx, taken[done++]);
+					break;
+				}
+				cond_resched();
+			}
+		}
+		got += copied;
+		if (copied < nr)
+			return got ? got * sizeof(recs[0]) : -EFAULT;
+	}
+	if (!got)
+		return -EAGAIN;
+	return got * sizeof(recs[0]);
+}
+
+/* --- clock set ---------------------------------------------------------- */
+
+/*
+ * When CLOCK_REALTIME is set, cancel-on-set timers are cancelled with a
+ * record saying so.  The timekeeping core announces clock sets only through
+ * the pvclock notifier chain, called under the timekeeper lock, so hop to an
+ * irq_work and then to process context, as KVM does.
+ */
+static void qt_clock_set_workfn(struct work_struct *work)
+{
+	struct qt_ctx *ctx;
+	u32 slot;
+
+	mutex_lock(&qt_cos_mutex);
+	list_for_each_entry(ctx, &qt_cos_list, cos_node) {
+		spin_lock_irq(&ctx->wqh.lock);
+		for (slot = 0; ctx->nr_cancel_on_set && slot < ctx->nr_slots; slot++) {
+			struct qt_timer *t = (struct qt_timer *)ctx->slots[slot];
+			struct qt_base *base;
+
+			if ((unsigned long)t & 1 || t->state != QT_ARMED ||
+			    !(t->flags & QT_TF_CANCEL_ON_SET))
+				continue;
+			base = qt_base_lock_timer(t);
+			if (t->heap_key != QT_KEY_NONE)
+				qt_base_unlink(base, t);
+			spin_unlock(&base->lock);
+			t->flags |= QT_TF_CANCELED;
+			t->count = 0;
+			t->state = QT_QUEUED;
+			qt_ready_append(ctx, t);
+			ctx->nr_ready++;
+			wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+		}
+		spin_unlock_irq(&ctx->wqh.lock);
+	}
+	mutex_unlock(&qt_cos_mutex);
+}
+
+static DECLARE_WORK(qt_clock_set_work, qt_clock_set_workfn);
+
+static void qt_clock_set_irq_work(struct irq_work *work)
+{
+	schedule_work(&qt_clock_set_work);
+}
+
+static DEFINE_IRQ_WORK(qt_clock_set_iw, qt_clock_set_irq_work);
+
+static int qt_clock_notify(struct notifier_block *nb, unsigned long was_set,
+			   void *priv)
+{
+	if (was_set)
+		irq_work_queue(&qt_clock_set_iw);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block qt_clock_nb = {
+	.notifier_call = qt_clock_notify,
+};
+
+/* --- contexts ----------------------------------------------------------- */
+
+struct qt_ctx *qt_ctx_create(void)
+{
+	struct qt_ctx *ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+
+	if (!ctx)
+		return NULL;
+	ctx->user = qt_user_get();
+	if (!ctx->user) {
+		kfree(ctx);
+		return NULL;
+	}
+	init_waitqueue_head(&ctx->wqh);
+	ctx->ready_tail = &ctx->ready;
+	ctx->free_slot = QT_NO_SLOT;
+	INIT_LIST_HEAD(&ctx->cos_node);
+	return ctx;
+}
+
+/* The last close: every timer dies.  No read() or ioctl() can be running. */
+void qt_ctx_release(struct qt_ctx *ctx)
+{
+	struct qt_timer *t;
+	u32 slot;
+
+	if (!list_empty(&ctx->cos_node)) {
+		mutex_lock(&qt_cos_mutex);
+		list_del(&ctx->cos_node);
+		mutex_unlock(&qt_cos_mutex);
+	}
+
+	spin_lock_irq(&ctx->wqh.lock);
+	for (slot = 0; slot < ctx->nr_slots; slot++) {
+		unsigned long v = ctx->slots[slot];
+
+		if (!(v & 1))
+			qt_timer_kill(ctx, (struct qt_timer *)v);
+		/* Let interrupts in now and then: a file may hold millions. */
+		if (!(slot % 1024)) {
+			spin_unlock_irq(&ctx->wqh.lock);
+			cond_resched();
+			spin_lock_irq(&ctx->wqh.lock);
+		}
+	}
+	while ((t = qt_ready_pop(ctx)))
+		qt_timer_bury(t);
+	spin_unlock_irq(&ctx->wqh.lock);
+
+	kvfree(ctx->slots);
+	kvfree(ctx->gens);
+	qt_user_put(ctx->user);
+	/* An expirer may still hold a timer of ours in transit. */
+	kfree_rcu(ctx, rcu);
+	qt_base_trim();
+}
+
+void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m)
+{
+	u32 timers, pending, per_clock[QT_NR_CLOCKS];
+
+	spin_lock_irq(&ctx->wqh.lock);
+	timers = ctx->nr_timers;
+	pending = ctx->nr_ready;
+	memcpy(per_clock, ctx->nr_per_clock, sizeof(per_clock));
+	spin_unlock_irq(&ctx->wqh.lock);
+
+	seq_printf(m, "timers:\t%u\n", timers);
+	seq_printf(m, "pending:\t%u\n", pending);
+	seq_printf(m, "realtime:\t%u\n", per_clock[QT_CLOCK_REALTIME]);
+	seq_printf(m, "monotonic:\t%u\n", per_clock[QT_CLOCK_MONOTONIC]);
+	seq_printf(m, "boottime:\t%u\n", per_clock[QT_CLOCK_BOOTTIME]);
+	seq_printf(m, "user_timers:\t%ld\n",
+		   atomic_long_read(&ctx->user->nr_timers));
+	seq_printf(m, "max_timers_per_fd:\t%lu\n", READ_ONCE(qt_max_timers_per_fd));
+	seq_printf(m, "max_timers_per_user:\t%lu\n",
+		   READ_ONCE(qt_max_timers_per_user));
+}
+
+int qt_ctx_init(void)
+{
+	int ret;
+
+	qt_timer_cache = kmem_cache_create("qtimer_timer",
+					   sizeof(struct qt_timer), 0,
+					   SLAB_ACCOUNT, NULL);
+	if (!qt_timer_cache)
+		return -ENOMEM;
+	ret = pvclock_gtod_register_notifier(&qt_clock_nb);
+	if (ret) {
+		kmem_cache_destroy(qt_timer_cache);
+		return ret;
+	}
+	return 0;
+}
+
+void qt_ctx_exit(void)
+{
+	pvclock_gtod_unregister_notifier(&qt_clock_nb);
+	irq_work_sync(&qt_clock_set_iw);
+	flush_work(&qt_clock_set_work);
+	/* kfree_rcu()'d contexts, before the timers' cache goes. */
+	rcu_barrier();
+	kmem_cache_destroy(qt_timer_cache);
+}

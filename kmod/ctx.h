@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Timers and the per-file context that owns them: ids, the ready queue of
+ * fired timers, reading records, and the rules that say who may free a
+ * timer.  base.c owns the heaps that armed timers sit in.
+ */
+#ifndef _QT_CTX_H
+#define _QT_CTX_H
+
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/rcupdate.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/qtimer.h>
+
+struct qt_base;
+struct qt_user;
+
+/*
+ * The life of a timer, by t->state:
+ *
+ *   ARMED    live in its base's heap (heap_key is its entry's key), or
+ *            popped by the base's expirer and not yet delivered ("in
+ *            transit", heap_key == QT_KEY_NONE).  The base owns it.
+ *   QUEUED   fired, on ctx->ready, a record pending.  The context owns it.
+ *   READING  taken off the ready queue by a read() that is copying its
+ *            record out.  That reader owns it until it finishes.
+ *   GHOST    cancelled while QUEUED: still linked on ctx->ready, which
+ *            frees it when it gets there.
+ *   ORPHAN   cancelled while READING: the reader frees it.
+ *   DEAD     no id, no owner but heap entries: the last entry dropped
+ *            frees it (nr_entries == 0).
+ *
+ * A timer may also have stale heap entries (left by modify-earlier or by a
+ * cancel) whatever its state; they are counted in nr_entries and in the
+ * base's nr_dead, and the timer is freed only when the last one is dropped.
+ *
+ * Locking: fields marked (C) are protected by ctx->wqh.lock, (B) by the lock
+ * of the base the timer belongs to (t->base), which nests inside (C).
+ * state is written under (C) and, while any heap entry points at the timer,
+ * also under (B), so the heap side may read it with (B) alone.
+ */
+enum qt_timer_state {
+	QT_ARMED = 1,
+	QT_QUEUED,
+	QT_READING,
+	QT_GHOST,
+	QT_ORPHAN,
+	QT_DEAD,
+};
+
+#define QT_KEY_NONE		S64_MIN
+
+/* t->flags */
+#define QT_TF_CANCEL_ON_SET	(1U << 0)	/* (C) */
+#define QT_TF_CANCELED		(1U << 1)	/* (C) clock was set */
+
+/* 64 bytes: with its 16-byte heap entry and id slot, under 96 per timer. */
+struct qt_timer {
+	struct qt_ctx *ctx;		/* constant */
+	u64 cookie;			/* constant */
+	ktime_t expires;		/* (C) soft deadline, or last fired */
+	u64 period;			/* (C) 0: one-shot */
+	s64 heap_key;			/* (B) key of the live entry, or NONE */
+	struct qt_timer *next;		/* (C) ready queue link */
+	u32 slot : 24;			/* (C) index in ctx->slots */
+	u32 flags : 8;			/* (C) QT_TF_* */
+	u32 count;			/* (C) expirations pending */
+	u32 slack;			/* (C) ns */
+	u16 base_idx;			/* (B) see qt_base_of() */
+	u8 state;			/* see above */
+	u8 nr_entries;			/* (B) heap entries pointing here */
+};
+
+struct qt_ctx {
+	/* wqh.lock is the context lock, as in eventfd and timerfd. */
+	wait_queue_head_t wqh;
+	struct qt_timer *ready;		/* (C) FIFO of QUEUED and DEAD timers */
+	struct qt_timer **ready_tail;	/* (C) */
+	unsigned int nr_ready;		/* (C) QUEUED timers on it */
+	unsigned int nr_ghosts;		/* (C) DEAD timers on it */
+
+	/*
+	 * (C) Timer ids: slot index + 1 in the low half, the slot's
+	 * generation in the high half.  A used slot holds the timer pointer; a
+	 * free one holds (next free index << 1) | 1.
+	 */
+	unsigned long *slots;
+	u32 *gens;
+	u32 nr_slots;
+	u32 free_slot;			/* (C) head of the free list, or ~0 */
+	u32 nr_timers;			/* (C) live ids */
+	u32 nr_cancel_on_set;		/* (C) */
+	u32 nr_per_clock[3];		/* (C) live ids per clock, for fdinfo */
+
+	struct qt_user *user;
+	struct list_head cos_node;	/* on qt_cos_list, qt_cos_mutex */
+	struct rcu_head rcu;
+};
+
+/*
+ * A timer id: slot + 1 in bits 0-31 (so 0 is never an id), the clock in
+ * bits 32-33, the slot's generation in bits 34-63.  A stale id fails the
+ * generation check, a forged one the slot, clock or generation check.
+ */
+#define QT_ID_CLOCK_SHIFT	32
+#define QT_ID_GEN_SHIFT		34
+#define QT_ID_GEN_MASK		((1U << 30) - 1)
+
+static inline unsigned int qt_id_clock(u64 id)
+{
+	return (id >> QT_ID_CLOCK_SHIFT) & 3;
+}
+
+/* Latest deadline accepted: hard deadlines (+ slack) still fit ktime_t. */
+#define QT_EXPIRES_MAX		(KTIME_MAX - (s64)QTIMER_SLACK_MAX_NS)
+
+struct qt_arm_args {
+	u32 clock;			/* QT_CLOCK_* */
+	u32 flags;			/* QTIMER_F_* */
+	ktime_t expires;		/* absolute host time */
+	u64 period;
+	u32 slack;
+	u32 cpu;			/* with QTIMER_F_CPU */
+	u64 cookie;
+};
+
+int qt_ctx_init(void);
+void qt_ctx_exit(void);
+struct qt_ctx *qt_ctx_create(void);
+void qt_ctx_release(struct qt_ctx *ctx);
+int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args, u64 *id);
+int qt_ctx_cancel(struct qt_ctx *ctx, u64 id);
+int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args);
+ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
+		    bool nonblock);
+void qt_timer_free(struct qt_timer *t);
+struct seq_file;
+void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m);
+
+/* Called by base.c for a timer it popped while ARMED. */
+void qt_ctx_deliver(struct qt_timer *t, ktime_t now);
+
+/* Per-user timer accounting, for max_timers_per_user. */
+struct qt_user *qt_user_get(void);
+void qt_user_put(struct qt_user *user);
+void qt_users_exit(void);
+
+extern unsigned long qt_max_timers_per_fd;
+extern unsigned long qt_max_timers_per_user;
+
+#endif /* _QT_CTX_H */

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * /dev/qtimer: a misc device whose every open file is a timer context.
+ * read() returns whole records, poll() reports EPOLLIN exactly when records
+ * are pending, and the last close takes every timer of the file with it.
+ */
+
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/seq_file.h>
+
+#include "ctx.h"
+#include "dev.h"
+#include "ioctl.h"
+
+static int qt_open(struct inode *inode, struct file *file)
+{
+	struct qt_ctx *ctx = qt_ctx_create();
+
+	if (!ctx)
+		return -ENOMEM;
+	file->private_data = ctx;
+	return stream_open(inode, file);
+}
+
+static int qt_release(struct inode *inode, struct file *file)
+{
+	qt_ctx_release(file->private_data);
+	return 0;
+}
+
+static ssize_t qt_read(struct file *file, char __user *buf, size_t count,
+		       loff_t *ppos)
+{
+	return qt_ctx_read(file->private_data, buf, count,
+			   file->f_flags & O_NONBLOCK);
+}
+
+static __poll_t qt_poll(struct file *file, poll_table *wait)
+{
+	struct qt_ctx *ctx = file->private_data;
+
+	poll_wait(file, &ctx->wqh, wait);
+	/*
+	 * poll_wait() queued us on wqh (under wqh.lock) before this read, and
+	 * every change of nr_ready to non-zero happens under wqh.lock followed
+	 * by a wakeup, so a record that arrives after the read still wakes us:
+	 * the unlocked read can only be stale in the harmless direction.
+	 */
+	return READ_ONCE(ctx->nr_ready) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+static void qt_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	qt_ctx_show_fdinfo(file->private_data, m);
+}
+
+static const struct file_operations qt_fops = {
+	.owner		= THIS_MODULE,
+	.open		= qt_open,
+	.release	= qt_release,
+	.read		= qt_read,
+	.poll		= qt_poll,
+	.unlocked_ioctl	= qt_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.show_fdinfo	= qt_show_fdinfo,
+};
+
+static struct miscdevice qt_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "qtimer",
+	.fops	= &qt_fops,
+	/* Any user may hold timers; caps bound what each can take. */
+	.mode	= 0666,
+};
+
+int qt_dev_init(void)
+{
+	return misc_register(&qt_misc);
+}
+
+void qt_dev_exit(void)
+{
+	misc_deregister(&qt_misc);
+}

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * The ioctl commands: validation first, so that bad input changes nothing,
+ * then one call into the context.  uapi/linux/qtimer.h is the contract; every
+ * errno returned here is documented there.
+ */
+
+#include <linux/cpumask.h>
+#include <linux/fs.h>
+#include <linux/uaccess.h>
+
+#include "base.h"
+#include "compat.h"
+#include "ctx.h"
+#include "ioctl.h"
+
+/* Ops copied in per user access in SUBMIT: 512 bytes of stack. */
+#define QT_SUBMIT_CHUNK		8
+
+static int qt_clock_from_user(u32 clockid)
+{
+	switch (clockid) {
+	case CLOCK_REALTIME:
+		return QT_CLOCK_REALTIME;
+	case CLOCK_MONOTONIC:
+		return QT_CLOCK_MONOTONIC;
+	case CLOCK_BOOTTIME:
+		return QT_CLOCK_BOOTTIME;
+	}
+	return -EINVAL;
+}
+
+/* Turn a user expiry into absolute host time on @clock. */
+static int qt_resolve_expires(unsigned int clock, u32 flags, s64 expires,
+			      ktime_t *out)
+{
+	ktime_t now;
+
+	if (expires < 0)
+		return -EINVAL;
+	if (flags & QTIMER_F_ABSTIME) {
+		/* A time namespace sees MONOTONIC/BOOTTIME shifted. */
+		if (clock != QT_CLOCK_REALTIME)
+			expires = max_t(s64, expires -
+					qt_timens_offset(qt_clock_id(clock)), 0);
+		if (expires > QT_EXPIRES_MAX)
+			return -EOVERFLOW;
+		*out = expires;
+		return 0;
+	}
+	now = qt_clock_now(clock);
+	if (expires > QT_EXPIRES_MAX - now)
+		return -EOVERFLOW;
+	*out = now + expires;
+	return 0;
+}
+
+/* The checks ARM and MODIFY share; @clock is the timer's. */
+static int qt_check_schedule(const struct qtimer_op *op, unsigned int clock,
+			     struct qt_arm_args *args)
+{
+	if (op->flags & ~QTIMER_F_ALL || op->reserved)
+		return -EINVAL;
+	if (op->slack_ns > QTIMER_SLACK_MAX_NS)
+		return -EINVAL;
+	if ((op->flags & QTIMER_F_CANCEL_ON_SET) &&
+	    (clock != QT_CLOCK_REALTIME || !(op->flags & QTIMER_F_ABSTIME)))
+		return -EINVAL;
+	if (op->period_ns > QT_EXPIRES_MAX)
+		return -EOVERFLOW;
+	args->clock = clock;
+	args->flags = op->flags;
+	args->period = op->period_ns;
+	args->slack = op->slack_ns;
+	return qt_resolve_expires(clock, op->flags, op->expires_ns,
+				  &args->expires);
+}
+
+static int qt_op_arm(struct qt_ctx *ctx, struct qtimer_op *op)
+{
+	struct qt_arm_args args = { .cookie = op->cookie };
+	int clock = qt_clock_from_user(op->clockid);
+	int ret;
+
+	if (clock < 0)
+		return clock;
+	if (op->flags & QTIMER_F_CPU) {
+		if (op->cpu >= nr_cpu_ids || !cpu_online(op->cpu))
+			return -EINVAL;
+		args.cpu = op->cpu;
+	} else if (op->cpu) {
+		return -EINVAL;
+	}
+	ret = qt_check_schedule(op, clock, &args);
+	if (ret)
+		return ret;
+	return qt_ctx_arm(ctx, &args, &op->id);
+}
+
+static int qt_op_cancel(struct qt_ctx *ctx, const struct qtimer_op *op)
+{
+	if (op->clockid || op->flags || op->expires_ns || op->period_ns ||
+	    op->slack_ns || op->cookie || op->cpu || op->reserved)
+		return -EINVAL;
+	return qt_ctx_cancel(ctx, op->id);
+}
+
+static int qt_op_modify(struct qt_ctx *ctx, const struct qtimer_op *op)
+{
+	unsigned int clock = qt_id_clock(op->id);
+	struct qt_arm_args args = {};
+	int ret;
+
+	if (op->clockid || op->cpu || op->cookie ||
+	    (op->flags & QTIMER_F_CPU))
+		return -EINVAL;
+	/* The id carries the clock; an id with none names no timer. */
+	if (clock >= QT_NR_CLOCKS)
+		return -ENOENT;
+	ret = qt_check_schedule(op, clock, &args);
+	if (ret)
+		return ret;
+	return qt_ctx_modify(ctx, op->id, &args);
+}
+
+static int qt_op_run(struct qt_ctx *ctx, struct qtimer_op *op)
+{
+	switch (op->opcode) {
+	case QTIMER_OP_ARM:
+		return qt_op_arm(ctx, op);
+	case QTIMER_OP_CANCEL:
+		return qt_op_cancel(ctx, op);
+	case QTIMER_OP_MODIFY:
+		return qt_op_modify(ctx, op);
+	}
+	return -EINVAL;
+}
+
+static long qt_ioctl_version(void __user *argp)
+{
+	struct qtimer_version v = {
+		.api_version = QTIMER_API_VERSION,
+		.record_size = sizeof(struct qtimer_record),
+		.features = QTIMER_FEAT_SUBMIT | QTIMER_FEAT_PERIODIC |
+			    QTIMER_FEAT_SLACK | QTIMER_FEAT_CPU |
+			    QTIMER_FEAT_CANCEL_ON_SET | QTIMER_FEAT_TIME_NS,
+		.op_size = sizeof(struct qtimer_op),
+		.submit_max = QTIMER_SUBMIT_MAX,
+		.clocks = BIT(CLOCK_REALTIME) | BIT(CLOCK_MONOTONIC) |
+			  BIT(CLOCK_BOOTTIME),
+		.count_max = QTIMER_COUNT_MAX,
+		.max_slack_ns = QTIMER_SLACK_MAX_NS,
+		.max_timers_per_fd = READ_ONCE(qt_max_timers_per_fd),
+		.max_timers_per_user = READ_ONCE(qt_max_timers_per_user),
+	};
+
+	return copy_to_user(argp, &v, sizeof(v)) ? -EFAULT : 0;
+}
+
+/* ARM, CANCEL and MODIFY, one at a time. */
+static long qt_ioctl_single(struct qt_ctx *ctx, struct qtimer_op __user *uop,
+			    u16 opcode)
+{
+	struct qtimer_op op;
+	int ret;
+
+	if (copy_from_user(&op, uop, sizeof(op)))
+		return -EFAULT;
+	if (op.opcode && op.opcode != opcode)
+		return -EINVAL;
+	op.opcode = opcode;
+	ret = qt_op_run(ctx, &op);
+	if (opcode == QTIMER_OP_ARM && !ret && put_user(op.id, &uop->id)) {
+		/* The caller cannot learn the id: the timer must not exist. */
+		qt_ctx_cancel(ctx, op.id);
+		return -EFAULT;
+	}
+	return ret;
+}
+
+/* Write one op's outcome back; on a fault an ARM is undone. */
+static int qt_submit_result(struct qt_ctx *ctx, struct qtimer_op __user *uop,
+			    const struct qtimer_op *op, int result)
+{
+	if (op->opcode == QTIMER_OP_ARM && result == 0 &&
+	    put_user(op->id, &uop->id)) {
+		qt_ctx_cancel(ctx, op->id);
+		return -EFAULT;
+	}
+	return put_user(result, &uop->result);
+}
+
+static long qt_ioctl_submit(struct qt_ctx *ctx,
+			    struct qtimer_submit __user *usub)
+{
+	struct qtimer_op ops[QT_SUBMIT_CHUNK];
+	struct qtimer_op __user *uops;
+	struct qtimer_submit sub;
+	u32 done = 0, n, i;
+	int result;
+
+	if (copy_from_user(&sub, usub, sizeof(sub)))
+		return -EFAULT;
+	if (sub.flags & ~QTIMER_SUBMIT_ALL || sub.pad || sub.reserved)
+		return -EINVAL;
+	if (!sub.nr || sub.nr > QTIMER_SUBMIT_MAX)
+		return -EINVAL;
+	uops = u64_to_user_ptr(sub.ops);
+
+	while (done < sub.nr) {
+		n = min_t(u32, sub.nr - done, QT_SUBMIT_CHUNK);
+		if (copy_from_user(ops, uops + done, n * sizeof(ops[0])))
+			goto fault;
+		for (i = 0; i < n; i++) {
+			result = qt_op_run(ctx, &ops[i]);
+			if (qt_submit_result(ctx, uops + done, &ops[i], result))
+				goto fault;
+			done++;
+			if (result < 0 && (sub.flags & QTIMER_SUBMIT_STOP_ON_ERROR))
+				goto out;
+		}
+		if (fatal_signal_pending(current))
+			break;
+		cond_resched();
+	}
+out:
+	put_user(done, &usub->done);
+	return done;
+fault:
+	if (!done)
+		return -EFAULT;
+	put_user(done, &usub->done);
+	return done;
+}
+
+long qt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct qt_ctx *ctx = file->private_data;
+	void __user *argp = (void __user *)arg;
+
+	switch (cmd) {
+	case QTIMER_IOC_VERSION:
+		return qt_ioctl_version(argp);
+	case QTIMER_IOC_ARM:
+		return qt_ioctl_single(ctx, argp, QTIMER_OP_ARM);
+	case QTIMER_IOC_CANCEL:
+		return qt_ioctl_single(ctx, argp, QTIMER_OP_CANCEL);
+	case QTIMER_IOC_MODIFY:
+		return qt_ioctl_single(ctx, argp, QTIMER_OP_MODIFY);
+	case QTIMER_IOC_SUBMIT:
+		return qt_ioctl_submit(ctx, argp);
+	}
+	return -ENOTTY;
+}

@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install, from Debian's archive only, everything qtimer's build, tests,
+# demo and benchmarks need, and unpack the test kernels into build/kernels.
+# Idempotent and quick when everything is already there.  Run as root.
+#
+# bookworm-backports (for the 6.12 kernels) is enabled by copying the mirror
+# URI of the machine's existing Debian source entry: no host name is written
+# here, so the script follows whatever mirror the machine is configured for.
+
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+kernels_dir="$top/build/kernels"
+stamp_dir="$top/build/stamps"
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "must run as root (it installs packages)"
+
+host_packages=(
+	build-essential make gcc bc flex bison libelf-dev libssl-dev cpio dwarves
+	kmod xz-utils rsync python3
+	qemu-system-x86 busybox-static
+	liburing-dev libuv1-dev libmnl-dev pkg-config
+	gnuplot-nox valgrind sparse
+	linux-source-6.1
+)
+
+backports_list=/etc/apt/sources.list.d/qtimer-bookworm-backports.sources
+
+# Find the URI of the entry that serves bookworm itself, in either the
+# deb822 (.sources) or the one-line (.list) format.
+debian_mirror_uri() {
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -e "$f" ] && [ "$f" != "$backports_list" ] || continue
+		awk '
+			/^[[:space:]]*$/ { if (uri != "" && suite) { print uri; exit } uri=""; suite=0; next }
+			/^URIs:/ { uri=$2 }
+			/^Suites:/ { for (i = 2; i <= NF; i++) if ($i == "bookworm") suite=1 }
+			END { if (uri != "" && suite) print uri }
+		' "$f" | head -n1
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -e "$f" ] || continue
+		awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' "$f"
+	done
+}
+
+enable_backports() {
+	local uri
+	if apt-cache policy 2>/dev/null | grep -q 'bookworm-backports'; then
+		return 0
+	fi
+	uri=$(debian_mirror_uri | head -n1)
+	[ -n "$uri" ] || die "no Debian bookworm source entry found to derive the backports mirror from"
+	log "enabling bookworm-backports from the existing Debian mirror entry"
+	cat > "$backports_list" <<-SRC
+	Types: deb
+	URIs: $uri
+	Suites: bookworm-backports
+	Components: main
+	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	SRC
+	apt_updated=0
+}
+
+apt_updated=0
+apt_update_once() {
+	if [ "$apt_updated" = 0 ]; then
+		log "apt-get update"
+		apt-get update -qq >/dev/null
+		apt_updated=1
+	fi
+}
+
+missing_packages() {
+	local p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || echo "$p"
+	done
+}
+
+apt_install() {
+	local missing
+	missing=$(missing_packages "$@")
+	[ -n "$missing" ] || return 0
+	apt_update_once
+	log "installing: $(echo $missing)"
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
+# Resolve a kernel flavour's meta-package (e.g. linux-image-cloud-amd64) to
+# the versioned package it currently depends on, in a given suite.
+resolve_versioned() {
+	local meta=$1 suite=$2
+	apt-cache -t "$suite" depends "$meta" 2>/dev/null |
+		awk -v pfx="${meta%%-cloud-amd64}" '/Depends:/ && $2 ~ /^linux-(image|headers)-[0-9]/ { print $2; exit }'
+}
+
+# Unpack a kernel image package into build/kernels/NAME without installing
+# it: the host's /boot and boot loader are never touched.
+unpack_kernel() {
+	local name=$1 suite=$2 flavour=$3 image headers dir tmp
+	dir="$kernels_dir/$name"
+	if [ -s "$dir/vmlinuz" ] && [ -e "$dir/release" ] &&
+	   [ -d "/lib/modules/$(cat "$dir/release")/build" ]; then
+		return 0
+	fi
+	apt_update_once
+	image=$(resolve_versioned "linux-image-$flavour" "$suite")
+	headers=$(resolve_versioned "linux-headers-$flavour" "$suite")
+	[ -n "$image" ] && [ -n "$headers" ] || die "cannot resolve linux-image/headers-$flavour in $suite"
+	# Signed images are only a meta layer; the -unsigned one holds the kernel.
+	case "$image" in *-unsigned) ;; *) apt-cache show "$image-unsigned" >/dev/null 2>&1 && image="$image-unsigned" ;; esac
+	log "kernel $name: $image + $headers ($suite)"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t "$suite" "$headers" >/dev/null
+	tmp=$(mktemp -d)
+	(cd "$tmp" && apt-get download -qq -t "$suite" "$image" >/dev/null)
+	rm -rf "$dir" && mkdir -p "$dir"
+	dpkg-deb -x "$tmp"/*.deb "$dir/root"
+	rm -rf "$tmp"
+	ln -sf "$(cd "$dir/root/boot" && ls vmlinuz-* | head -n1 | sed 's|^|root/boot/|')" "$dir/vmlinuz"
+	basename "$(ls -d "$dir"/root/lib/modules/* | head -n1)" > "$dir/release"
+	[ -d "/lib/modules/$(cat "$dir/release")/build" ] || die "headers for $(cat "$dir/release") did not install a build directory"
+}
+
+# The 6.1 source tree: the debug kernels build from it, and the selftests
+# take kselftest_harness.h and checkpatch.pl from it.
+unpack_source() {
+	local tarball dest="$top/build/src"
+	tarball=$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n1)
+	[ -n "$tarball" ] || die "linux-source-6.1 is installed but has no tarball in /usr/src"
+	if [ -e "$stamp_dir/source-6.1" ] && [ "$(cat "$stamp_dir/source-6.1")" = "$tarball $(stat -c %Y "$tarball")" ]; then
+		return 0
+	fi
+	log "unpacking $tarball"
+	rm -rf "$dest/linux-source-6.1" && mkdir -p "$dest"
+	tar -C "$dest" -xf "$tarball"
+	echo "$tarball $(stat -c %Y "$tarball")" > "$stamp_dir/source-6.1"
+}
+
+mkdir -p "$kernels_dir" "$stamp_dir"
+enable_backports
+apt_install "${host_packages[@]}"
+unpack_source
+unpack_kernel stock-6.1 bookworm cloud-amd64
+unpack_kernel stock-6.12 bookworm-backports cloud-amd64
+unpack_kernel rt-6.12 bookworm-backports rt-amd64
+log "ready"

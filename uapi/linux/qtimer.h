@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * qtimer: high-volume timers for user space through /dev/qtimer.
+ *
+ * Each open file of /dev/qtimer is an independent timer context.  Timers are
+ * armed, cancelled and modified with ioctls, one at a time or in batches,
+ * and every expiration comes back as a fixed-size struct qtimer_record read
+ * from the file.  poll()/epoll report EPOLLIN exactly when records are
+ * pending.  All of a context's timers die with the last close of its file.
+ *
+ * Times are nanoseconds.  Clocks are the POSIX clock ids CLOCK_REALTIME (0),
+ * CLOCK_MONOTONIC (1) and CLOCK_BOOTTIME (7).
+ *
+ * Commands
+ * --------
+ * QTIMER_IOC_VERSION (struct qtimer_version, read)
+ *	Handshake: the API version, the record and op sizes, the supported
+ *	clocks and features, and the limits below.  Always succeeds.
+ *
+ * QTIMER_IOC_ARM (struct qtimer_op, read/write)
+ *	Arms a new timer.  In: clockid; expires_ns (relative to now, or
+ *	absolute on the clock with QTIMER_F_ABSTIME); period_ns (0: one-shot,
+ *	otherwise periodic); slack_ns (the timer may fire up to slack_ns late,
+ *	so that neighbours share one interrupt; at most max_slack_ns); cookie
+ *	(returned in every record); cpu (with QTIMER_F_CPU: the CPU whose heap
+ *	holds the timer; default: the CPU that arms it).  Out: id.
+ *	opcode must be 0 or QTIMER_OP_ARM.  Returns 0.
+ *
+ * QTIMER_IOC_CANCEL (struct qtimer_op, read/write)
+ *	Cancels timer id.  After it returns, no record of that timer is ever
+ *	read, including one that was queued but not yet read, and the id is
+ *	invalid.  Returns a non-zero mask saying what it prevented:
+ *	QTIMER_CANCEL_ARMED (the timer had not fired) and/or
+ *	QTIMER_CANCEL_QUEUED (a queued, unread record was discarded).
+ *	Only opcode (0 or QTIMER_OP_CANCEL) and id may be non-zero.
+ *
+ * QTIMER_IOC_MODIFY (struct qtimer_op, read/write)
+ *	Re-arms timer id with a new expires_ns, period_ns and slack_ns, as ARM
+ *	reads them (QTIMER_F_ABSTIME and QTIMER_F_CANCEL_ON_SET allowed); the
+ *	timer keeps its id, clock, CPU and cookie.  Like CANCEL, no record of
+ *	the old schedule is read after it returns.  A one-shot timer whose
+ *	record was already read no longer exists (-ENOENT).  clockid, cpu and
+ *	cookie must be zero.  Returns the same mask as CANCEL (0 when the
+ *	timer had neither fired nor been armed, which cannot happen today).
+ *
+ * QTIMER_IOC_SUBMIT (struct qtimer_submit, read/write)
+ *	Runs nr operations (1..QTIMER_SUBMIT_MAX) from the user array ops,
+ *	in order.  Each op's opcode says what it is; each gets its own result
+ *	written back (result: the return value the single ioctl would give, or
+ *	-errno; id for ARM), and a failing op does not undo earlier ones.
+ *	Processing continues after a failed op unless QTIMER_SUBMIT_STOP_ON_ERROR
+ *	is set, in which case it stops after it.  Returns the number of ops
+ *	processed (also stored in done).  If the array cannot be read or a
+ *	result cannot be written back, processing stops there: that op has no
+ *	effect, and the call returns the number processed before it, or
+ *	-EFAULT if that is zero.  Errors in struct qtimer_submit itself fail
+ *	the whole call with nothing processed.
+ *
+ * Reading
+ * -------
+ * read() returns whole struct qtimer_record entries, as many as fit in the
+ * buffer and are pending.  It blocks until at least one is pending, unless
+ * the file is O_NONBLOCK (then -EAGAIN).  A buffer smaller than one record
+ * is -EINVAL.  If the buffer cannot be written, the records stay pending and
+ * read returns the number of bytes delivered before the fault, or -EFAULT.
+ *
+ * A one-shot timer produces one record and then no longer exists (its
+ * record has QTIMER_REC_LAST).  A periodic timer has at most one pending
+ * record: expirations that occur before it is read add to its count, which
+ * saturates at count_max.  Its period is kept without drift: the expiry
+ * after a late delivery is when + period * (1 + late / period).
+ *
+ * Expirations are never delivered before their expiry time.  A timer with
+ * QTIMER_F_CANCEL_ON_SET (only CLOCK_REALTIME with QTIMER_F_ABSTIME) is
+ * cancelled when the realtime clock is set: it delivers one record with
+ * QTIMER_REC_CANCELED | QTIMER_REC_LAST and count 0 (or the expirations it
+ * had pending), like timerfd's TFD_TIMER_CANCEL_ON_SET.
+ *
+ * In a time namespace, absolute CLOCK_MONOTONIC and CLOCK_BOOTTIME expiries
+ * and the expires_ns of records are in the namespace's view of the clock.
+ *
+ * Errors
+ * ------
+ * EINVAL	unknown command flags, opcode or clock; non-zero reserved or
+ *		padding fields; a negative relative expiry; slack above the
+ *		limit; CANCEL_ON_SET without CLOCK_REALTIME + ABSTIME; a cpu
+ *		that is not online; a SUBMIT nr of 0 or above QTIMER_SUBMIT_MAX;
+ *		a read buffer smaller than one record.
+ * EOVERFLOW	the expiry or period does not fit the clock's range.
+ * ENOENT	the id does not name a live timer of this file (stale, forged,
+ *		or another file's).
+ * ENOSPC	the file holds its maximum number of timers (module parameter
+ *		max_timers_per_fd, or the netlink config).
+ * EDQUOT	the user holds its maximum number of timers across all files
+ *		(max_timers_per_user).
+ * ENOMEM	out of memory; nothing was changed.
+ * EFAULT	a user pointer could not be read or written.
+ * EAGAIN	read() on an O_NONBLOCK file with nothing pending.
+ * ENOTTY	unknown ioctl command.
+ */
+#ifndef _UAPI_LINUX_QTIMER_H
+#define _UAPI_LINUX_QTIMER_H
+
+#include <linux/types.h>
+
+#define QTIMER_API_VERSION	1
+
+/* Limits, also reported by QTIMER_IOC_VERSION. */
+#define QTIMER_SUBMIT_MAX	4096
+#define QTIMER_COUNT_MAX	0xffffffffU
+#define QTIMER_SLACK_MAX_NS	4000000000ULL	/* 4 s */
+
+/* struct qtimer_version.features */
+#define QTIMER_FEAT_SUBMIT		(1ULL << 0)
+#define QTIMER_FEAT_PERIODIC		(1ULL << 1)
+#define QTIMER_FEAT_SLACK		(1ULL << 2)
+#define QTIMER_FEAT_CPU			(1ULL << 3)
+#define QTIMER_FEAT_CANCEL_ON_SET	(1ULL << 4)
+#define QTIMER_FEAT_TIME_NS		(1ULL << 5)
+
+struct qtimer_version {
+	__u32 api_version;	/* QTIMER_API_VERSION */
+	__u32 record_size;	/* sizeof(struct qtimer_record) */
+	__u64 features;		/* QTIMER_FEAT_* */
+	__u32 op_size;		/* sizeof(struct qtimer_op) */
+	__u32 submit_max;	/* QTIMER_SUBMIT_MAX */
+	__u32 clocks;		/* (1 << clockid) for each supported clock */
+	__u32 count_max;	/* QTIMER_COUNT_MAX */
+	__u64 max_slack_ns;	/* QTIMER_SLACK_MAX_NS */
+	__u64 max_timers_per_fd;	/* current caps */
+	__u64 max_timers_per_user;
+	__u64 reserved[3];	/* zero */
+};
+
+/* struct qtimer_op.opcode */
+#define QTIMER_OP_ARM		1
+#define QTIMER_OP_CANCEL	2
+#define QTIMER_OP_MODIFY	3
+
+/* struct qtimer_op.flags */
+#define QTIMER_F_ABSTIME	(1U << 0)	/* expires_ns is absolute */
+#define QTIMER_F_CANCEL_ON_SET	(1U << 1)	/* see the top of this file */
+#define QTIMER_F_CPU		(1U << 2)	/* ARM only: use cpu */
+#define QTIMER_F_ALL		(QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET | \
+				 QTIMER_F_CPU)
+
+/* Non-negative results of CANCEL and MODIFY: what the call prevented. */
+#define QTIMER_CANCEL_ARMED	(1 << 0)
+#define QTIMER_CANCEL_QUEUED	(1 << 1)
+
+struct qtimer_op {
+	__u16 opcode;		/* QTIMER_OP_*; 0 in the single ioctls */
+	__u16 clockid;		/* ARM: CLOCK_*; otherwise 0 */
+	__u32 flags;		/* QTIMER_F_* */
+	__u64 id;		/* CANCEL/MODIFY: in; ARM: out */
+	__s64 expires_ns;	/* ARM/MODIFY */
+	__u64 period_ns;	/* ARM/MODIFY: 0 for one-shot */
+	__u64 slack_ns;		/* ARM/MODIFY */
+	__u64 cookie;		/* ARM */
+	__u32 cpu;		/* ARM with QTIMER_F_CPU */
+	__s32 result;		/* SUBMIT: out, >= 0 or -errno */
+	__u64 reserved;		/* zero */
+};
+
+/* struct qtimer_submit.flags */
+#define QTIMER_SUBMIT_STOP_ON_ERROR	(1U << 0)
+#define QTIMER_SUBMIT_ALL		QTIMER_SUBMIT_STOP_ON_ERROR
+
+struct qtimer_submit {
+	__u64 ops;		/* user pointer to struct qtimer_op[nr] */
+	__u32 nr;		/* 1..QTIMER_SUBMIT_MAX */
+	__u32 flags;		/* QTIMER_SUBMIT_* */
+	__u32 done;		/* out: ops processed */
+	__u32 pad;		/* zero */
+	__u64 reserved;		/* zero */
+};
+
+/* struct qtimer_record.flags */
+#define QTIMER_REC_LAST		(1U << 0)	/* the timer no longer exists */
+#define QTIMER_REC_CANCELED	(1U << 1)	/* cancelled: clock was set */
+
+struct qtimer_record {
+	__u64 id;
+	__u64 cookie;
+	__s64 expires_ns;	/* scheduled expiry of the latest expiration counted */
+	__u32 count;		/* expirations this record stands for */
+	__u32 flags;		/* QTIMER_REC_* */
+};
+
+#define QTIMER_IOC_MAGIC	0xE7
+#define QTIMER_IOC_VERSION	_IOR(QTIMER_IOC_MAGIC, 0x00, struct qtimer_version)
+#define QTIMER_IOC_ARM		_IOWR(QTIMER_IOC_MAGIC, 0x01, struct qtimer_op)
+#define QTIMER_IOC_CANCEL	_IOWR(QTIMER_IOC_MAGIC, 0x02, struct qtimer_op)
+#define QTIMER_IOC_MODIFY	_IOWR(QTIMER_IOC_MAGIC, 0x03, struct qtimer_op)
+#define QTIMER_IOC_SUBMIT	_IOWR(QTIMER_IOC_MAGIC, 0x04, struct qtimer_submit)
+
+#endif /* _UAPI_LINUX_QTIMER_H */
