@@ -174,28 +174,6 @@ static void qt_base_program(struct qt_base *base)
 			       HRTIMER_MODE_ABS_PINNED);
 }
 
-/**
- * qt_base_push() - Insert @t's live entry, keyed by its hard deadline.
- * @base: locked, with room reserved.
- * @t: the timer; expires and slack are final.
- *
- * The heap orders by expires + slack, as the hrtimer core orders by hard
- * expiry: the callback then fires every entry whose soft deadline passed,
- * which lets neighbours within their slack share one interrupt.
- */
-void qt_base_push(struct qt_base *base, struct qt_timer *t)
-{
-	s64 key = ktime_add_ns(t->expires, t->slack);
-
-	lockdep_assert_held(&base->lock);
-	qt_heap_push(&base->heap, key, t);
-	t->heap_key = key;
-	t->nr_entries++;
-	t->base_idx = base->idx;
-	if (qt_heap_top(&base->heap)->timer == t)
-		qt_base_program(base);
-}
-
 static void qt_base_drop(void *timer, void *arg)
 {
 	struct qt_timer *t = timer;
@@ -219,6 +197,31 @@ static void qt_base_compact(struct qt_base *base)
 }
 
 /**
+ * qt_base_push() - Insert @t's live entry, keyed by its hard deadline.
+ * @base: locked, with room reserved.
+ * @t: the timer; expires and slack are final.
+ *
+ * The heap orders by expires + slack, as the hrtimer core orders by hard
+ * expiry: the callback then fires every entry whose soft deadline passed,
+ * which lets neighbours within their slack share one interrupt.
+ */
+void qt_base_push(struct qt_base *base, struct qt_timer *t)
+{
+	s64 key = ktime_add_ns(t->expires, t->slack);
+
+	lockdep_assert_held(&base->lock);
+	/* A timer re-timed earlier over and over sheds its stale entries. */
+	if (unlikely(t->nr_entries == U8_MAX))
+		qt_base_compact(base);
+	qt_heap_push(&base->heap, key, t);
+	t->heap_key = key;
+	t->nr_entries++;
+	t->base_idx = base->idx;
+	if (qt_heap_top(&base->heap)->timer == t)
+		qt_base_program(base);
+}
+
+/**
  * qt_base_unlink() - Turn @t's live entry stale (cancel, modify-earlier).
  * @base: @t's base, locked.
  * @t: a timer live in the heap.
@@ -232,9 +235,6 @@ void qt_base_unlink(struct qt_base *base, struct qt_timer *t)
 	t->heap_key = QT_KEY_NONE;
 	base->nr_dead++;
 	if (base->nr_dead > base->heap.nr / 4)
-		qt_base_compact(base);
-	/* A timer that piled up stale entries loses them all. */
-	else if (t->nr_entries == U8_MAX)
 		qt_base_compact(base);
 }
 
@@ -293,6 +293,7 @@ static bool qt_base_collect(struct qt_base *base, ktime_t now,
 			return true;
 		qt_heap_pop(&base->heap);
 		t->heap_key = QT_KEY_NONE;
+		base->stats.lateness[qt_lateness_bucket(now - t->expires)]++;
 		batch[(*nr)++] = t;
 	}
 	return false;
@@ -437,6 +438,7 @@ void qt_base_stats_sum(unsigned int cpu, struct qt_base_stats *sum,
 		sum->coalesced += base->stats.coalesced;
 		sum->deferred_runs += base->stats.deferred_runs;
 		sum->max_run_ns = max(sum->max_run_ns, base->stats.max_run_ns);
+		qt_lateness_add(sum->lateness, base->stats.lateness);
 		nr_entries[clock] = base->heap.nr;
 		nr_dead[clock] = base->nr_dead;
 		spin_unlock_irqrestore(&base->lock, flags);

@@ -22,6 +22,28 @@ enum {
 	QT_NR_CLOCKS,
 };
 
+/*
+ * Histogram of expiry lateness (expirer's now - t->expires, slack included):
+ * bucket 0 counts under 2^QT_LATENESS_SHIFT ns, bucket i (i >= 1) from
+ * 2^(QT_LATENESS_SHIFT + i - 1) ns, the last one everything above (16.8 ms).
+ */
+#define QT_LATENESS_BUCKETS	16
+#define QT_LATENESS_SHIFT	10
+
+static inline unsigned int qt_lateness_bucket(u64 late_ns)
+{
+	return min_t(unsigned int, fls64(late_ns >> QT_LATENESS_SHIFT),
+		     QT_LATENESS_BUCKETS - 1);
+}
+
+static inline void qt_lateness_add(u64 *sum, const u64 *add)
+{
+	unsigned int i;
+
+	for (i = 0; i < QT_LATENESS_BUCKETS; i++)
+		sum[i] += add[i];
+}
+
 struct qt_base_stats {
 	u64 armed;
 	u64 fired;
@@ -30,6 +52,7 @@ struct qt_base_stats {
 	u64 coalesced;		/* fired by a run that fired another first */
 	u64 deferred_runs;	/* runs handed to the worker by the budget */
 	u64 max_run_ns;		/* longest hrtimer callback */
+	u64 lateness[QT_LATENESS_BUCKETS];	/* see qt_lateness_bucket() */
 };
 
 struct qt_base {

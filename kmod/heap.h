@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * The timer heap: a 4-ary min-heap of (expiry, timer) pairs, after the Go
+ * runtime's timer heap.  Each CPU's base (base.c) keeps one per clock and
+ * drives its hrtimer from the top.  The heap orders by key alone and never
+ * looks behind the timer pointer, so cancellation and "modify to a later
+ * time" stay O(1) outside it (the engine marks timers dead or late and lets
+ * the heap catch up lazily through qt_heap_replace_top() and
+ * qt_heap_filter()).  It neither allocates nor locks: the caller owns the
+ * storage and serialises every call.  This header and heap.c build
+ * unchanged in user space (selftests/heap/heap_shim.h supplies the types)
+ * so the heap is unit-tested, differentially tested and benchmarked natively.
+ */
+#ifndef _QT_HEAP_H
+#define _QT_HEAP_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include "heap_shim.h"
+#endif
+
+struct qt_heap_entry {
+	s64 key;	/* expiry in ns; smallest on top, any s64 allowed */
+	void *timer;	/* opaque to the heap, never dereferenced by it */
+};
+
+/*
+ * A zeroed struct qt_heap is a valid empty heap without storage; give it an
+ * array with qt_heap_attach() before the first push.  Entries with equal keys
+ * come out in no particular order (neither FIFO nor LIFO is promised).
+ */
+struct qt_heap {
+	struct qt_heap_entry *v;	/* entries, &v[1] 64-byte aligned */
+	void *mem;			/* raw allocation that v points into */
+	u32 nr;				/* entries in use */
+	u32 cap;			/* entries that fit */
+};
+
+size_t qt_heap_storage_size(u32 cap);
+void *qt_heap_attach(struct qt_heap *h, void *mem, u32 cap);
+
+static inline bool qt_heap_empty(const struct qt_heap *h)
+{
+	return h->nr == 0;
+}
+
+/* The entry with the smallest key, or NULL when the heap is empty. */
+static inline const struct qt_heap_entry *qt_heap_top(const struct qt_heap *h)
+{
+	return h->nr ? &h->v[0] : NULL;
+}
+
+void qt_heap_push(struct qt_heap *h, s64 key, void *timer);
+void qt_heap_pop(struct qt_heap *h);
+void qt_heap_replace_top(struct qt_heap *h, s64 key);
+u32 qt_heap_filter(struct qt_heap *h,
+		   bool (*keep)(const struct qt_heap_entry *e, void *arg),
+		   void (*drop)(void *timer, void *arg), void *arg);
+void qt_heap_merge(struct qt_heap *dst, struct qt_heap *src);
+
+#endif /* _QT_HEAP_H */
