@@ -478,6 +478,8 @@ static int qt_cpu_dead(unsigned int cpu)
 	for (clock = 0; clock < QT_NR_CLOCKS; clock++) {
 		struct qt_base *src = qt_base_get(cpu, clock), *dst;
 
+		if (WARN_ON_ONCE(cpu == raw_smp_processor_id()))
+			return 0;
 		for (;;) {
 			dst = qt_base_get(raw_smp_processor_id(), clock);
 			if (qt_base_reserve(dst, READ_ONCE(src->heap.nr)))
@@ -555,7 +557,8 @@ void qt_bases_exit(void)
 {
 	unsigned int i;
 
-	cpuhp_remove_state(qt_cpuhp_state);
+	/* Teardown merges heaps for a dying CPU; at exit nothing must move. */
+	cpuhp_remove_state_nocalls(qt_cpuhp_state);
 	for (i = 0; i < nr_cpu_ids * QT_NR_CLOCKS; i++) {
 		struct qt_base *base = &qt_bases[i];
 

@@ -31,9 +31,11 @@
  * QTIMER_IOC_CANCEL (struct qtimer_op, read/write)
  *	Cancels timer id.  After it returns, no record of that timer is ever
  *	read, including one that was queued but not yet read, and the id is
- *	invalid.  Returns a non-zero mask saying what it prevented:
- *	QTIMER_CANCEL_ARMED (the timer had not fired) and/or
- *	QTIMER_CANCEL_QUEUED (a queued, unread record was discarded).
+ *	invalid.  Returns a mask saying what it prevented: QTIMER_CANCEL_ARMED
+ *	(the timer was waiting to fire) or QTIMER_CANCEL_QUEUED (a queued,
+ *	unread record was discarded; a periodic timer with an unread record is
+ *	not armed meanwhile, see Reading), or 0 when a concurrent read() had
+ *	already taken the timer's record (the read wins; nothing is prevented).
  *	Only opcode (0 or QTIMER_OP_CANCEL) and id may be non-zero.
  *
  * QTIMER_IOC_MODIFY (struct qtimer_op, read/write)
@@ -42,8 +44,7 @@
  *	timer keeps its id, clock, CPU and cookie.  Like CANCEL, no record of
  *	the old schedule is read after it returns.  A one-shot timer whose
  *	record was already read no longer exists (-ENOENT).  clockid, cpu and
- *	cookie must be zero.  Returns the same mask as CANCEL (0 when the
- *	timer had neither fired nor been armed, which cannot happen today).
+ *	cookie must be zero.  Returns the same mask as CANCEL.
  *
  * QTIMER_IOC_SUBMIT (struct qtimer_submit, read/write)
  *	Runs nr operations (1..QTIMER_SUBMIT_MAX) from the user array ops,
@@ -69,7 +70,9 @@
  * A one-shot timer produces one record and then no longer exists (its
  * record has QTIMER_REC_LAST).  A periodic timer has at most one pending
  * record: expirations that occur before it is read add to its count, which
- * saturates at count_max.  Its period is kept without drift: the expiry
+ * saturates at count_max.  Meanwhile it is not armed at all: read() counts
+ * the periods that passed and re-arms it, as timerfd does, so an unread
+ * ticker costs nothing however short its period.  Its period is kept without drift: the expiry
  * after a late delivery is when + period * (1 + late / period).
  *
  * Expirations are never delivered before their expiry time.  A timer with
@@ -84,7 +87,8 @@
  * Errors
  * ------
  * EINVAL	unknown command flags, opcode or clock; non-zero reserved or
- *		padding fields; a negative relative expiry; slack above the
+ *		padding fields; a negative expiry (relative, or absolute
+ *		before the clock's epoch); slack above the
  *		limit; CANCEL_ON_SET without CLOCK_REALTIME + ABSTIME; a cpu
  *		that is not online; a SUBMIT nr of 0 or above QTIMER_SUBMIT_MAX;
  *		a read buffer smaller than one record.
@@ -103,6 +107,7 @@
 #ifndef _UAPI_LINUX_QTIMER_H
 #define _UAPI_LINUX_QTIMER_H
 
+#include <linux/ioctl.h>
 #include <linux/types.h>
 
 #define QTIMER_API_VERSION	1
