@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR MIT */
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * libtimerdev: a thin C library over /dev/qtimer (see <linux/qtimer.h>).
+ *
+ * A struct td_ctx owns one open file of /dev/qtimer, that is one independent
+ * timer context.  Timers are armed, cancelled and modified one at a time
+ * (td_arm, td_cancel, td_modify) or queued in a struct td_batch that is
+ * submitted with one QTIMER_IOC_SUBMIT when it fills up or on td_batch_flush.
+ * Expirations are struct qtimer_record entries, read with td_read, td_wait
+ * or td_dispatch; td_fd gives the file descriptor for poll/epoll.
+ *
+ * Every function that can fail returns a negative errno value and leaves
+ * errno alone as far as the caller can tell (liburing's convention).
+ *
+ * Thread safety: a td_ctx holds no mutable state after td_open, so any
+ * number of threads may call the functions that take a td_ctx at the same
+ * time (the kernel serialises them), except td_close, which must be the
+ * last call on it.  A struct td_batch must be used by one thread at a time.
+ * The helpers td_now, td_ns_from_timespec and td_timespec_from_ns are
+ * MT-Safe.
+ */
+#ifndef _TIMERDEV_H
+#define _TIMERDEV_H
+
+#include <stdint.h>
+#include <sys/types.h>	/* clockid_t */
+#include <time.h>		/* struct timespec, CLOCK_*: C11 or POSIX */
+/* <linux/qtimer.h> uses _IOR/_IOWR but includes only <linux/types.h>. */
+#include <linux/ioctl.h>
+#include <linux/qtimer.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TD_DEVICE_PATH		"/dev/qtimer"
+
+/* td_open() flags. */
+#define TD_NONBLOCK		(1 << 0)	/* O_NONBLOCK: reads never block */
+#define TD_CLOEXEC		(1 << 1)	/* O_CLOEXEC */
+
+/* struct td_timer_spec.flags and td_modify() flags. */
+#define TD_TIMER_ABSTIME	QTIMER_F_ABSTIME	/* expires_ns is absolute */
+#define TD_TIMER_CANCEL_ON_SET	QTIMER_F_CANCEL_ON_SET	/* see <linux/qtimer.h> */
+
+/* struct td_timer_spec.cpu: the CPU that arms the timer. */
+#define TD_CPU_ANY		(-1)
+
+struct td_ctx;
+
+/* What a timer is to be: the fields of QTIMER_IOC_ARM. */
+struct td_timer_spec {
+	clockid_t clockid;	/* CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME */
+	unsigned int flags;	/* TD_TIMER_* */
+	int64_t expires_ns;	/* relative, or absolute with TD_TIMER_ABSTIME */
+	uint64_t period_ns;	/* 0: one-shot */
+	uint64_t slack_ns;	/* may fire up to this late */
+	uint64_t cookie;	/* returned in every record */
+	int cpu;		/* CPU whose heap holds the timer, or TD_CPU_ANY */
+};
+
+int td_open(struct td_ctx **ctxp, int flags);
+int td_open_path(struct td_ctx **ctxp, const char *path, int flags);
+void td_close(struct td_ctx *ctx);
+int td_fd(const struct td_ctx *ctx);
+int td_version(struct td_ctx *ctx, struct qtimer_version *version);
+
+int td_arm(struct td_ctx *ctx, const struct td_timer_spec *spec, uint64_t *idp);
+int td_cancel(struct td_ctx *ctx, uint64_t id);
+int td_modify(struct td_ctx *ctx, uint64_t id, int64_t expires_ns,
+	      uint64_t period_ns, uint64_t slack_ns, unsigned int flags);
+
+/*
+ * The outcome of one batched operation, passed to the batch's completion
+ * callback.  result is what the single call would have returned (0 for ARM,
+ * the QTIMER_CANCEL_* mask for CANCEL and MODIFY) or -errno; -ECANCELED
+ * means the op was never submitted.  id is the new timer's id after a
+ * successful ARM, otherwise the id the op named (0 for a failed ARM).
+ */
+struct td_completion {
+	uint64_t user_data;	/* as given to td_batch_arm/cancel/modify */
+	uint64_t id;
+	int opcode;		/* QTIMER_OP_ARM, QTIMER_OP_CANCEL, QTIMER_OP_MODIFY */
+	int result;
+};
+
+typedef void (*td_completion_cb)(const struct td_completion *completion,
+				 void *arg);
+
+/*
+ * A queue of up to capacity operations.  The caller owns the storage of the
+ * struct; td_batch_init() allocates the arrays.  nr, capacity, completed
+ * and failed may be read; everything else is private.
+ */
+struct td_batch {
+	unsigned int nr;		/* ops queued and not yet submitted */
+	unsigned int capacity;
+	uint64_t completed;		/* ops completed since td_batch_init */
+	uint64_t failed;		/* of those, ops with a negative result */
+	/* private */
+	struct td_ctx *ctx;
+	struct qtimer_op *ops;
+	uint64_t *user_data;
+	td_completion_cb cb;
+	void *cb_arg;
+	int flushing;
+};
+
+int td_batch_init(struct td_ctx *ctx, struct td_batch *batch,
+		  unsigned int capacity);
+void td_batch_set_callback(struct td_batch *batch, td_completion_cb cb,
+			   void *arg);
+int td_batch_arm(struct td_batch *batch, const struct td_timer_spec *spec,
+		 uint64_t user_data);
+int td_batch_cancel(struct td_batch *batch, uint64_t id, uint64_t user_data);
+int td_batch_modify(struct td_batch *batch, uint64_t id, int64_t expires_ns,
+		    uint64_t period_ns, uint64_t slack_ns, unsigned int flags,
+		    uint64_t user_data);
+int td_batch_flush(struct td_batch *batch);
+void td_batch_free(struct td_batch *batch);
+
+typedef void (*td_record_cb)(const struct qtimer_record *record, void *arg);
+
+int td_read(struct td_ctx *ctx, struct qtimer_record *records,
+	    unsigned int max);
+int td_wait(struct td_ctx *ctx, struct qtimer_record *records,
+	    unsigned int max, int64_t timeout_ns);
+int td_dispatch(struct td_ctx *ctx, td_record_cb cb, void *arg,
+		unsigned int max);
+
+int64_t td_now(clockid_t clockid);
+int64_t td_ns_from_timespec(const struct timespec *ts);
+struct timespec td_timespec_from_ns(int64_t ns);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _TIMERDEV_H */

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Batches: ops queue in an array of struct qtimer_op that QTIMER_IOC_SUBMIT
+ * runs in one call, when the array fills up or on td_batch_flush().  Since a
+ * flush can happen inside any td_batch_arm/cancel/modify call, the caller
+ * learns each op's outcome through the completion callback, keyed by the
+ * user_data it gave; every queued op is completed exactly once, whether the
+ * kernel ran it, rejected it, or it was never submitted (-ECANCELED).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+TD_EXPORT int td_batch_init(struct td_ctx *ctx, struct td_batch *batch,
+			    unsigned int capacity)
+{
+	int saved = errno;
+
+	if (!batch)
+		return -EINVAL;
+	memset(batch, 0, sizeof(*batch));
+	if (!ctx)
+		return -EINVAL;
+	if (!(ctx->version.features & QTIMER_FEAT_SUBMIT))
+		return -ENOTSUP;
+	if (!capacity || capacity > ctx->version.submit_max)
+		return -EINVAL;
+
+	batch->ops = calloc(capacity, sizeof(*batch->ops));
+	batch->user_data = calloc(capacity, sizeof(*batch->user_data));
+	if (!batch->ops || !batch->user_data) {
+		free(batch->ops);
+		free(batch->user_data);
+		memset(batch, 0, sizeof(*batch));
+		errno = saved;
+		return -ENOMEM;
+	}
+	batch->ctx = ctx;
+	batch->capacity = capacity;
+	return 0;
+}
+
+TD_EXPORT void td_batch_set_callback(struct td_batch *batch,
+				     td_completion_cb cb, void *arg)
+{
+	if (!batch)
+		return;
+	batch->cb = cb;
+	batch->cb_arg = arg;
+}
+
+static void td_batch_complete(struct td_batch *batch, unsigned int idx,
+			      int result)
+{
+	const struct qtimer_op *op = &batch->ops[idx];
+	struct td_completion completion = {
+		.user_data = batch->user_data[idx],
+		.id = result < 0 && op->opcode == QTIMER_OP_ARM ? 0 : op->id,
+		.opcode = op->opcode,
+		.result = result,
+	};
+
+	batch->completed++;
+	if (result < 0)
+		batch->failed++;
+	if (batch->cb)
+		batch->cb(&completion, batch->cb_arg);
+}
+
+/*
+ * Submit ops [0, nr) and complete each of them.  The kernel may process
+ * fewer than asked (it stops at a fault); the rest are submitted again, so
+ * only a failing call leaves ops unrun, and those complete with its error.
+ */
+static int td_batch_submit(struct td_batch *batch)
+{
+	unsigned int nr = batch->nr, start = 0, i;
+	int ret = 0;
+
+	batch->flushing = 1;
+	while (start < nr) {
+		struct qtimer_submit submit = {
+			.ops = (uintptr_t)&batch->ops[start],
+			.nr = nr - start,
+		};
+
+		ret = td_sys_ioctl(batch->ctx->fd, QTIMER_IOC_SUBMIT, &submit);
+		if (ret == 0 || ret > (int)(nr - start))
+			ret = -EPROTO;	/* the kernel broke its own contract */
+		if (ret < 0)
+			break;
+		for (i = start; i < start + (unsigned int)ret; i++)
+			td_batch_complete(batch, i, batch->ops[i].result);
+		start += ret;
+	}
+	for (i = start; i < nr; i++)
+		td_batch_complete(batch, i, ret);
+	batch->nr = 0;
+	batch->flushing = 0;
+	return ret < 0 ? ret : (int)nr;
+}
+
+TD_EXPORT int td_batch_flush(struct td_batch *batch)
+{
+	if (!batch || !batch->ops)
+		return -EINVAL;
+	if (batch->flushing)
+		return -EBUSY;
+	if (!batch->nr)
+		return 0;
+	return td_batch_submit(batch);
+}
+
+/* The next free slot, zeroed; NULL with *err set when none may be used. */
+static struct qtimer_op *td_batch_slot(struct td_batch *batch, int *err)
+{
+	struct qtimer_op *op;
+
+	if (!batch || !batch->ops) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	if (batch->flushing) {
+		*err = -EBUSY;
+		return NULL;
+	}
+	op = &batch->ops[batch->nr];
+	memset(op, 0, sizeof(*op));
+	return op;
+}
+
+/* Queue the op in the slot; a full array is submitted at once. */
+static int td_batch_commit(struct td_batch *batch, uint64_t user_data)
+{
+	int ret;
+
+	batch->user_data[batch->nr++] = user_data;
+	if (batch->nr < batch->capacity)
+		return 0;
+	ret = td_batch_submit(batch);
+	return ret < 0 ? ret : 0;
+}
+
+TD_EXPORT int td_batch_arm(struct td_batch *batch,
+			   const struct td_timer_spec *spec, uint64_t user_data)
+{
+	struct qtimer_op *op;
+	int ret;
+
+	op = td_batch_slot(batch, &ret);
+	if (!op)
+		return ret;
+	ret = td_op_from_spec(op, spec);
+	if (ret)
+		return ret;
+	return td_batch_commit(batch, user_data);
+}
+
+TD_EXPORT int td_batch_cancel(struct td_batch *batch, uint64_t id,
+			      uint64_t user_data)
+{
+	struct qtimer_op *op;
+	int ret;
+
+	op = td_batch_slot(batch, &ret);
+	if (!op)
+		return ret;
+	op->opcode = QTIMER_OP_CANCEL;
+	op->id = id;
+	return td_batch_commit(batch, user_data);
+}
+
+TD_EXPORT int td_batch_modify(struct td_batch *batch, uint64_t id,
+			      int64_t expires_ns, uint64_t period_ns,
+			      uint64_t slack_ns, unsigned int flags,
+			      uint64_t user_data)
+{
+	struct qtimer_op *op;
+	int ret;
+
+	op = td_batch_slot(batch, &ret);
+	if (!op)
+		return ret;
+	if (td_check_modify_flags(flags))
+		return -EINVAL;
+	op->opcode = QTIMER_OP_MODIFY;
+	op->flags = flags;
+	op->id = id;
+	op->expires_ns = expires_ns;
+	op->period_ns = period_ns;
+	op->slack_ns = slack_ns;
+	return td_batch_commit(batch, user_data);
+}
+
+TD_EXPORT void td_batch_free(struct td_batch *batch)
+{
+	unsigned int i;
+
+	if (!batch || !batch->ops)
+		return;
+	/* Not submitted: say so rather than drop them silently. */
+	batch->flushing = 1;
+	for (i = 0; i < batch->nr; i++)
+		td_batch_complete(batch, i, -ECANCELED);
+	free(batch->ops);
+	free(batch->user_data);
+	memset(batch, 0, sizeof(*batch));
+}

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Opening and closing a context.  td_open() insists on the QTIMER_IOC_VERSION
+ * handshake so that a program built against one <linux/qtimer.h> never talks
+ * to a device whose records or ops have another layout.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int td_handshake(int fd, struct qtimer_version *version)
+{
+	int ret;
+
+	memset(version, 0, sizeof(*version));
+	ret = td_sys_ioctl(fd, QTIMER_IOC_VERSION, version);
+	if (ret < 0) {
+		/* Not a qtimer device at all, or one without the handshake. */
+		if (ret == -ENOTTY || ret == -EINVAL)
+			return -ENOTSUP;
+		return ret;
+	}
+	if (version->api_version != QTIMER_API_VERSION ||
+	    version->record_size != sizeof(struct qtimer_record) ||
+	    version->op_size != sizeof(struct qtimer_op))
+		return -EPROTO;
+	return 0;
+}
+
+TD_EXPORT int td_open_path(struct td_ctx **ctxp, const char *path, int flags)
+{
+	int oflags = O_RDONLY;
+	struct td_ctx *ctx;
+	int saved = errno;
+	int fd, ret;
+
+	if (!ctxp)
+		return -EINVAL;
+	*ctxp = NULL;
+	if (!path || (flags & ~(TD_NONBLOCK | TD_CLOEXEC)))
+		return -EINVAL;
+	if (flags & TD_NONBLOCK)
+		oflags |= O_NONBLOCK;
+	if (flags & TD_CLOEXEC)
+		oflags |= O_CLOEXEC;
+
+	ctx = malloc(sizeof(*ctx));
+	if (!ctx) {
+		errno = saved;
+		return -ENOMEM;
+	}
+	fd = open(path, oflags);
+	if (fd < 0) {
+		ret = -errno;
+		goto err_free;
+	}
+	ret = td_handshake(fd, &ctx->version);
+	if (ret)
+		goto err_close;
+	ctx->fd = fd;
+	*ctxp = ctx;
+	return 0;
+
+err_close:
+	close(fd);
+err_free:
+	free(ctx);
+	errno = saved;
+	return ret;
+}
+
+TD_EXPORT int td_open(struct td_ctx **ctxp, int flags)
+{
+	return td_open_path(ctxp, TD_DEVICE_PATH, flags);
+}
+
+TD_EXPORT void td_close(struct td_ctx *ctx)
+{
+	int saved = errno;
+
+	if (!ctx)
+		return;
+	/* close() of a character device cannot usefully fail. */
+	close(ctx->fd);
+	free(ctx);
+	errno = saved;
+}
+
+TD_EXPORT int td_fd(const struct td_ctx *ctx)
+{
+	if (!ctx)
+		return -EINVAL;
+	return ctx->fd;
+}
+
+TD_EXPORT int td_version(struct td_ctx *ctx, struct qtimer_version *version)
+{
+	/* Asked afresh: the limits are module parameters that root may change. */
+	if (!ctx || !version)
+		return -EINVAL;
+	return td_sys_ioctl(ctx->fd, QTIMER_IOC_VERSION, version);
+}

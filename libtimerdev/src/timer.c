@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * The single operations: one ioctl each.  The library checks only what the
+ * kernel cannot see (its own flag words and the cpu sentinel); everything
+ * else is left for the kernel to validate, so that the library never
+ * disagrees with the device about what is valid.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+#define TD_TIMER_ALL	(TD_TIMER_ABSTIME | TD_TIMER_CANCEL_ON_SET)
+
+int td_check_modify_flags(unsigned int flags)
+{
+	return (flags & ~TD_TIMER_ALL) ? -EINVAL : 0;
+}
+
+int td_op_from_spec(struct qtimer_op *op, const struct td_timer_spec *spec)
+{
+	memset(op, 0, sizeof(*op));
+	if (!spec || td_check_modify_flags(spec->flags))
+		return -EINVAL;
+	/* struct qtimer_op has 16 bits for it; larger ids cannot be clocks. */
+	if (spec->clockid < 0 || spec->clockid > 0xffff)
+		return -EINVAL;
+	if (spec->cpu < TD_CPU_ANY)
+		return -EINVAL;
+
+	op->opcode = QTIMER_OP_ARM;
+	op->clockid = spec->clockid;
+	op->flags = spec->flags;
+	op->expires_ns = spec->expires_ns;
+	op->period_ns = spec->period_ns;
+	op->slack_ns = spec->slack_ns;
+	op->cookie = spec->cookie;
+	if (spec->cpu != TD_CPU_ANY) {
+		op->flags |= QTIMER_F_CPU;
+		op->cpu = spec->cpu;
+	}
+	return 0;
+}
+
+TD_EXPORT int td_arm(struct td_ctx *ctx, const struct td_timer_spec *spec,
+		     uint64_t *idp)
+{
+	struct qtimer_op op;
+	int ret;
+
+	if (!ctx)
+		return -EINVAL;
+	ret = td_op_from_spec(&op, spec);
+	if (ret)
+		return ret;
+	ret = td_sys_ioctl(ctx->fd, QTIMER_IOC_ARM, &op);
+	if (ret < 0)
+		return ret;
+	if (idp)
+		*idp = op.id;
+	return 0;
+}
+
+TD_EXPORT int td_cancel(struct td_ctx *ctx, uint64_t id)
+{
+	struct qtimer_op op = {
+		.opcode = QTIMER_OP_CANCEL,
+		.id = id,
+	};
+
+	if (!ctx)
+		return -EINVAL;
+	return td_sys_ioctl(ctx->fd, QTIMER_IOC_CANCEL, &op);
+}
+
+TD_EXPORT int td_modify(struct td_ctx *ctx, uint64_t id, int64_t expires_ns,
+			uint64_t period_ns, uint64_t slack_ns,
+			unsigned int flags)
+{
+	struct qtimer_op op = {
+		.opcode = QTIMER_OP_MODIFY,
+		.flags = flags,
+		.id = id,
+		.expires_ns = expires_ns,
+		.period_ns = period_ns,
+		.slack_ns = slack_ns,
+	};
+
+	if (!ctx || td_check_modify_flags(flags))
+		return -EINVAL;
+	return td_sys_ioctl(ctx->fd, QTIMER_IOC_MODIFY, &op);
+}

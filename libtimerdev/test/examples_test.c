@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Runs the examples in the VM, so that they keep working: each is a real
+ * program that checks itself and exits 0 only when all is well.  Their
+ * output is passed on as TAP diagnostics ("# " lines).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+/* Run argv[0] (found on PATH) and return its wait status. */
+static int run(char *const argv[])
+{
+	char line[512];
+	int pipefd[2], status;
+	FILE *out;
+	pid_t pid;
+
+	if (pipe(pipefd))
+		return -errno;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		dup2(pipefd[1], STDOUT_FILENO);
+		dup2(pipefd[1], STDERR_FILENO);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		execvp(argv[0], argv);
+		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(pipefd[1]);
+	out = fdopen(pipefd[0], "r");
+	while (out && fgets(line, sizeof(line), out))
+		printf("#   %s", line);
+	fflush(stdout);
+	if (out)
+		fclose(out);
+	if (waitpid(pid, &status, 0) != pid)
+		return -errno;
+	return status;
+}
+
+FIXTURE(example) {
+	int unused;
+};
+
+FIXTURE_SETUP(example)
+{
+}
+
+FIXTURE_TEARDOWN(example)
+{
+}
+
+#define EXPECT_RUNS_CLEAN(...) do {					\
+	char *const argv[] = { __VA_ARGS__, NULL };			\
+	struct timespec a, b;						\
+	int status;							\
+									\
+	clock_gettime(CLOCK_MONOTONIC, &a);				\
+	status = run(argv);						\
+	clock_gettime(CLOCK_MONOTONIC, &b);				\
+	printf("# %s ran for %ld ms\n", argv[0],			\
+	       (long)((b.tv_sec - a.tv_sec) * 1000 +			\
+		      (b.tv_nsec - a.tv_nsec) / 1000000));		\
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("%s: status %#x", argv[0], status); \
+	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("%s failed", argv[0]);	\
+} while (0)
+
+/* Debug kernels under TCG are many times slower: generous timeouts. */
+TEST_F_TIMEOUT(example, idle_server, 300)
+{
+	EXPECT_RUNS_CLEAN("idle_server");
+}
+
+TEST_F_TIMEOUT(example, idle_server_small_and_short, 120)
+{
+	EXPECT_RUNS_CLEAN("idle_server", "-n", "1000", "-t", "50", "-S", "0",
+			  "-d", "300", "-s", "7");
+}
+
+TEST_F_TIMEOUT(example, ticker, 120)
+{
+	EXPECT_RUNS_CLEAN("ticker");
+}
+
+TEST_F_TIMEOUT(example, epoll_mix, 120)
+{
+	EXPECT_RUNS_CLEAN("epoll_mix");
+}
+
+TEST_HARNESS_MAIN

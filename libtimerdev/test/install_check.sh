@@ -1,0 +1,76 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1 OR MIT
+# Copyright (C) 2026 The qtimer authors
+#
+# Install into a scratch DESTDIR, check the layout, then build a program
+# against the installed copy only, through pkg-config with a sysroot, both
+# with the shared and the static library, and run it.
+# Usage: install_check.sh SRCDIR   (O, MAKE, CC, PKG_CONFIG from the Makefile)
+set -eu
+
+srcdir=$1
+dest=$O/install-check
+prefix=/usr/local
+fail() { echo "install-check: FAIL: $*" >&2; exit 1; }
+
+rm -rf "$dest"
+$MAKE -s -C "$srcdir" O="$O" DESTDIR="$dest/root" PREFIX="$prefix" install
+
+root=$dest/root$prefix
+for f in lib/libtimerdev.so.1.0.0 lib/libtimerdev.a \
+	 lib/pkgconfig/libtimerdev.pc include/timerdev.h include/linux/qtimer.h \
+	 share/man/man3/td_open.3 share/man/man3/td_batch_modify.3 \
+	 share/man/man7/libtimerdev.7; do
+	[ -f "$root/$f" ] || fail "$prefix/$f not installed"
+done
+[ "$(readlink "$root/lib/libtimerdev.so.1")" = libtimerdev.so.1.0.0 ] ||
+	fail "libtimerdev.so.1 is not a link to libtimerdev.so.1.0.0"
+[ "$(readlink "$root/lib/libtimerdev.so")" = libtimerdev.so.1 ] ||
+	fail "libtimerdev.so is not a link to libtimerdev.so.1"
+# Nothing outside PREFIX.
+extra=$(cd "$dest/root" && find . -type f -o -type l | grep -v "^\.$prefix/" || true)
+[ -z "$extra" ] || fail "installed outside $prefix: $extra"
+
+export PKG_CONFIG_SYSROOT_DIR="$dest/root"
+export PKG_CONFIG_LIBDIR="$root/lib/pkgconfig"
+unset PKG_CONFIG_PATH
+cflags=$($PKG_CONFIG --cflags libtimerdev)
+libs=$($PKG_CONFIG --libs libtimerdev)
+case $cflags in *"$dest/root$prefix/include"*) ;; *) fail "cflags '$cflags'" ;; esac
+[ "$($PKG_CONFIG --modversion libtimerdev)" = 1.0.0 ] || fail "modversion"
+
+# Only the installed headers: no -I into the source tree.
+prog=$dest/prog
+cat > "$prog.c" <<'PROG'
+#include <errno.h>
+#include <stdio.h>
+#include <timerdev.h>
+
+int main(void)
+{
+	struct td_ctx *ctx;
+	int ret = td_open_path(&ctx, "/nonexistent/qtimer", TD_CLOEXEC);
+
+	if (ret != -ENOENT || td_now(CLOCK_MONOTONIC) <= 0 ||
+	    sizeof(struct qtimer_record) != 32) {
+		fprintf(stderr, "installed libtimerdev misbehaves: %d\n", ret);
+		return 1;
+	}
+	return 0;
+}
+PROG
+# shellcheck disable=SC2086
+$CC -Wall -Wextra -Werror $cflags -o "$prog-shared" "$prog.c" $libs
+LD_LIBRARY_PATH="$root/lib" "$prog-shared" || fail "shared program failed"
+LD_LIBRARY_PATH="$root/lib" ldd "$prog-shared" | grep -q "$root/lib/libtimerdev.so.1" ||
+	fail "shared program does not use the installed libtimerdev.so.1"
+
+# shellcheck disable=SC2086
+$CC -Wall -Wextra -Werror $cflags -o "$prog-static" "$prog.c" \
+	$($PKG_CONFIG --libs-only-L libtimerdev) -Wl,-Bstatic -ltimerdev -Wl,-Bdynamic
+"$prog-static" || fail "static program failed"
+if ldd "$prog-static" | grep -q libtimerdev; then
+	fail "static program links libtimerdev.so"
+fi
+
+echo "install-check: layout under DESTDIR and pkg-config build: ok"

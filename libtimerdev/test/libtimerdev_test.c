@@ -1,0 +1,1037 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * libtimerdev against the real module, in the VM: every public function,
+ * its success path and its error paths, through the library only.  Timing
+ * is asserted one way only: never early, exactly; late, only within the
+ * generous bounds that a QEMU TCG guest needs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "timerdev.h"
+
+#define MSEC		1000000LL
+#define SEC		1000000000LL
+/* How long a test waits for something that should happen in milliseconds. */
+#define PATIENCE	(10 * SEC)
+#define FAR		(600 * SEC)	/* never fires during a test */
+#define PARAM_DIR	"/sys/module/qtimer/parameters/"
+
+static struct td_timer_spec mono(int64_t expires_ns, uint64_t cookie)
+{
+	return (struct td_timer_spec){
+		.clockid = CLOCK_MONOTONIC,
+		.expires_ns = expires_ns,
+		.cookie = cookie,
+		.cpu = TD_CPU_ANY,
+	};
+}
+
+static int poll_ready(struct td_ctx *ctx, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = td_fd(ctx), .events = POLLIN };
+
+	return poll(&pfd, 1, timeout_ms) == 1 && (pfd.revents & POLLIN);
+}
+
+static long read_param(const char *name)
+{
+	char path[128], buf[32] = "";
+	long value = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f))
+		value = strtol(buf, NULL, 10);
+	fclose(f);
+	return value;
+}
+
+static int write_param(const char *name, long value)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%ld\n", value) < 0;
+	return fclose(f) || ret ? -EIO : 0;
+}
+
+FIXTURE(qt) {
+	struct td_ctx *ctx;	/* non-blocking */
+};
+
+FIXTURE_SETUP(qt)
+{
+	ASSERT_EQ(0, td_open(&self->ctx, TD_NONBLOCK | TD_CLOEXEC));
+}
+
+FIXTURE_TEARDOWN(qt)
+{
+	td_close(self->ctx);
+}
+
+/* ---- td_open, td_close, td_fd, td_version ---- */
+
+TEST(open_modes)
+{
+	struct td_ctx *ctx;
+	int fd;
+
+	ASSERT_EQ(0, td_open(&ctx, 0));
+	fd = td_fd(ctx);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, fcntl(fd, F_GETFL) & O_NONBLOCK);
+	ASSERT_EQ(0, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	td_close(ctx);
+	ASSERT_EQ(-1, fcntl(fd, F_GETFD));
+
+	ASSERT_EQ(0, td_open(&ctx, TD_NONBLOCK | TD_CLOEXEC));
+	fd = td_fd(ctx);
+	ASSERT_NE(0, fcntl(fd, F_GETFL) & O_NONBLOCK);
+	ASSERT_NE(0, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	td_close(ctx);
+}
+
+TEST(open_bad_flags)
+{
+	struct td_ctx *ctx;
+
+	ASSERT_EQ(-EINVAL, td_open(&ctx, 1 << 7));
+	ASSERT_NULL(ctx);
+}
+
+TEST(open_missing_device)
+{
+	struct td_ctx *ctx;
+
+	ASSERT_EQ(-ENOENT, td_open_path(&ctx, "/dev/qtimer-missing", 0));
+}
+
+TEST(open_other_device)
+{
+	struct td_ctx *ctx;
+
+	/* A character device that is not qtimer fails the handshake. */
+	ASSERT_EQ(-ENOTSUP, td_open_path(&ctx, "/dev/null", 0));
+	ASSERT_NULL(ctx);
+}
+
+TEST_F(qt, version)
+{
+	struct qtimer_version v;
+	long param;
+
+	memset(&v, 0xa5, sizeof(v));
+	ASSERT_EQ(0, td_version(self->ctx, &v));
+	ASSERT_EQ(QTIMER_API_VERSION, v.api_version);
+	ASSERT_EQ(sizeof(struct qtimer_record), v.record_size);
+	ASSERT_EQ(sizeof(struct qtimer_op), v.op_size);
+	ASSERT_EQ(QTIMER_SUBMIT_MAX, v.submit_max);
+	ASSERT_EQ(QTIMER_COUNT_MAX, v.count_max);
+	ASSERT_EQ(QTIMER_SLACK_MAX_NS, v.max_slack_ns);
+	ASSERT_EQ((1U << CLOCK_REALTIME) | (1U << CLOCK_MONOTONIC) |
+		  (1U << CLOCK_BOOTTIME), v.clocks);
+	ASSERT_EQ(QTIMER_FEAT_SUBMIT | QTIMER_FEAT_PERIODIC | QTIMER_FEAT_SLACK,
+		  v.features & (QTIMER_FEAT_SUBMIT | QTIMER_FEAT_PERIODIC |
+				QTIMER_FEAT_SLACK));
+	ASSERT_EQ(0, v.reserved[0] | v.reserved[1] | v.reserved[2]);
+	param = read_param("max_timers_per_fd");
+	if (param >= 0)
+		ASSERT_EQ(param, v.max_timers_per_fd);
+	param = read_param("max_timers_per_user");
+	if (param >= 0)
+		ASSERT_EQ(param, v.max_timers_per_user);
+	ASSERT_EQ(-EINVAL, td_version(self->ctx, NULL));
+}
+
+/* td_version asks the device again: it sees a changed module parameter. */
+TEST_F(qt, version_follows_limits)
+{
+	struct qtimer_version v;
+	long old = read_param("max_timers_per_fd");
+
+	ASSERT_GT(old, 0);
+	ASSERT_EQ(0, write_param("max_timers_per_fd", 4321));
+	ASSERT_EQ(0, td_version(self->ctx, &v));
+	ASSERT_EQ(0, write_param("max_timers_per_fd", old));
+	ASSERT_EQ(4321, v.max_timers_per_fd);
+}
+
+/* ---- td_arm ---- */
+
+FIXTURE(clock) {
+	struct td_ctx *ctx;
+};
+
+FIXTURE_VARIANT(clock) {
+	clockid_t clockid;
+	bool abstime;
+};
+
+FIXTURE_VARIANT_ADD(clock, monotonic) {
+	.clockid = CLOCK_MONOTONIC,
+};
+
+FIXTURE_VARIANT_ADD(clock, realtime) {
+	.clockid = CLOCK_REALTIME,
+};
+
+FIXTURE_VARIANT_ADD(clock, boottime) {
+	.clockid = CLOCK_BOOTTIME,
+};
+
+FIXTURE_VARIANT_ADD(clock, monotonic_abs) {
+	.clockid = CLOCK_MONOTONIC,
+	.abstime = true,
+};
+
+FIXTURE_VARIANT_ADD(clock, realtime_abs) {
+	.clockid = CLOCK_REALTIME,
+	.abstime = true,
+};
+
+FIXTURE_VARIANT_ADD(clock, boottime_abs) {
+	.clockid = CLOCK_BOOTTIME,
+	.abstime = true,
+};
+
+FIXTURE_SETUP(clock)
+{
+	ASSERT_EQ(0, td_open(&self->ctx, TD_NONBLOCK));
+}
+
+FIXTURE_TEARDOWN(clock)
+{
+	td_close(self->ctx);
+}
+
+/* A one-shot timer fires once, never early, and is then gone. */
+TEST_F(clock, oneshot_fires_once)
+{
+	struct td_timer_spec spec = {
+		.clockid = variant->clockid,
+		.expires_ns = 20 * MSEC,
+		.cookie = 0xc0ffee,
+		.cpu = TD_CPU_ANY,
+	};
+	struct qtimer_record rec[2];
+	int64_t start, due, now;
+	uint64_t id;
+
+	start = td_now(variant->clockid);
+	due = start + spec.expires_ns;
+	if (variant->abstime) {
+		spec.flags = TD_TIMER_ABSTIME;
+		spec.expires_ns = due;
+	}
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_NE(0, id);
+	ASSERT_EQ(1, td_wait(self->ctx, rec, 2, PATIENCE));
+	now = td_now(variant->clockid);
+	ASSERT_EQ(id, rec[0].id);
+	ASSERT_EQ(0xc0ffee, rec[0].cookie);
+	ASSERT_EQ(1, rec[0].count);
+	ASSERT_EQ(QTIMER_REC_LAST, rec[0].flags);
+	ASSERT_GE(rec[0].expires_ns, due);
+	ASSERT_LE(rec[0].expires_ns, now);
+	if (variant->abstime)
+		ASSERT_EQ(due, rec[0].expires_ns);
+	/* Gone: no second record, and the id is dead. */
+	ASSERT_EQ(-ETIME, td_wait(self->ctx, rec, 2, 50 * MSEC));
+	ASSERT_EQ(-ENOENT, td_cancel(self->ctx, id));
+}
+
+TEST_F(qt, arm_id_optional)
+{
+	struct td_timer_spec spec = mono(MSEC, 5);
+	struct qtimer_record rec;
+
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	ASSERT_EQ(1, td_wait(self->ctx, &rec, 1, PATIENCE));
+	ASSERT_EQ(5, rec.cookie);
+}
+
+TEST_F(qt, arm_on_cpu)
+{
+	struct td_timer_spec spec = mono(MSEC, 7);
+	struct qtimer_record rec;
+	long cpu, nr = sysconf(_SC_NPROCESSORS_ONLN);
+
+	for (cpu = 0; cpu < nr; cpu++) {
+		spec.cpu = cpu;
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+		ASSERT_EQ(1, td_wait(self->ctx, &rec, 1, PATIENCE));
+		ASSERT_EQ(7, rec.cookie);
+	}
+}
+
+TEST_F(qt, arm_offline_cpu)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+
+	spec.cpu = sysconf(_SC_NPROCESSORS_CONF) + 1;
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, NULL));
+}
+
+TEST_F(qt, arm_bad_clock)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+
+	spec.clockid = CLOCK_PROCESS_CPUTIME_ID;
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, NULL));
+}
+
+TEST_F(qt, arm_negative_relative)
+{
+	struct td_timer_spec spec = mono(-1, 0);
+
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, NULL));
+}
+
+TEST_F(qt, arm_slack_above_limit)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+
+	spec.slack_ns = QTIMER_SLACK_MAX_NS + 1;
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, NULL));
+}
+
+TEST_F(qt, arm_slack_at_limit)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+	uint64_t id;
+
+	spec.slack_ns = QTIMER_SLACK_MAX_NS;
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, td_cancel(self->ctx, id));
+}
+
+TEST_F(qt, arm_cancel_on_set_needs_realtime_abs)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+
+	spec.flags = TD_TIMER_CANCEL_ON_SET;
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, NULL));
+	spec.flags |= TD_TIMER_ABSTIME;
+	spec.expires_ns += td_now(CLOCK_MONOTONIC);
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, NULL));
+	spec.clockid = CLOCK_REALTIME;
+	spec.flags = TD_TIMER_CANCEL_ON_SET;	/* relative */
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, NULL));
+}
+
+TEST_F(qt, arm_overflow)
+{
+	struct td_timer_spec spec = mono(INT64_MAX, 0);
+
+	ASSERT_EQ(-EOVERFLOW, td_arm(self->ctx, &spec, NULL));
+}
+
+TEST_F(qt, arm_library_checks)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+
+	spec.cpu = -2;
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, NULL));
+	spec.cpu = TD_CPU_ANY;
+	spec.flags = QTIMER_F_CPU;
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, NULL));
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, NULL, NULL));
+}
+
+/* A realtime CANCEL_ON_SET timer reports a clock set, like timerfd. */
+TEST_F(qt, cancel_on_set)
+{
+	struct td_timer_spec spec = {
+		.clockid = CLOCK_REALTIME,
+		.flags = TD_TIMER_ABSTIME | TD_TIMER_CANCEL_ON_SET,
+		.cookie = 77,
+		.cpu = TD_CPU_ANY,
+	};
+	struct qtimer_version v;
+	struct qtimer_record rec;
+	struct timespec ts;
+	uint64_t id;
+
+	ASSERT_EQ(0, td_version(self->ctx, &v));
+	if (!(v.features & QTIMER_FEAT_CANCEL_ON_SET))
+		SKIP(return, "no QTIMER_FEAT_CANCEL_ON_SET");
+	spec.expires_ns = td_now(CLOCK_REALTIME) + FAR;
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, &rec, 1));
+	/* Set the clock to what it is: still a set. */
+	ASSERT_EQ(0, clock_gettime(CLOCK_REALTIME, &ts));
+	ASSERT_EQ(0, clock_settime(CLOCK_REALTIME, &ts));
+	ASSERT_EQ(1, td_wait(self->ctx, &rec, 1, PATIENCE));
+	ASSERT_EQ(id, rec.id);
+	ASSERT_EQ(77, rec.cookie);
+	ASSERT_EQ(0, rec.count);
+	ASSERT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, rec.flags);
+	ASSERT_EQ(-ENOENT, td_cancel(self->ctx, id));
+}
+
+/* ---- td_cancel ---- */
+
+TEST_F(qt, cancel_armed)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+	struct qtimer_record rec;
+	uint64_t id;
+
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, td_cancel(self->ctx, id));
+	ASSERT_EQ(-ENOENT, td_cancel(self->ctx, id));
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, &rec, 1));
+}
+
+/* Cancelling a fired, unread one-shot discards its record. */
+TEST_F(qt, cancel_queued)
+{
+	struct td_timer_spec spec = mono(MSEC, 0);
+	struct qtimer_record rec;
+	uint64_t id;
+
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_TRUE(poll_ready(self->ctx, PATIENCE / MSEC));
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, td_cancel(self->ctx, id));
+	ASSERT_FALSE(poll_ready(self->ctx, 0));
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, &rec, 1));
+	ASSERT_EQ(-ENOENT, td_cancel(self->ctx, id));
+}
+
+/*
+ * A periodic timer whose record is unread has fired and waits to be read:
+ * cancelling it discards the record (QUEUED); ARMED means "had not fired".
+ */
+TEST_F(qt, cancel_periodic_queued)
+{
+	struct td_timer_spec spec = mono(MSEC, 0);
+	struct qtimer_record rec;
+	uint64_t id;
+
+	spec.period_ns = 100 * SEC;
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_TRUE(poll_ready(self->ctx, PATIENCE / MSEC));
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, td_cancel(self->ctx, id));
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, &rec, 1));
+}
+
+TEST_F(qt, cancel_bad_ids)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+	uint64_t id;
+
+	ASSERT_EQ(-ENOENT, td_cancel(self->ctx, 0));
+	ASSERT_EQ(-ENOENT, td_cancel(self->ctx, ~0ULL));
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_EQ(-ENOENT, td_cancel(self->ctx, id ^ (1ULL << 40)));
+	ASSERT_EQ(-ENOENT, td_cancel(self->ctx, id + 1));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, td_cancel(self->ctx, id));
+}
+
+/* Contexts are independent: one file cannot touch another's timers. */
+TEST_F(qt, cancel_other_context)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+	struct td_ctx *other;
+	uint64_t id;
+
+	ASSERT_EQ(0, td_open(&other, 0));
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	EXPECT_EQ(-ENOENT, td_cancel(other, id));
+	EXPECT_EQ(-ENOENT, td_modify(other, id, MSEC, 0, 0, 0));
+	td_close(other);
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, td_cancel(self->ctx, id));
+}
+
+/* ---- td_modify ---- */
+
+TEST_F(qt, modify_sooner)
+{
+	struct td_timer_spec spec = mono(FAR, 99);
+	struct qtimer_record rec;
+	int64_t due;
+	uint64_t id;
+
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	due = td_now(CLOCK_MONOTONIC) + 20 * MSEC;
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, td_modify(self->ctx, id, 20 * MSEC, 0, 0, 0));
+	ASSERT_EQ(1, td_wait(self->ctx, &rec, 1, PATIENCE));
+	ASSERT_LE(due, td_now(CLOCK_MONOTONIC));
+	ASSERT_EQ(id, rec.id);
+	ASSERT_EQ(99, rec.cookie);
+	ASSERT_GE(rec.expires_ns, due);
+	ASSERT_EQ(QTIMER_REC_LAST, rec.flags);
+}
+
+/* Pushed later before it fires: it fires at the new time, not the old. */
+TEST_F(qt, modify_later_never_early)
+{
+	struct td_timer_spec spec = mono(50 * MSEC, 0);
+	struct qtimer_record rec;
+	int64_t due;
+	uint64_t id;
+
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	due = td_now(CLOCK_MONOTONIC) + 400 * MSEC;
+	ASSERT_EQ(QTIMER_CANCEL_ARMED,
+		  td_modify(self->ctx, id, due, 0, 0, TD_TIMER_ABSTIME));
+	ASSERT_EQ(1, td_wait(self->ctx, &rec, 1, PATIENCE));
+	ASSERT_LE(due, td_now(CLOCK_MONOTONIC));
+	ASSERT_EQ(due, rec.expires_ns);
+	ASSERT_EQ(1, rec.count);
+}
+
+/* Modifying a fired, unread timer drops its record and re-arms it. */
+TEST_F(qt, modify_queued)
+{
+	struct td_timer_spec spec = mono(MSEC, 0);
+	struct qtimer_record rec;
+	uint64_t id;
+
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_TRUE(poll_ready(self->ctx, PATIENCE / MSEC));
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, td_modify(self->ctx, id, FAR, 0, 0, 0));
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, &rec, 1));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, td_cancel(self->ctx, id));
+}
+
+TEST_F(qt, modify_after_read)
+{
+	struct td_timer_spec spec = mono(MSEC, 0);
+	struct qtimer_record rec;
+	uint64_t id;
+
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_EQ(1, td_wait(self->ctx, &rec, 1, PATIENCE));
+	ASSERT_EQ(-ENOENT, td_modify(self->ctx, id, MSEC, 0, 0, 0));
+}
+
+TEST_F(qt, modify_bad_id)
+{
+	ASSERT_EQ(-ENOENT, td_modify(self->ctx, 12345, MSEC, 0, 0, 0));
+}
+
+TEST_F(qt, modify_negative_relative)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+	uint64_t id;
+
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_EQ(-EINVAL, td_modify(self->ctx, id, -1, 0, 0, 0));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, td_cancel(self->ctx, id));
+}
+
+TEST_F(qt, modify_bad_flags)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+	uint64_t id;
+
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_EQ(-EINVAL, td_modify(self->ctx, id, MSEC, 0, 0, QTIMER_F_CPU));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, td_cancel(self->ctx, id));
+}
+
+/* One-shot turned periodic keeps its id and cookie. */
+TEST_F(qt, modify_to_periodic)
+{
+	struct td_timer_spec spec = mono(FAR, 31);
+	struct qtimer_record rec;
+	uint64_t id;
+
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED,
+		  td_modify(self->ctx, id, MSEC, 5 * MSEC, 0, 0));
+	ASSERT_EQ(1, td_wait(self->ctx, &rec, 1, PATIENCE));
+	ASSERT_EQ(id, rec.id);
+	ASSERT_EQ(31, rec.cookie);
+	ASSERT_EQ(0, rec.flags & QTIMER_REC_LAST);
+	ASSERT_EQ(1, td_wait(self->ctx, &rec, 1, PATIENCE));
+	ASSERT_EQ(id, rec.id);
+	/* Armed, or fired again since the read: either way, it existed. */
+	ASSERT_GT(td_cancel(self->ctx, id), 0);
+}
+
+/* ---- periodic timers and counts ---- */
+
+/*
+ * A periodic timer read slowly: one record per read whatever the backlog,
+ * expiries on the grid first + k * period, and counts that add up to the
+ * number of grid points passed.
+ */
+TEST_F(qt, periodic_counts_add_up)
+{
+	const int64_t period = 10 * MSEC;
+	struct td_timer_spec spec = mono(0, 0);
+	struct qtimer_record rec[4];
+	int64_t first, last = 0;
+	uint64_t id, total = 0;
+	int i, nr;
+
+	first = td_now(CLOCK_MONOTONIC) + period;
+	spec.expires_ns = first;
+	spec.flags = TD_TIMER_ABSTIME;
+	spec.period_ns = period;
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	for (i = 0; i < 5; i++) {
+		usleep(60000);
+		nr = td_wait(self->ctx, rec, 4, PATIENCE);
+		ASSERT_EQ(1, nr);
+		ASSERT_EQ(id, rec[0].id);
+		ASSERT_EQ(0, rec[0].flags);
+		ASSERT_GE(rec[0].count, 1);
+		ASSERT_EQ(0, (rec[0].expires_ns - first) % period);
+		ASSERT_GT(rec[0].expires_ns, last);
+		ASSERT_LE(rec[0].expires_ns, td_now(CLOCK_MONOTONIC));
+		last = rec[0].expires_ns;
+		total += rec[0].count;
+	}
+	ASSERT_EQ((uint64_t)((last - first) / period + 1), total);
+	/* Armed, or fired again since the read: either way, it existed. */
+	ASSERT_GT(td_cancel(self->ctx, id), 0);
+}
+
+/* ---- td_read, td_wait ---- */
+
+TEST_F(qt, read_nonblocking_empty)
+{
+	struct qtimer_record rec;
+
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, &rec, 1));
+}
+
+TEST_F(qt, read_bad_args)
+{
+	struct qtimer_record rec;
+
+	ASSERT_EQ(-EINVAL, td_read(self->ctx, &rec, 0));
+	ASSERT_EQ(-EINVAL, td_read(self->ctx, NULL, 1));
+}
+
+TEST_F(qt, read_several)
+{
+	struct td_timer_spec spec = mono(0, 0);
+	struct qtimer_record rec[16];
+	int i, nr, got = 0;
+	bool seen[10] = { false };
+
+	for (i = 0; i < 10; i++) {
+		spec.cookie = i;
+		spec.expires_ns = MSEC;
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	}
+	while (got < 10) {
+		nr = td_wait(self->ctx, rec, 3, PATIENCE);
+		ASSERT_GT(nr, 0);
+		ASSERT_LE(nr, 3);
+		for (i = 0; i < nr; i++) {
+			ASSERT_LT(rec[i].cookie, 10);
+			ASSERT_FALSE(seen[rec[i].cookie]);
+			seen[rec[i].cookie] = true;
+		}
+		got += nr;
+	}
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, rec, 16));
+}
+
+/* A blocking context blocks in td_read until the first record. */
+TEST(read_blocks)
+{
+	struct td_timer_spec spec = mono(30 * MSEC, 3);
+	struct qtimer_record rec;
+	struct td_ctx *ctx;
+	int64_t due;
+
+	ASSERT_EQ(0, td_open(&ctx, 0));
+	due = td_now(CLOCK_MONOTONIC) + spec.expires_ns;
+	ASSERT_EQ(0, td_arm(ctx, &spec, NULL));
+	ASSERT_EQ(1, td_read(ctx, &rec, 1));
+	ASSERT_LE(due, td_now(CLOCK_MONOTONIC));
+	ASSERT_EQ(3, rec.cookie);
+	td_close(ctx);
+}
+
+TEST_F(qt, wait_timeout)
+{
+	struct qtimer_record rec;
+	int64_t start = td_now(CLOCK_MONOTONIC);
+
+	ASSERT_EQ(-ETIME, td_wait(self->ctx, &rec, 1, 50 * MSEC));
+	ASSERT_GE(td_now(CLOCK_MONOTONIC) - start, 50 * MSEC);
+	ASSERT_EQ(-ETIME, td_wait(self->ctx, &rec, 1, 0));
+	ASSERT_EQ(-EINVAL, td_wait(self->ctx, &rec, 0, 0));
+}
+
+/* The timer fires after the wait began but before its timeout. */
+TEST(wait_blocking_context)
+{
+	struct td_timer_spec spec = mono(20 * MSEC, 4);
+	struct qtimer_record rec;
+	struct td_ctx *ctx;
+
+	ASSERT_EQ(0, td_open(&ctx, 0));
+	ASSERT_EQ(-ETIME, td_wait(ctx, &rec, 1, 10 * MSEC));
+	ASSERT_EQ(0, td_arm(ctx, &spec, NULL));
+	ASSERT_EQ(1, td_wait(ctx, &rec, 1, PATIENCE));
+	ASSERT_EQ(4, rec.cookie);
+	td_close(ctx);
+}
+
+/* ---- td_dispatch ---- */
+
+struct tally {
+	unsigned int nr;
+	unsigned int per_cookie[300];
+	unsigned int bad;
+};
+
+static void tally_cb(const struct qtimer_record *rec, void *arg)
+{
+	struct tally *t = arg;
+
+	t->nr++;
+	if (rec->cookie < 300 && rec->count == 1 && rec->flags == QTIMER_REC_LAST)
+		t->per_cookie[rec->cookie]++;
+	else
+		t->bad++;
+}
+
+TEST_F(qt, dispatch_all)
+{
+	struct td_timer_spec spec = mono(5 * MSEC, 0);
+	struct tally t = { 0 };
+	int i, nr;
+
+	for (i = 0; i < 300; i++) {
+		spec.cookie = i;
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	}
+	ASSERT_TRUE(poll_ready(self->ctx, PATIENCE / MSEC));
+	/* max caps each call. */
+	nr = td_dispatch(self->ctx, tally_cb, &t, 7);
+	ASSERT_GT(nr, 0);
+	ASSERT_LE(nr, 7);
+	ASSERT_EQ(nr, t.nr);
+	while (t.nr < 300) {
+		ASSERT_TRUE(poll_ready(self->ctx, PATIENCE / MSEC));
+		nr = td_dispatch(self->ctx, tally_cb, &t, 1000);
+		ASSERT_GT(nr, 0);
+	}
+	ASSERT_EQ(300, t.nr);
+	ASSERT_EQ(0, t.bad);
+	for (i = 0; i < 300; i++)
+		ASSERT_EQ(1, t.per_cookie[i]);
+	ASSERT_EQ(-EAGAIN, td_dispatch(self->ctx, tally_cb, &t, 10));
+}
+
+TEST_F(qt, dispatch_bad_args)
+{
+	struct tally t = { 0 };
+
+	ASSERT_EQ(-EINVAL, td_dispatch(self->ctx, NULL, &t, 1));
+	ASSERT_EQ(-EINVAL, td_dispatch(self->ctx, tally_cb, &t, 0));
+}
+
+/* ---- td_fd with epoll ---- */
+
+TEST_F(qt, epoll)
+{
+	struct td_timer_spec spec = mono(20 * MSEC, 0);
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct qtimer_record rec;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	ASSERT_GE(ep, 0);
+	ev.data.u64 = 42;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, td_fd(self->ctx), &ev));
+	ASSERT_EQ(0, epoll_wait(ep, &ev, 1, 0));
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, PATIENCE / MSEC));
+	ASSERT_EQ(42, ev.data.u64);
+	ASSERT_EQ(EPOLLIN, ev.events);
+	ASSERT_EQ(1, td_read(self->ctx, &rec, 1));
+	/* Readable exactly while records are pending. */
+	ASSERT_EQ(0, epoll_wait(ep, &ev, 1, 0));
+	close(ep);
+}
+
+/* ---- batches ---- */
+
+struct results {
+	unsigned int nr;
+	unsigned int bad_order;
+	uint64_t ids[4096];
+	int res[4096];
+};
+
+static void results_cb(const struct td_completion *c, void *arg)
+{
+	struct results *r = arg;
+
+	/* user_data is the op's sequence number: completions come in order. */
+	if (c->user_data != r->nr || r->nr >= 4096) {
+		r->bad_order++;
+		return;
+	}
+	r->ids[r->nr] = c->id;
+	r->res[r->nr] = c->result;
+	r->nr++;
+}
+
+TEST_F(qt, batch_init_bad_capacity)
+{
+	struct td_batch batch;
+
+	ASSERT_EQ(-EINVAL, td_batch_init(self->ctx, &batch, 0));
+	ASSERT_EQ(-EINVAL, td_batch_init(self->ctx, &batch, QTIMER_SUBMIT_MAX + 1));
+}
+
+/* 1000 arms through a 64-op batch: 15 automatic flushes, then one more. */
+TEST_F(qt, batch_auto_flush)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+	struct results *r = calloc(1, sizeof(*r));
+	struct td_batch batch;
+	unsigned int i;
+
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 64));
+	td_batch_set_callback(&batch, results_cb, r);
+	for (i = 0; i < 1000; i++) {
+		spec.cookie = i;
+		ASSERT_EQ(0, td_batch_arm(&batch, &spec, i));
+		ASSERT_EQ((i + 1) / 64 * 64, r->nr);
+	}
+	ASSERT_EQ(1000 % 64, td_batch_flush(&batch));
+	ASSERT_EQ(1000, r->nr);
+	ASSERT_EQ(0, r->bad_order);
+	ASSERT_EQ(1000, batch.completed);
+	ASSERT_EQ(0, batch.failed);
+
+	/* Every id works in a single call, and cancelling them in a batch. */
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, td_cancel(self->ctx, r->ids[999]));
+	for (i = 0; i < 999; i++)
+		ASSERT_EQ(0, td_batch_cancel(&batch, r->ids[i], 1000 + i));
+	ASSERT_EQ(999 % 64, td_batch_flush(&batch));
+	ASSERT_EQ(1999, r->nr);
+	for (i = 1000; i < 1999; i++)
+		ASSERT_EQ(QTIMER_CANCEL_ARMED, r->res[i]);
+	ASSERT_EQ(0, batch.failed);
+	td_batch_free(&batch);
+	free(r);
+}
+
+/* Each op gets its own result; a failed op does not stop the others. */
+TEST_F(qt, batch_per_op_errors)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+	struct results *r = calloc(1, sizeof(*r));
+	struct td_batch batch;
+	uint64_t id;
+
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 16));
+	td_batch_set_callback(&batch, results_cb, r);
+	ASSERT_EQ(0, td_batch_cancel(&batch, id + 1, 0));	/* ENOENT */
+	spec.clockid = CLOCK_THREAD_CPUTIME_ID;
+	ASSERT_EQ(0, td_batch_arm(&batch, &spec, 1));		/* EINVAL */
+	ASSERT_EQ(0, td_batch_modify(&batch, id, -5, 0, 0, 0, 2)); /* EINVAL */
+	ASSERT_EQ(0, td_batch_modify(&batch, id, FAR, 0, 0, 0, 3));
+	ASSERT_EQ(0, td_batch_cancel(&batch, id, 4));
+	ASSERT_EQ(0, td_batch_cancel(&batch, id, 5));		/* ENOENT */
+	ASSERT_EQ(6, td_batch_flush(&batch));
+	ASSERT_EQ(6, r->nr);
+	ASSERT_EQ(0, r->bad_order);
+	ASSERT_EQ(-ENOENT, r->res[0]);
+	ASSERT_EQ(-EINVAL, r->res[1]);
+	ASSERT_EQ(0, r->ids[1]);
+	ASSERT_EQ(-EINVAL, r->res[2]);
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, r->res[3]);
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, r->res[4]);
+	ASSERT_EQ(-ENOENT, r->res[5]);
+	ASSERT_EQ(4, batch.failed);
+	td_batch_free(&batch);
+	free(r);
+}
+
+/*
+ * MODIFY through a batch: of 200 far timers, the even ones are pulled in
+ * to fire soon; exactly those fire, the odd ones are still armed.
+ */
+TEST_F(qt, batch_modify_selects_what_fires)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+	struct results *r = calloc(1, sizeof(*r));
+	struct qtimer_record rec;
+	struct tally t = { 0 };
+	struct td_batch batch;
+	uint64_t ids[200];
+	unsigned int i;
+
+	ASSERT_NE(NULL, r);
+	for (i = 0; i < 200; i++) {
+		spec.cookie = i;
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, &ids[i]));
+	}
+	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 32));
+	td_batch_set_callback(&batch, results_cb, r);
+	for (i = 0; i < 200; i += 2)
+		ASSERT_EQ(0, td_batch_modify(&batch, ids[i], 10 * MSEC, 0, 0, 0,
+					     i / 2));
+	ASSERT_EQ(100 % 32, td_batch_flush(&batch));
+	ASSERT_EQ(100, r->nr);
+	ASSERT_EQ(0, batch.failed);
+	while (t.nr < 100) {
+		ASSERT_TRUE(poll_ready(self->ctx, PATIENCE / MSEC));
+		ASSERT_GT(td_dispatch(self->ctx, tally_cb, &t, 1000), 0);
+	}
+	/* And nothing else fires. */
+	ASSERT_EQ(-ETIME, td_wait(self->ctx, &rec, 1, 100 * MSEC));
+	ASSERT_EQ(0, t.bad);
+	for (i = 0; i < 200; i++)
+		ASSERT_EQ(!(i & 1), t.per_cookie[i]);
+	for (i = 1; i < 200; i += 2)
+		ASSERT_EQ(QTIMER_CANCEL_ARMED, td_cancel(self->ctx, ids[i]));
+	td_batch_free(&batch);
+	free(r);
+}
+
+/* Unsubmitted ops are completed with -ECANCELED by td_batch_free. */
+TEST_F(qt, batch_free_reports_unsubmitted)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+	struct results *r = calloc(1, sizeof(*r));
+	struct qtimer_record rec;
+	struct td_batch batch;
+
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 8));
+	td_batch_set_callback(&batch, results_cb, r);
+	spec.expires_ns = MSEC;
+	ASSERT_EQ(0, td_batch_arm(&batch, &spec, 0));
+	td_batch_free(&batch);
+	ASSERT_EQ(1, r->nr);
+	ASSERT_EQ(-ECANCELED, r->res[0]);
+	/* It really was never armed. */
+	ASSERT_EQ(-ETIME, td_wait(self->ctx, &rec, 1, 50 * MSEC));
+	free(r);
+}
+
+/* ---- limits ---- */
+
+TEST_F(qt, enospc_per_fd)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+	long old = read_param("max_timers_per_fd");
+	int ret[9], i;
+
+	ASSERT_GT(old, 0);
+	ASSERT_EQ(0, write_param("max_timers_per_fd", 8));
+	for (i = 0; i < 9; i++)
+		ret[i] = td_arm(self->ctx, &spec, NULL);
+	ASSERT_EQ(0, write_param("max_timers_per_fd", old));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, ret[i]);
+	ASSERT_EQ(-ENOSPC, ret[8]);
+}
+
+TEST_F(qt, edquot_per_user)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+	long old = read_param("max_timers_per_user");
+	struct td_ctx *other;
+	int ret[9], i;
+
+	ASSERT_GT(old, 0);
+	ASSERT_EQ(0, td_open(&other, 0));
+	ASSERT_EQ(0, write_param("max_timers_per_user", 8));
+	/* The cap spans files: 5 here and 3 there make 8. */
+	for (i = 0; i < 9; i++)
+		ret[i] = td_arm(i < 5 ? self->ctx : other, &spec, NULL);
+	ASSERT_EQ(0, write_param("max_timers_per_user", old));
+	td_close(other);
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, ret[i]);
+	ASSERT_EQ(-EDQUOT, ret[8]);
+}
+
+/* td_close gives the user's timers back: the per-user count drops. */
+TEST(close_releases_timers)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+	long old = read_param("max_timers_per_user");
+	struct td_ctx *ctx;
+	int round, i, ret = 0;
+
+	ASSERT_GT(old, 0);
+	ASSERT_EQ(0, write_param("max_timers_per_user", 100));
+	for (round = 0; round < 3 && !ret; round++) {
+		ret = td_open(&ctx, 0);
+		for (i = 0; i < 100 && !ret; i++)
+			ret = td_arm(ctx, &spec, NULL);
+		td_close(ctx);
+	}
+	ASSERT_EQ(0, write_param("max_timers_per_user", old));
+	ASSERT_EQ(0, ret);
+}
+
+/* ---- thread safety ---- */
+
+struct armer {
+	struct td_ctx *ctx;
+	uint64_t ids[2000];
+	int err;
+};
+
+static void *armer_thread(void *arg)
+{
+	struct td_timer_spec spec = mono(FAR, 0);
+	struct armer *a = arg;
+	int i;
+
+	for (i = 0; i < 2000 && !a->err; i++)
+		a->err = td_arm(a->ctx, &spec, &a->ids[i]);
+	for (i = 0; i < 2000 && !a->err; i++)
+		if (td_cancel(a->ctx, a->ids[i]) != QTIMER_CANCEL_ARMED)
+			a->err = -EBADE;
+	return NULL;
+}
+
+/* Several threads on one context: distinct ids, every cancel exact. */
+TEST_F(qt, threads_share_context)
+{
+	static struct armer a[4];
+	pthread_t th[4];
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		a[i].ctx = self->ctx;
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, armer_thread, &a[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, pthread_join(th[i], NULL));
+		ASSERT_EQ(0, a[i].err);
+	}
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,694 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Native unit tests: the helpers, every error path that needs no device,
+ * and the library logic (handshake, op encoding, batch auto-flush and
+ * completion, read/wait/dispatch) against the fake device of fake_qtimer.c.
+ * The kernel side is tested by libtimerdev_test in the VM.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "timerdev.h"
+#include "fake_qtimer.h"
+
+#define NSEC_PER_SEC 1000000000LL
+
+/* ---- helpers ---- */
+
+TEST(ns_from_timespec)
+{
+	struct timespec ts = { .tv_sec = 3, .tv_nsec = 5 };
+
+	ASSERT_EQ(3000000005LL, td_ns_from_timespec(&ts));
+	ts = (struct timespec){ .tv_sec = -2, .tv_nsec = 500000000 };
+	ASSERT_EQ(-1500000000LL, td_ns_from_timespec(&ts));
+	ts = (struct timespec){ .tv_sec = INT64_MAX / NSEC_PER_SEC + 1 };
+	ASSERT_EQ(INT64_MAX, td_ns_from_timespec(&ts));
+	ts = (struct timespec){ .tv_sec = INT64_MIN / NSEC_PER_SEC - 1 };
+	ASSERT_EQ(INT64_MIN, td_ns_from_timespec(&ts));
+	/* The largest representable second with room for its nanoseconds. */
+	ts = (struct timespec){ .tv_sec = INT64_MAX / NSEC_PER_SEC,
+				.tv_nsec = INT64_MAX % NSEC_PER_SEC };
+	ASSERT_EQ(INT64_MAX, td_ns_from_timespec(&ts));
+	ts.tv_nsec++;
+	ASSERT_EQ(INT64_MAX, td_ns_from_timespec(&ts));
+}
+
+TEST(timespec_from_ns)
+{
+	struct timespec ts = td_timespec_from_ns(3000000005LL);
+
+	ASSERT_EQ(3, ts.tv_sec);
+	ASSERT_EQ(5, ts.tv_nsec);
+	/* Negative times are floored so that tv_nsec stays in [0, 1e9). */
+	ts = td_timespec_from_ns(-1);
+	ASSERT_EQ(-1, ts.tv_sec);
+	ASSERT_EQ(999999999, ts.tv_nsec);
+	ts = td_timespec_from_ns(-2000000000LL);
+	ASSERT_EQ(-2, ts.tv_sec);
+	ASSERT_EQ(0, ts.tv_nsec);
+	ts = td_timespec_from_ns(INT64_MIN);
+	ASSERT_EQ(INT64_MIN, td_ns_from_timespec(&ts));
+}
+
+TEST(timespec_round_trip)
+{
+	int64_t ns = 1;
+	int i;
+
+	srand(42);
+	for (i = 0; i < 100000; i++) {
+		struct timespec ts;
+
+		ns = ((int64_t)rand() << 33) ^ ((int64_t)rand() << 2) ^ rand();
+		if (i & 1)
+			ns = -ns;
+		ts = td_timespec_from_ns(ns);
+		ASSERT_GE(ts.tv_nsec, 0);
+		ASSERT_LT(ts.tv_nsec, NSEC_PER_SEC);
+		ASSERT_EQ(ns, td_ns_from_timespec(&ts));
+	}
+}
+
+TEST(now)
+{
+	int64_t a, b, rt;
+
+	a = td_now(CLOCK_MONOTONIC);
+	b = td_now(CLOCK_MONOTONIC);
+	ASSERT_GT(a, 0);
+	ASSERT_LE(a, b);
+	ASSERT_GT(td_now(CLOCK_BOOTTIME), 0);
+	rt = td_now(CLOCK_REALTIME);
+	ASSERT_LE(llabs(rt / NSEC_PER_SEC - (int64_t)time(NULL)), 2);
+}
+
+TEST(now_bad_clock)
+{
+	errno = 1234;
+	ASSERT_EQ(-EINVAL, td_now((clockid_t)12345));
+	ASSERT_EQ(1234, errno);
+}
+
+/* ---- opening without a device ---- */
+
+TEST(open_missing_path)
+{
+	struct td_ctx *ctx = (struct td_ctx *)1;
+
+	errno = 1234;
+	ASSERT_EQ(-ENOENT, td_open_path(&ctx, "/nonexistent/qtimer", 0));
+	ASSERT_NULL(ctx);
+	ASSERT_EQ(1234, errno);
+}
+
+TEST(open_default_device_missing)
+{
+	struct td_ctx *ctx;
+
+	if (access(TD_DEVICE_PATH, F_OK) == 0)
+		SKIP(return, TD_DEVICE_PATH " exists on this machine");
+	ASSERT_EQ(-ENOENT, td_open(&ctx, TD_CLOEXEC));
+	ASSERT_NULL(ctx);
+}
+
+TEST(open_bad_args)
+{
+	struct td_ctx *ctx = (struct td_ctx *)1;
+
+	ASSERT_EQ(-EINVAL, td_open(NULL, 0));
+	ASSERT_EQ(-EINVAL, td_open(&ctx, 1 << 5));
+	ASSERT_NULL(ctx);
+	ASSERT_EQ(-EINVAL, td_open(&ctx, -1));
+	ASSERT_EQ(-EINVAL, td_open_path(&ctx, NULL, 0));
+}
+
+TEST(open_not_a_qtimer)
+{
+	struct td_ctx *ctx;
+
+	/* /dev/null answers every ioctl with ENOTTY: no handshake. */
+	ASSERT_EQ(-ENOTSUP, td_open_path(&ctx, "/dev/null", 0));
+	ASSERT_NULL(ctx);
+	ASSERT_EQ(-ENOTSUP, td_open_path(&ctx, "/", 0));
+}
+
+TEST(null_ctx)
+{
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = -1 };
+	struct qtimer_version v;
+	struct qtimer_record rec;
+	struct td_batch batch;
+
+	td_close(NULL);
+	ASSERT_EQ(-EINVAL, td_fd(NULL));
+	ASSERT_EQ(-EINVAL, td_version(NULL, &v));
+	ASSERT_EQ(-EINVAL, td_arm(NULL, &spec, NULL));
+	ASSERT_EQ(-EINVAL, td_cancel(NULL, 1));
+	ASSERT_EQ(-EINVAL, td_modify(NULL, 1, 0, 0, 0, 0));
+	ASSERT_EQ(-EINVAL, td_read(NULL, &rec, 1));
+	ASSERT_EQ(-EINVAL, td_wait(NULL, &rec, 1, 0));
+	ASSERT_EQ(-EINVAL, td_dispatch(NULL, NULL, NULL, 1));
+	ASSERT_EQ(-EINVAL, td_batch_init(NULL, &batch, 1));
+	ASSERT_EQ(-EINVAL, td_batch_init(NULL, NULL, 1));
+	ASSERT_EQ(-EINVAL, td_batch_flush(NULL));
+	ASSERT_EQ(-EINVAL, td_batch_cancel(NULL, 1, 0));
+	td_batch_set_callback(NULL, NULL, NULL);
+	td_batch_free(NULL);
+}
+
+/* ---- against the fake device ---- */
+
+FIXTURE(fake) {
+	struct td_ctx *ctx;
+};
+
+FIXTURE_SETUP(fake)
+{
+	ASSERT_EQ(0, td_open_path(&self->ctx, FAKE_PATH, TD_NONBLOCK));
+	ASSERT_NE(NULL, self->ctx);
+}
+
+FIXTURE_TEARDOWN(fake)
+{
+	td_close(self->ctx);
+}
+
+TEST(open_flags)
+{
+	struct td_ctx *ctx;
+	int fd;
+
+	ASSERT_EQ(0, td_open_path(&ctx, FAKE_PATH, 0));
+	fd = td_fd(ctx);
+	ASSERT_EQ(fake.fd, fd);
+	ASSERT_EQ(O_RDONLY, fake.open_flags & O_ACCMODE);
+	ASSERT_EQ(0, fcntl(fd, F_GETFL) & O_NONBLOCK);
+	ASSERT_EQ(0, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	td_close(ctx);
+	/* td_close() closed the descriptor. */
+	ASSERT_EQ(-1, fcntl(fd, F_GETFD));
+
+	ASSERT_EQ(0, td_open_path(&ctx, FAKE_PATH, TD_NONBLOCK | TD_CLOEXEC));
+	fd = td_fd(ctx);
+	ASSERT_EQ(O_NONBLOCK, fake.open_flags & O_NONBLOCK);
+	ASSERT_EQ(O_CLOEXEC, fake.open_flags & O_CLOEXEC);
+	ASSERT_NE(0, fcntl(fd, F_GETFL) & O_NONBLOCK);
+	ASSERT_NE(0, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	td_close(ctx);
+}
+
+/* A failed handshake returns err and leaves no descriptor open. */
+static int open_expect(struct __test_metadata *_metadata, int err)
+{
+	struct td_ctx *ctx = (struct td_ctx *)1;
+	int ret = td_open_path(&ctx, FAKE_PATH, 0);
+
+	EXPECT_EQ(err, ret);
+	EXPECT_NULL(ctx);
+	EXPECT_EQ(-1, fcntl(fake.fd, F_GETFD));
+	return ret;
+}
+
+TEST(handshake_api_version)
+{
+	fake.version.api_version = QTIMER_API_VERSION + 1;
+	open_expect(_metadata, -EPROTO);
+}
+
+TEST(handshake_record_size)
+{
+	fake.version.record_size = sizeof(struct qtimer_record) + 8;
+	open_expect(_metadata, -EPROTO);
+}
+
+TEST(handshake_op_size)
+{
+	fake.version.op_size = sizeof(struct qtimer_op) - 8;
+	open_expect(_metadata, -EPROTO);
+}
+
+TEST(handshake_no_version_ioctl)
+{
+	fake.version_errno = ENOTTY;
+	open_expect(_metadata, -ENOTSUP);
+}
+
+TEST(handshake_other_error)
+{
+	fake.version_errno = EIO;
+	open_expect(_metadata, -EIO);
+}
+
+TEST(open_enomem)
+{
+	struct td_ctx *ctx;
+
+	fake.alloc_fail = 1;
+	errno = 1234;
+	ASSERT_EQ(-ENOMEM, td_open_path(&ctx, FAKE_PATH, 0));
+	ASSERT_EQ(1234, errno);
+	ASSERT_NULL(ctx);
+}
+
+TEST_F(fake, version_is_fresh)
+{
+	struct qtimer_version v;
+
+	fake.version.max_timers_per_fd = 77;
+	ASSERT_EQ(0, td_version(self->ctx, &v));
+	ASSERT_EQ(77, v.max_timers_per_fd);
+	ASSERT_EQ(QTIMER_API_VERSION, v.api_version);
+	ASSERT_EQ(-EINVAL, td_version(self->ctx, NULL));
+}
+
+TEST_F(fake, arm_encodes_spec)
+{
+	struct td_timer_spec spec = {
+		.clockid = CLOCK_REALTIME,
+		.flags = TD_TIMER_ABSTIME | TD_TIMER_CANCEL_ON_SET,
+		.expires_ns = 123,
+		.period_ns = 456,
+		.slack_ns = 789,
+		.cookie = 0xfeedULL << 40,
+		.cpu = 1,
+	};
+	uint64_t id = 0;
+
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_NE(0, id);
+	ASSERT_EQ(id, fake.last_op.id);
+	ASSERT_EQ(QTIMER_OP_ARM, fake.last_op.opcode);
+	ASSERT_EQ(CLOCK_REALTIME, fake.last_op.clockid);
+	ASSERT_EQ(QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET | QTIMER_F_CPU,
+		  fake.last_op.flags);
+	ASSERT_EQ(123, fake.last_op.expires_ns);
+	ASSERT_EQ(456, fake.last_op.period_ns);
+	ASSERT_EQ(789, fake.last_op.slack_ns);
+	ASSERT_EQ(spec.cookie, fake.last_op.cookie);
+	ASSERT_EQ(1, fake.last_op.cpu);
+	ASSERT_EQ(0, fake.last_op.reserved);
+
+	/* TD_CPU_ANY: no QTIMER_F_CPU, cpu 0; and the id may be ignored. */
+	spec.cpu = TD_CPU_ANY;
+	spec.flags = 0;
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	ASSERT_EQ(0, fake.last_op.flags);
+	ASSERT_EQ(0, fake.last_op.cpu);
+	ASSERT_EQ(2, fake_nr_live());
+}
+
+TEST_F(fake, arm_rejected_by_library)
+{
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = -1 };
+	unsigned int calls = fake.ioctl_calls;
+	uint64_t id = 99;
+
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, NULL, &id));
+	spec.flags = QTIMER_F_CPU;	/* set through .cpu, not flags */
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, &id));
+	spec.flags = 1U << 31;
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, &id));
+	spec.flags = 0;
+	spec.cpu = -2;
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, &id));
+	spec.cpu = -1;
+	spec.clockid = -1;
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, &id));
+	spec.clockid = 0x10000;
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, &id));
+	ASSERT_EQ(calls, fake.ioctl_calls);
+	ASSERT_EQ(99, id);
+}
+
+TEST_F(fake, arm_rejected_by_kernel)
+{
+	struct td_timer_spec spec = {
+		.clockid = CLOCK_MONOTONIC, .expires_ns = -1, .cpu = -1,
+	};
+	uint64_t id = 99;
+
+	errno = 1234;
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, &id));
+	ASSERT_EQ(1234, errno);
+	ASSERT_EQ(99, id);
+}
+
+TEST_F(fake, cancel_and_modify)
+{
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = -1,
+				      .expires_ns = 1000 };
+	unsigned int calls;
+	uint64_t id;
+
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED,
+		  td_modify(self->ctx, id, 5, 6, 7, TD_TIMER_ABSTIME));
+	ASSERT_EQ(QTIMER_OP_MODIFY, fake.last_op.opcode);
+	ASSERT_EQ(QTIMER_F_ABSTIME, fake.last_op.flags);
+	ASSERT_EQ(5, fake.last_op.expires_ns);
+	ASSERT_EQ(6, fake.last_op.period_ns);
+	ASSERT_EQ(7, fake.last_op.slack_ns);
+	ASSERT_EQ(0, fake.last_op.clockid);
+	ASSERT_EQ(0, fake.last_op.cookie);
+
+	calls = fake.ioctl_calls;
+	ASSERT_EQ(-EINVAL, td_modify(self->ctx, id, 5, 0, 0, QTIMER_F_CPU));
+	ASSERT_EQ(calls, fake.ioctl_calls);
+
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, td_cancel(self->ctx, id));
+	ASSERT_EQ(QTIMER_OP_CANCEL, fake.last_op.opcode);
+	ASSERT_EQ(-ENOENT, td_cancel(self->ctx, id));
+	ASSERT_EQ(-ENOENT, td_modify(self->ctx, id, 5, 0, 0, 0));
+}
+
+/* Completions as a batch callback sees them. */
+struct log {
+	unsigned int nr;
+	struct td_completion c[256];
+	struct td_batch *batch;	/* for the re-entrancy test */
+	int reentry[2];
+};
+
+static void log_cb(const struct td_completion *c, void *arg)
+{
+	struct log *log = arg;
+
+	if (log->nr < 256)
+		log->c[log->nr] = *c;
+	log->nr++;
+}
+
+TEST_F(fake, batch_init_errors)
+{
+	struct td_batch batch;
+
+	ASSERT_EQ(-EINVAL, td_batch_init(self->ctx, &batch, 0));
+	ASSERT_EQ(-EINVAL, td_batch_init(self->ctx, &batch, QTIMER_SUBMIT_MAX + 1));
+	ASSERT_EQ(-EINVAL, td_batch_arm(&batch, NULL, 0));	/* left unusable */
+	fake.alloc_fail = 1;
+	errno = 1234;
+	ASSERT_EQ(-ENOMEM, td_batch_init(self->ctx, &batch, 8));
+	ASSERT_EQ(1234, errno);
+	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, QTIMER_SUBMIT_MAX));
+	td_batch_free(&batch);
+	td_batch_free(&batch);	/* a freed batch is inert */
+}
+
+TEST(batch_needs_submit_feature)
+{
+	struct td_batch batch;
+	struct td_ctx *ctx;
+
+	fake.version.features &= ~QTIMER_FEAT_SUBMIT;
+	ASSERT_EQ(0, td_open_path(&ctx, FAKE_PATH, 0));
+	ASSERT_EQ(-ENOTSUP, td_batch_init(ctx, &batch, 8));
+	td_close(ctx);
+}
+
+TEST_F(fake, batch_auto_flush)
+{
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = -1,
+				      .expires_ns = NSEC_PER_SEC };
+	struct log log = { 0 };
+	struct td_batch batch;
+	unsigned int i, j;
+
+	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 4));
+	td_batch_set_callback(&batch, log_cb, &log);
+	for (i = 0; i < 10; i++) {
+		spec.cookie = i;
+		ASSERT_EQ(0, td_batch_arm(&batch, &spec, 100 + i));
+		/* Full arrays go out at once; the rest waits. */
+		ASSERT_EQ((i + 1) / 4 * 4, log.nr);
+		ASSERT_EQ((i + 1) % 4, batch.nr);
+		ASSERT_EQ((i + 1) / 4, fake.submit_calls);
+	}
+	ASSERT_EQ(2, td_batch_flush(&batch));
+	ASSERT_EQ(3, fake.submit_calls);
+	ASSERT_EQ(0, td_batch_flush(&batch));	/* empty: no call */
+	ASSERT_EQ(3, fake.submit_calls);
+	ASSERT_EQ(10, log.nr);
+	ASSERT_EQ(10, batch.completed);
+	ASSERT_EQ(0, batch.failed);
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(100 + i, log.c[i].user_data);
+		ASSERT_EQ(QTIMER_OP_ARM, log.c[i].opcode);
+		ASSERT_EQ(0, log.c[i].result);
+		ASSERT_NE(0, log.c[i].id);
+		for (j = 0; j < i; j++)
+			ASSERT_NE(log.c[j].id, log.c[i].id);
+	}
+	ASSERT_EQ(10, fake_nr_live());
+	td_batch_free(&batch);
+	ASSERT_EQ(10, log.nr);	/* nothing was left to cancel */
+}
+
+TEST_F(fake, batch_per_op_results)
+{
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = -1 };
+	struct log log = { 0 };
+	struct td_batch batch;
+	uint64_t id;
+
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 16));
+	td_batch_set_callback(&batch, log_cb, &log);
+	ASSERT_EQ(0, td_batch_modify(&batch, id, 10, 0, 0, 0, 1));
+	ASSERT_EQ(0, td_batch_cancel(&batch, id + 1000, 2));
+	ASSERT_EQ(0, td_batch_cancel(&batch, id, 3));
+	ASSERT_EQ(0, td_batch_modify(&batch, id, 10, 0, 0, 0, 4));
+	spec.expires_ns = -5;
+	ASSERT_EQ(0, td_batch_arm(&batch, &spec, 5));
+	/* Rejected by the library: not queued, no completion. */
+	ASSERT_EQ(-EINVAL, td_batch_modify(&batch, id, 10, 0, 0, 1U << 30, 6));
+	spec.cpu = -7;
+	ASSERT_EQ(-EINVAL, td_batch_arm(&batch, &spec, 7));
+	ASSERT_EQ(5, batch.nr);
+	ASSERT_EQ(0, log.nr);
+
+	ASSERT_EQ(5, td_batch_flush(&batch));
+	ASSERT_EQ(5, log.nr);
+	ASSERT_EQ(1, log.c[0].user_data);
+	ASSERT_EQ(QTIMER_OP_MODIFY, log.c[0].opcode);
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, log.c[0].result);
+	ASSERT_EQ(id, log.c[0].id);
+	ASSERT_EQ(-ENOENT, log.c[1].result);
+	ASSERT_EQ(id + 1000, log.c[1].id);
+	ASSERT_EQ(QTIMER_OP_CANCEL, log.c[2].opcode);
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, log.c[2].result);
+	ASSERT_EQ(-ENOENT, log.c[3].result);
+	ASSERT_EQ(QTIMER_OP_ARM, log.c[4].opcode);
+	ASSERT_EQ(-EINVAL, log.c[4].result);
+	ASSERT_EQ(0, log.c[4].id);
+	ASSERT_EQ(5, batch.completed);
+	ASSERT_EQ(3, batch.failed);
+	td_batch_free(&batch);
+}
+
+TEST_F(fake, batch_partial_submit_is_resumed)
+{
+	struct log log = { 0 };
+	struct td_batch batch;
+	unsigned int i;
+
+	fake.submit_limit = 3;
+	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 8));
+	td_batch_set_callback(&batch, log_cb, &log);
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, td_batch_cancel(&batch, 5000 + i, i));
+	/* 3 + 3 + 2 */
+	ASSERT_EQ(3, fake.submit_calls);
+	ASSERT_EQ(8, log.nr);
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(i, log.c[i].user_data);
+		ASSERT_EQ(-ENOENT, log.c[i].result);
+	}
+	td_batch_free(&batch);
+}
+
+TEST_F(fake, batch_failed_submit_completes_every_op)
+{
+	struct log log = { 0 };
+	struct td_batch batch;
+	unsigned int i;
+
+	fake.submit_errno = EIO;
+	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 4));
+	td_batch_set_callback(&batch, log_cb, &log);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, td_batch_cancel(&batch, 1, i));
+	errno = 1234;
+	ASSERT_EQ(-EIO, td_batch_cancel(&batch, 1, 3));
+	ASSERT_EQ(1234, errno);
+	ASSERT_EQ(0, batch.nr);
+	ASSERT_EQ(4, log.nr);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(i, log.c[i].user_data);
+		ASSERT_EQ(-EIO, log.c[i].result);
+	}
+	ASSERT_EQ(4, batch.failed);
+	/* The batch stays usable. */
+	fake.submit_errno = 0;
+	ASSERT_EQ(0, td_batch_cancel(&batch, 1, 4));
+	ASSERT_EQ(1, td_batch_flush(&batch));
+	ASSERT_EQ(-ENOENT, log.c[4].result);
+	td_batch_free(&batch);
+}
+
+TEST_F(fake, batch_free_cancels_queued_ops)
+{
+	struct log log = { 0 };
+	struct td_batch batch;
+
+	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 4));
+	td_batch_set_callback(&batch, log_cb, &log);
+	ASSERT_EQ(0, td_batch_cancel(&batch, 1, 7));
+	ASSERT_EQ(0, td_batch_modify(&batch, 1, 0, 0, 0, 0, 8));
+	td_batch_free(&batch);
+	ASSERT_EQ(0, fake.submit_calls);
+	ASSERT_EQ(2, log.nr);
+	ASSERT_EQ(7, log.c[0].user_data);
+	ASSERT_EQ(-ECANCELED, log.c[0].result);
+	ASSERT_EQ(8, log.c[1].user_data);
+	ASSERT_EQ(-ECANCELED, log.c[1].result);
+}
+
+static void reentrant_cb(const struct td_completion *c, void *arg)
+{
+	struct log *log = arg;
+
+	log_cb(c, arg);
+	log->reentry[0] = td_batch_cancel(log->batch, 1, 0);
+	log->reentry[1] = td_batch_flush(log->batch);
+}
+
+TEST_F(fake, batch_callback_cannot_reenter)
+{
+	struct log log = { 0 };
+	struct td_batch batch;
+
+	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 2));
+	log.batch = &batch;
+	td_batch_set_callback(&batch, reentrant_cb, &log);
+	ASSERT_EQ(0, td_batch_cancel(&batch, 1, 0));
+	ASSERT_EQ(0, td_batch_cancel(&batch, 1, 1));
+	ASSERT_EQ(2, log.nr);
+	ASSERT_EQ(-EBUSY, log.reentry[0]);
+	ASSERT_EQ(-EBUSY, log.reentry[1]);
+	ASSERT_EQ(0, batch.nr);
+	td_batch_free(&batch);
+}
+
+TEST_F(fake, batch_without_callback_counts)
+{
+	struct td_batch batch;
+	unsigned int i;
+
+	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 3));
+	for (i = 0; i < 7; i++)
+		ASSERT_EQ(0, td_batch_cancel(&batch, 1, i));
+	ASSERT_EQ(1, td_batch_flush(&batch));
+	ASSERT_EQ(7, batch.completed);
+	ASSERT_EQ(7, batch.failed);
+	td_batch_free(&batch);
+}
+
+TEST_F(fake, read_records)
+{
+	struct qtimer_record recs[8];
+	unsigned int i;
+
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, recs, 8));
+	ASSERT_EQ(-EINVAL, td_read(self->ctx, recs, 0));
+	ASSERT_EQ(-EINVAL, td_read(self->ctx, NULL, 1));
+	for (i = 0; i < 5; i++)
+		fake_push_record(i + 1, 10 + i, 1);
+	ASSERT_EQ(3, td_read(self->ctx, recs, 3));
+	ASSERT_EQ(1, recs[0].id);
+	ASSERT_EQ(12, recs[2].cookie);
+	ASSERT_EQ(2, td_read(self->ctx, recs, 8));
+	ASSERT_EQ(4, recs[0].id);
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, recs, 8));
+}
+
+TEST_F(fake, wait_times_out)
+{
+	struct qtimer_record rec;
+	int64_t start = td_now(CLOCK_MONOTONIC);
+
+	ASSERT_EQ(-ETIME, td_wait(self->ctx, &rec, 1, 20000000));
+	ASSERT_GE(td_now(CLOCK_MONOTONIC) - start, 20000000);
+	ASSERT_EQ(-ETIME, td_wait(self->ctx, &rec, 1, 0));
+	ASSERT_EQ(-EINVAL, td_wait(self->ctx, &rec, 0, 0));
+}
+
+TEST_F(fake, wait_returns_pending)
+{
+	struct qtimer_record recs[4];
+
+	fake_push_record(9, 99, 3);
+	ASSERT_EQ(1, td_wait(self->ctx, recs, 4, 0));
+	ASSERT_EQ(9, recs[0].id);
+	ASSERT_EQ(3, recs[0].count);
+	fake_push_record(10, 100, 1);
+	ASSERT_EQ(1, td_wait(self->ctx, recs, 4, -1));	/* no timeout */
+	ASSERT_EQ(10, recs[0].id);
+}
+
+struct seen {
+	unsigned int nr;
+	uint64_t ids[512];
+};
+
+static void seen_cb(const struct qtimer_record *rec, void *arg)
+{
+	struct seen *seen = arg;
+
+	seen->ids[seen->nr++ % 512] = rec->id;
+}
+
+TEST_F(fake, dispatch)
+{
+	struct seen seen = { 0 };
+	unsigned int i;
+
+	ASSERT_EQ(-EINVAL, td_dispatch(self->ctx, NULL, &seen, 10));
+	ASSERT_EQ(-EINVAL, td_dispatch(self->ctx, seen_cb, &seen, 0));
+	ASSERT_EQ(-EAGAIN, td_dispatch(self->ctx, seen_cb, &seen, 10));
+	for (i = 0; i < 150; i++)
+		fake_push_record(i + 1, 0, 1);
+	ASSERT_EQ(10, td_dispatch(self->ctx, seen_cb, &seen, 10));
+	/* More than one internal read's worth. */
+	ASSERT_EQ(140, td_dispatch(self->ctx, seen_cb, &seen, 1000));
+	ASSERT_EQ(150, seen.nr);
+	for (i = 0; i < 150; i++)
+		ASSERT_EQ(i + 1, seen.ids[i]);
+	ASSERT_EQ(-EAGAIN, td_dispatch(self->ctx, seen_cb, &seen, 10));
+}
+
+TEST_F(fake, epoll_readiness)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct qtimer_record rec;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	ASSERT_GE(ep, 0);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, td_fd(self->ctx), &ev));
+	ASSERT_EQ(0, epoll_wait(ep, &ev, 1, 0));
+	fake_push_record(1, 0, 1);
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 0));
+	ASSERT_EQ(1, td_read(self->ctx, &rec, 1));
+	ASSERT_EQ(0, epoll_wait(ep, &ev, 1, 0));
+	close(ep);
+}
+
+TEST_HARNESS_MAIN
