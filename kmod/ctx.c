@@ -28,6 +28,8 @@
 #include "base.h"
 #include "compat.h"
 #include "ctx.h"
+#define CREATE_TRACE_POINTS
+#include "trace.h"
 
 #define QT_NO_SLOT		(~0U)
 #define QT_MAX_SLOTS		(1U << 24)	/* t->slot is 24 bits */
@@ -406,6 +408,7 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args, u64 *id)
 		if (t->flags & QT_TF_CANCEL_ON_SET)
 			ctx->nr_cancel_on_set++;
 		*id = qt_timer_id(ctx, t);
+		trace_qtimer_arm(*id, args, cpu);
 		spin_unlock_irq(&ctx->wqh.lock);
 		return 0;
 	}
@@ -432,6 +435,7 @@ int qt_ctx_cancel(struct qt_ctx *ctx, u64 id)
 	} else {
 		ret = -ENOENT;
 	}
+	trace_qtimer_cancel(id, ret);
 	spin_unlock_irq(&ctx->wqh.lock);
 	return ret;
 }
@@ -552,6 +556,7 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args)
 	}
 	spin_unlock_irq(&ctx->wqh.lock);
 out:
+	trace_qtimer_modify(id, args, ret);
 	if (fresh)
 		qt_timer_free(fresh);
 	return ret;
@@ -578,6 +583,7 @@ void qt_ctx_deliver(struct qt_timer *t, ktime_t now)
 	if (t->state == QT_ARMED && t->heap_key == QT_KEY_NONE) {
 		t->state = QT_QUEUED;
 		t->count = 1;
+		trace_qtimer_expire(qt_timer_id(ctx, t), t->expires, now);
 		qt_ready_append(ctx, t);
 		ctx->nr_ready++;
 		wake = true;
@@ -637,6 +643,7 @@ static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
 		rec->flags |= QTIMER_REC_LAST;
 	if (t->flags & QT_TF_CANCELED)
 		rec->flags |= QTIMER_REC_CANCELED;
+	trace_qtimer_read(rec->id, rec->count, rec->flags);
 }
 
 /*

@@ -11,6 +11,7 @@
 #include "base.h"
 #include "ctx.h"
 #include "dev.h"
+#include "netlink.h"
 
 module_param_named(max_timers_per_fd, qt_max_timers_per_fd, ulong, 0644);
 MODULE_PARM_DESC(max_timers_per_fd,
@@ -33,6 +34,9 @@ static int __init qt_mod_init(void)
 	ret = qt_bases_init();
 	if (ret)
 		goto err_bases;
+	ret = qt_netlink_init();
+	if (ret)
+		goto err_netlink;
 	ret = qt_dev_init();
 	if (ret)
 		goto err_dev;
@@ -42,6 +46,8 @@ static int __init qt_mod_init(void)
 	return 0;
 
 err_dev:
+	qt_netlink_exit();
+err_netlink:
 	qt_bases_exit();
 err_bases:
 	qt_ctx_exit();
@@ -52,6 +58,7 @@ err_ctx:
 static void __exit qt_mod_exit(void)
 {
 	qt_dev_exit();
+	qt_netlink_exit();
 	qt_bases_exit();
 	qt_ctx_exit();
 }

@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make install` for the whole tree.  The top Makefile includes this file;
+# it also works on its own: make -f packaging/install.mk install [VAR=...].
+#
+#   install              everything below
+#   install-module       kmod/qtimer.ko for KDIR into
+#                        $(DESTDIR)/lib/modules/$(KVER)/extra (skipped, with a
+#                        note, when KDIR is empty); depmod when DESTDIR is empty
+#   install-headers      uapi/linux/*.h into $(INCLUDEDIR)/linux
+#   install-qtimerctl    qtimerctl into $(SBINDIR), its man page into $(MANDIR)
+#   install-udev         packaging/60-qtimer.rules into $(UDEVRULESDIR)
+#   install-dkms         the module source into $(DESTDIR)/usr/src/qtimer-$(VERSION)
+#   install-libtimerdev  libtimerdev's own `make install`, when it has one
+#   uninstall            remove what install put in place
+#   install-check        scripts/install-check.sh: all of it into a scratch
+#                        DESTDIR, then check the layout
+#
+# Variables: DESTDIR, PREFIX (/usr/local), SBINDIR, INCLUDEDIR, MANDIR,
+# UDEVRULESDIR (/lib/udev/rules.d), KDIR (a kernel build dir), KVER (its
+# release, read from KDIR by default).  VERSION comes from dkms.conf.
+#
+# Every name this file defines for itself starts with qt_inst_, so that it
+# cannot collide with the including Makefile's; the targets are the ones
+# listed above.
+
+qt_inst_saved_goal := $(.DEFAULT_GOAL)
+qt_inst_top := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
+
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+UDEVRULESDIR ?= /lib/udev/rules.d
+INSTALL ?= install
+KDIR ?=
+
+qt_inst_version := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' $(qt_inst_top)/dkms.conf)
+VERSION ?= $(qt_inst_version)
+qt_inst_dkms_dir = $(DESTDIR)/usr/src/qtimer-$(VERSION)
+
+# The release KDIR builds for, unless given: what `uname -r` will say.
+qt_inst_kver = $(or $(KVER),$(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+	$(KDIR)/include/generated/utsrelease.h 2>/dev/null))
+
+# The module is built from a private copy, as the test rig does, so that an
+# install never clobbers (or picks up) another build's objects.
+qt_inst_build = $(qt_inst_top)/build/install/$(qt_inst_kver)/src
+qt_inst_sources := Kbuild kmod uapi
+qt_inst_rsync := rsync -a --delete --exclude='*.o' --exclude='*.ko' \
+	--exclude='*.mod' --exclude='*.mod.c' --exclude='.*.cmd' \
+	--exclude='modules.order' --exclude='Module.symvers' --exclude='*.a' \
+	--exclude='.tmp_*' --exclude='*.dwo' --exclude='.cache.mk'
+
+# $(call qt_inst_has_target,TARGET,MAKEFILE)
+qt_inst_has_target = $(shell grep -Eqs '^([^:=[:space:]]+[[:space:]]+)*$(1)[[:space:]]*::?([^=]|$$)' $(2) && echo y)
+
+qt_inst_dirs := PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)"
+
+.PHONY: install install-module install-headers install-qtimerctl install-udev \
+	install-dkms install-libtimerdev uninstall install-check
+
+install: install-module install-headers install-qtimerctl install-udev \
+	install-dkms install-libtimerdev
+
+install-module:
+ifeq ($(strip $(KDIR)),)
+	@echo "install-module: no KDIR given: not installing qtimer.ko (use KDIR=/lib/modules/<release>/build)"
+else
+	@test -d "$(KDIR)" || { echo "install-module: KDIR=$(KDIR) does not exist" >&2; exit 1; }
+	@test -n "$(qt_inst_kver)" || { echo "install-module: cannot read the release of $(KDIR): give KVER=" >&2; exit 1; }
+	@mkdir -p $(qt_inst_build)
+	cd $(qt_inst_top) && $(qt_inst_rsync) $(qt_inst_sources) $(qt_inst_build)/
+	$(MAKE) -C $(KDIR) M=$(qt_inst_build) modules
+	$(INSTALL) -d $(DESTDIR)/lib/modules/$(qt_inst_kver)/extra
+	$(INSTALL) -m 644 $(qt_inst_build)/kmod/qtimer.ko $(DESTDIR)/lib/modules/$(qt_inst_kver)/extra/
+	$(if $(DESTDIR),,depmod -a $(qt_inst_kver))
+endif
+
+install-headers:
+	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/linux
+	$(INSTALL) -m 644 $(qt_inst_top)/uapi/linux/qtimer.h \
+		$(qt_inst_top)/uapi/linux/qtimer_netlink.h $(DESTDIR)$(INCLUDEDIR)/linux/
+
+install-qtimerctl:
+	$(MAKE) -C $(qt_inst_top)/qtimerctl install $(qt_inst_dirs) \
+		SBINDIR="$(SBINDIR)" MANDIR="$(MANDIR)"
+
+install-udev:
+	$(INSTALL) -d $(DESTDIR)$(UDEVRULESDIR)
+	$(INSTALL) -m 644 $(qt_inst_top)/packaging/60-qtimer.rules $(DESTDIR)$(UDEVRULESDIR)/
+
+install-dkms:
+	@test -n "$(VERSION)" || { echo "install-dkms: no PACKAGE_VERSION in dkms.conf" >&2; exit 1; }
+	$(INSTALL) -d $(qt_inst_dkms_dir)
+	cd $(qt_inst_top) && $(qt_inst_rsync) $(qt_inst_sources) dkms.conf $(qt_inst_dkms_dir)/
+
+install-libtimerdev:
+ifeq ($(call qt_inst_has_target,install,$(qt_inst_top)/libtimerdev/Makefile),y)
+	$(MAKE) -C $(qt_inst_top)/libtimerdev install $(qt_inst_dirs) \
+		INCLUDEDIR="$(INCLUDEDIR)" MANDIR="$(MANDIR)"
+else
+	@echo "install-libtimerdev: libtimerdev has no install target: skipped"
+endif
+
+uninstall:
+	$(MAKE) -C $(qt_inst_top)/qtimerctl uninstall $(qt_inst_dirs) \
+		SBINDIR="$(SBINDIR)" MANDIR="$(MANDIR)"
+	rm -f $(DESTDIR)$(INCLUDEDIR)/linux/qtimer_netlink.h \
+		$(DESTDIR)$(UDEVRULESDIR)/60-qtimer.rules
+	rm -rf $(qt_inst_dkms_dir)
+ifneq ($(strip $(KDIR)),)
+	rm -f $(DESTDIR)/lib/modules/$(qt_inst_kver)/extra/qtimer.ko
+endif
+ifeq ($(call qt_inst_has_target,uninstall,$(qt_inst_top)/libtimerdev/Makefile),y)
+	$(MAKE) -C $(qt_inst_top)/libtimerdev uninstall $(qt_inst_dirs) \
+		INCLUDEDIR="$(INCLUDEDIR)" MANDIR="$(MANDIR)"
+endif
+	rm -f $(DESTDIR)$(INCLUDEDIR)/linux/qtimer.h
+
+install-check:
+	$(qt_inst_top)/scripts/install-check.sh
+
+# Including this file must not change the includer's default goal.
+.DEFAULT_GOAL := $(qt_inst_saved_goal)

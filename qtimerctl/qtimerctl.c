@@ -1,0 +1,944 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * qtimerctl: inspect and tune the qtimer module through its generic netlink
+ * family (uapi/linux/qtimer_netlink.h), with libmnl.
+ *
+ *   qtimerctl stats [-w SECONDS] [-c COUNT] [-j|--json]
+ *   qtimerctl config get [-j|--json] [KEY]
+ *   qtimerctl config set KEY VALUE
+ *
+ * Exit status: 0 on success, 1 when the request failed (module not loaded,
+ * permission denied, value out of range), 2 on a usage error.
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
+#include <linux/qtimer_netlink.h>
+
+#ifndef CLOCK_BOOTTIME
+#define CLOCK_BOOTTIME 7
+#endif
+
+#define QTIMERCTL_VERSION	"1.0.0"
+#define QT_SYSFS_MODULE		"/sys/module/qtimer"
+
+#define EXIT_FAIL		1
+#define EXIT_USAGE		2
+
+/* Histogram buckets and heaps one message may carry; more are ignored. */
+#define MAX_BUCKETS		64
+#define MAX_HEAPS		8
+
+static const char *progname = "qtimerctl";
+
+static void __attribute__((format(printf, 1, 2))) err_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* --- netlink plumbing --------------------------------------------------- */
+
+struct nl {
+	struct mnl_socket *sock;
+	unsigned int portid;
+	unsigned int seq;
+	uint16_t family;
+	uint32_t version;
+	char *buf;
+	size_t buf_len;
+	/* The kernel's extended ack message for the last error, if any. */
+	char ext_msg[256];
+};
+
+typedef int (*nl_msg_cb)(const struct nlmsghdr *nlh, void *data);
+
+/* What mnl_cb_run2() hands every callback, control or not. */
+struct nl_call {
+	struct nl *nl;
+	nl_msg_cb cb;
+	void *data;
+};
+
+static int nl_msg_trampoline(const struct nlmsghdr *nlh, void *data)
+{
+	struct nl_call *call = data;
+
+	return call->cb(nlh, call->data);
+}
+
+/* NLMSG_ERROR: the final ack (0) or an error, maybe with an extended ack. */
+static int nl_error_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlmsgerr *err = mnl_nlmsg_get_payload(nlh);
+	struct nl *nl = ((struct nl_call *)data)->nl;
+	const struct nlattr *attr;
+	unsigned int offset;
+
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*err))) {
+		errno = EBADMSG;
+		return MNL_CB_ERROR;
+	}
+	if (!err->error)
+		return MNL_CB_STOP;
+
+	if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
+		/* The TLVs follow the echoed request, or its header if capped. */
+		offset = sizeof(*err);
+		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+			offset += err->msg.nlmsg_len - sizeof(err->msg);
+		mnl_attr_for_each(attr, nlh, offset) {
+			if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG &&
+			    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) >= 0)
+				snprintf(nl->ext_msg, sizeof(nl->ext_msg), "%s",
+					 mnl_attr_get_str(attr));
+		}
+	}
+	errno = -err->error;
+	return MNL_CB_ERROR;
+}
+
+static int nl_done_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return MNL_CB_STOP;
+}
+
+static int nl_noop_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return MNL_CB_OK;
+}
+
+static mnl_cb_t nl_ctl_cbs[NLMSG_MIN_TYPE] = {
+	[NLMSG_NOOP]	= nl_noop_cb,
+	[NLMSG_ERROR]	= nl_error_cb,
+	[NLMSG_DONE]	= nl_done_cb,
+};
+
+static struct nlmsghdr *nl_start(struct nl *nl, uint16_t type, uint8_t cmd,
+				 uint16_t flags, uint8_t version)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
+	struct genlmsghdr *genl;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	nlh->nlmsg_seq = ++nl->seq;
+	genl = mnl_nlmsg_put_extra_header(nlh, sizeof(*genl));
+	genl->cmd = cmd;
+	genl->version = version;
+	return nlh;
+}
+
+/*
+ * Send @nlh and feed every reply to @cb until the ack (which follows a do's
+ * reply) or the end of a dump.  Returns 0, or -1 with errno set and the
+ * kernel's explanation, if it gave one, in nl->ext_msg.
+ */
+static int nl_talk(struct nl *nl, struct nlmsghdr *nlh, nl_msg_cb cb,
+		   void *data)
+{
+	struct nl_call call = { .nl = nl, .cb = cb, .data = data };
+	unsigned int seq = nlh->nlmsg_seq;
+	ssize_t len;
+	int ret;
+
+	nl->ext_msg[0] = '\0';
+	if (mnl_socket_sendto(nl->sock, nlh, nlh->nlmsg_len) < 0)
+		return -1;
+	for (;;) {
+		len = mnl_socket_recvfrom(nl->sock, nl->buf, nl->buf_len);
+		if (len < 0)
+			return -1;
+		ret = mnl_cb_run2(nl->buf, len, seq, nl->portid,
+				  cb ? nl_msg_trampoline : NULL, &call,
+				  nl_ctl_cbs, MNL_ARRAY_SIZE(nl_ctl_cbs));
+		if (ret <= MNL_CB_STOP)
+			return ret < 0 ? -1 : 0;
+	}
+}
+
+static int ctrl_attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	int type = mnl_attr_get_type(attr);
+
+	if (type == CTRL_ATTR_FAMILY_ID &&
+	    mnl_attr_validate(attr, MNL_TYPE_U16) < 0)
+		return MNL_CB_ERROR;
+	if (type == CTRL_ATTR_VERSION &&
+	    mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
+		return MNL_CB_ERROR;
+	if (type <= CTRL_ATTR_MAX)
+		tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+static int ctrl_family_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[CTRL_ATTR_MAX + 1] = {};
+	struct nl *nl = data;
+
+	if (mnl_attr_parse(nlh, sizeof(struct genlmsghdr), ctrl_attr_cb, tb) < 0)
+		return MNL_CB_ERROR;
+	if (!tb[CTRL_ATTR_FAMILY_ID]) {
+		errno = EBADMSG;
+		return MNL_CB_ERROR;
+	}
+	nl->family = mnl_attr_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+	if (tb[CTRL_ATTR_VERSION])
+		nl->version = mnl_attr_get_u32(tb[CTRL_ATTR_VERSION]);
+	return MNL_CB_OK;
+}
+
+/* Why the family is missing: no module, or the wrong network namespace. */
+static void report_no_family(void)
+{
+	if (access(QT_SYSFS_MODULE, F_OK))
+		err_msg("qtimer module not loaded: generic netlink family '%s' not found",
+			QTIMER_GENL_NAME);
+	else
+		err_msg("generic netlink family '%s' not found although the qtimer module is loaded: it exists only in the initial network namespace",
+			QTIMER_GENL_NAME);
+}
+
+static int nl_open(struct nl *nl)
+{
+	struct nlmsghdr *nlh;
+	int one = 1;
+
+	nl->buf_len = MNL_SOCKET_BUFFER_SIZE;
+	nl->buf = malloc(nl->buf_len);
+	if (!nl->buf) {
+		err_msg("out of memory");
+		return -1;
+	}
+	nl->sock = mnl_socket_open(NETLINK_GENERIC);
+	if (!nl->sock) {
+		err_msg("cannot open a generic netlink socket: %s", strerror(errno));
+		return -1;
+	}
+	if (mnl_socket_bind(nl->sock, 0, MNL_SOCKET_AUTOPID) < 0) {
+		err_msg("cannot bind the netlink socket: %s", strerror(errno));
+		return -1;
+	}
+	nl->portid = mnl_socket_get_portid(nl->sock);
+	/* Best effort: older kernels just give no explanations. */
+	mnl_socket_setsockopt(nl->sock, NETLINK_EXT_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(nl->sock, NETLINK_CAP_ACK, &one, sizeof(one));
+	nl->seq = time(NULL);
+
+	nlh = nl_start(nl, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0, 1);
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, QTIMER_GENL_NAME);
+	if (nl_talk(nl, nlh, ctrl_family_cb, nl) < 0) {
+		if (errno == ENOENT)
+			report_no_family();
+		else
+			err_msg("cannot resolve generic netlink family '%s': %s",
+				QTIMER_GENL_NAME, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void nl_close(struct nl *nl)
+{
+	if (nl->sock)
+		mnl_socket_close(nl->sock);
+	free(nl->buf);
+}
+
+/* --- stats -------------------------------------------------------------- */
+
+struct heap {
+	uint32_t clockid;
+	uint64_t entries;
+	uint64_t dead;
+};
+
+struct bucket {
+	uint64_t min_ns;
+	uint64_t count;
+};
+
+struct stats {
+	bool has_cpu;
+	uint32_t cpu;
+	uint64_t armed, fired, cancelled, modified, coalesced;
+	uint64_t deferred_runs, max_run_ns;
+	struct heap heaps[MAX_HEAPS];
+	unsigned int nr_heaps;
+	struct bucket buckets[MAX_BUCKETS];
+	unsigned int nr_buckets;
+};
+
+struct stats_set {
+	struct stats *cpus;
+	unsigned int nr_cpus;
+	unsigned int cap_cpus;
+	struct stats total;
+};
+
+/* Attribute types of the stats set and the sets nested in it. */
+static const enum mnl_attr_data_type stats_types[QTIMER_A_STATS_MAX + 1] = {
+	[QTIMER_A_STATS_CPU]		= MNL_TYPE_U32,
+	[QTIMER_A_STATS_ARMED]		= MNL_TYPE_U64,
+	[QTIMER_A_STATS_FIRED]		= MNL_TYPE_U64,
+	[QTIMER_A_STATS_CANCELLED]	= MNL_TYPE_U64,
+	[QTIMER_A_STATS_MODIFIED]	= MNL_TYPE_U64,
+	[QTIMER_A_STATS_COALESCED]	= MNL_TYPE_U64,
+	[QTIMER_A_STATS_DEFERRED_RUNS]	= MNL_TYPE_U64,
+	[QTIMER_A_STATS_MAX_RUN_NS]	= MNL_TYPE_U64,
+	[QTIMER_A_STATS_HEAP]		= MNL_TYPE_NESTED,
+	[QTIMER_A_STATS_LATENESS]	= MNL_TYPE_NESTED,
+};
+
+static int heap_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct heap *h = data;
+
+	switch (mnl_attr_get_type(attr)) {
+	case QTIMER_A_HEAP_CLOCK:
+		if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
+			return MNL_CB_ERROR;
+		h->clockid = mnl_attr_get_u32(attr);
+		break;
+	case QTIMER_A_HEAP_ENTRIES:
+		if (mnl_attr_validate(attr, MNL_TYPE_U64) < 0)
+			return MNL_CB_ERROR;
+		h->entries = mnl_attr_get_u64(attr);
+		break;
+	case QTIMER_A_HEAP_DEAD:
+		if (mnl_attr_validate(attr, MNL_TYPE_U64) < 0)
+			return MNL_CB_ERROR;
+		h->dead = mnl_attr_get_u64(attr);
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+static int bucket_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct bucket *b = data;
+
+	switch (mnl_attr_get_type(attr)) {
+	case QTIMER_A_BUCKET_MIN_NS:
+		if (mnl_attr_validate(attr, MNL_TYPE_U64) < 0)
+			return MNL_CB_ERROR;
+		b->min_ns = mnl_attr_get_u64(attr);
+		break;
+	case QTIMER_A_BUCKET_COUNT:
+		if (mnl_attr_validate(attr, MNL_TYPE_U64) < 0)
+			return MNL_CB_ERROR;
+		b->count = mnl_attr_get_u64(attr);
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+static int stats_attr_cb(const struct nlattr *attr, void *data)
+{
+	int type = mnl_attr_get_type(attr);
+	struct stats *s = data;
+	uint64_t v = 0;
+
+	/* Newer kernels may add attributes: skip what is unknown. */
+	if (type > QTIMER_A_STATS_MAX || !stats_types[type])
+		return MNL_CB_OK;
+	if (mnl_attr_validate(attr, stats_types[type]) < 0)
+		return MNL_CB_ERROR;
+	if (stats_types[type] == MNL_TYPE_U64)
+		v = mnl_attr_get_u64(attr);
+
+	switch (type) {
+	case QTIMER_A_STATS_CPU:
+		s->has_cpu = true;
+		s->cpu = mnl_attr_get_u32(attr);
+		break;
+	case QTIMER_A_STATS_ARMED:
+		s->armed = v;
+		break;
+	case QTIMER_A_STATS_FIRED:
+		s->fired = v;
+		break;
+	case QTIMER_A_STATS_CANCELLED:
+		s->cancelled = v;
+		break;
+	case QTIMER_A_STATS_MODIFIED:
+		s->modified = v;
+		break;
+	case QTIMER_A_STATS_COALESCED:
+		s->coalesced = v;
+		break;
+	case QTIMER_A_STATS_DEFERRED_RUNS:
+		s->deferred_runs = v;
+		break;
+	case QTIMER_A_STATS_MAX_RUN_NS:
+		s->max_run_ns = v;
+		break;
+	case QTIMER_A_STATS_HEAP:
+		if (s->nr_heaps == MAX_HEAPS)
+			break;
+		if (mnl_attr_parse_nested(attr, heap_attr_cb,
+					  &s->heaps[s->nr_heaps]) < 0)
+			return MNL_CB_ERROR;
+		s->nr_heaps++;
+		break;
+	case QTIMER_A_STATS_LATENESS:
+		if (s->nr_buckets == MAX_BUCKETS)
+			break;
+		if (mnl_attr_parse_nested(attr, bucket_attr_cb,
+					  &s->buckets[s->nr_buckets]) < 0)
+			return MNL_CB_ERROR;
+		s->nr_buckets++;
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+static int stats_parse(const struct nlmsghdr *nlh, struct stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (mnl_attr_parse(nlh, sizeof(struct genlmsghdr), stats_attr_cb, s) < 0) {
+		errno = EBADMSG;
+		return MNL_CB_ERROR;
+	}
+	return MNL_CB_OK;
+}
+
+static int stats_cpu_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct stats_set *set = data;
+
+	if (set->nr_cpus == set->cap_cpus) {
+		unsigned int cap = set->cap_cpus ? set->cap_cpus * 2 : 16;
+		struct stats *cpus = realloc(set->cpus, cap * sizeof(*cpus));
+
+		if (!cpus) {
+			errno = ENOMEM;
+			return MNL_CB_ERROR;
+		}
+		set->cpus = cpus;
+		set->cap_cpus = cap;
+	}
+	if (stats_parse(nlh, &set->cpus[set->nr_cpus]) != MNL_CB_OK)
+		return MNL_CB_ERROR;
+	set->nr_cpus++;
+	return MNL_CB_OK;
+}
+
+static int stats_total_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct stats_set *set = data;
+
+	return stats_parse(nlh, &set->total);
+}
+
+/* One sample: the per-CPU dump, then the kernel's totals. */
+static int stats_fetch(struct nl *nl, struct stats_set *set)
+{
+	struct nlmsghdr *nlh;
+
+	set->nr_cpus = 0;
+	nlh = nl_start(nl, nl->family, QTIMER_CMD_GET_STATS, NLM_F_DUMP,
+		       QTIMER_GENL_VERSION);
+	if (nl_talk(nl, nlh, stats_cpu_cb, set) < 0)
+		return -1;
+	nlh = nl_start(nl, nl->family, QTIMER_CMD_GET_STATS, 0,
+		       QTIMER_GENL_VERSION);
+	return nl_talk(nl, nlh, stats_total_cb, set);
+}
+
+static const char *clock_name(uint32_t clockid)
+{
+	switch (clockid) {
+	case CLOCK_REALTIME:
+		return "realtime";
+	case CLOCK_MONOTONIC:
+		return "monotonic";
+	case CLOCK_BOOTTIME:
+		return "boottime";
+	}
+	return "unknown";
+}
+
+/* "0/12/3": one number per heap, in the kernel's clock order. */
+static void heap_column(const struct stats *s, bool dead, char *buf,
+			size_t len)
+{
+	size_t off = 0;
+	unsigned int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < s->nr_heaps && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%" PRIu64, i ? "/" : "",
+				dead ? s->heaps[i].dead : s->heaps[i].entries);
+}
+
+static void print_row(const char *label, const struct stats *s)
+{
+	char heap[64], dead[64];
+
+	heap_column(s, false, heap, sizeof(heap));
+	heap_column(s, true, dead, sizeof(dead));
+	printf("%-6s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
+	       " %10" PRIu64 " %9" PRIu64 " %11.1f %16s %12s\n",
+	       label, s->armed, s->fired, s->cancelled, s->modified,
+	       s->coalesced, s->deferred_runs, s->max_run_ns / 1000.0, heap,
+	       dead);
+}
+
+/* 1024 -> "1.02us": three significant digits. */
+static void format_ns(uint64_t ns, char *buf, size_t len)
+{
+	static const char *const units[] = { "ns", "us", "ms", "s" };
+	double v = ns;
+	unsigned int u = 0;
+
+	while (v >= 1000 && u < 3) {
+		v /= 1000;
+		u++;
+	}
+	if (!u || v >= 100)
+		snprintf(buf, len, "%.0f%s", v, units[u]);
+	else if (v >= 10)
+		snprintf(buf, len, "%.1f%s", v, units[u]);
+	else
+		snprintf(buf, len, "%.2f%s", v, units[u]);
+}
+
+static void print_lateness(const struct stats *s)
+{
+	char lo[16], hi[16];
+	unsigned int i;
+
+	printf("\nexpiry lateness (all CPUs)\n");
+	for (i = 0; i < s->nr_buckets; i++) {
+		format_ns(s->buckets[i].min_ns, lo, sizeof(lo));
+		if (i + 1 < s->nr_buckets) {
+			format_ns(s->buckets[i + 1].min_ns, hi, sizeof(hi));
+			printf("  %7s .. %-7s %12" PRIu64 "\n", lo, hi,
+			       s->buckets[i].count);
+		} else {
+			printf("  %7s .. %-7s %12" PRIu64 "\n", lo, "",
+			       s->buckets[i].count);
+		}
+	}
+}
+
+static void print_table(const struct stats_set *set)
+{
+	char label[16], clocks[64] = "";
+	const struct stats *t = &set->total;
+	size_t off = 0;
+	unsigned int i;
+
+	for (i = 0; i < t->nr_heaps && off < sizeof(clocks); i++)
+		off += snprintf(clocks + off, sizeof(clocks) - off, "%s%.4s",
+				i ? "/" : "", clock_name(t->heaps[i].clockid));
+	printf("%-6s %12s %12s %12s %10s %10s %9s %11s %16s %12s\n", "CPU",
+	       "ARMED", "FIRED", "CANCELLED", "MODIFIED", "COALESCED",
+	       "DEFERRED", "MAX_RUN_US", "HEAP", "DEAD");
+	printf("%-6s %12s %12s %12s %10s %10s %9s %11s %16s %12s\n", "", "",
+	       "", "", "", "", "", "", clocks, clocks);
+	for (i = 0; i < set->nr_cpus; i++) {
+		snprintf(label, sizeof(label), "%u", set->cpus[i].cpu);
+		print_row(label, &set->cpus[i]);
+	}
+	print_row("total", t);
+	print_lateness(t);
+}
+
+static void json_stats(const struct stats *s)
+{
+	unsigned int i;
+
+	putchar('{');
+	if (s->has_cpu)
+		printf("\"cpu\":%u,", s->cpu);
+	printf("\"armed\":%" PRIu64 ",\"fired\":%" PRIu64
+	       ",\"cancelled\":%" PRIu64 ",\"modified\":%" PRIu64
+	       ",\"coalesced\":%" PRIu64 ",\"deferred_runs\":%" PRIu64
+	       ",\"max_run_ns\":%" PRIu64 ",\"heaps\":[",
+	       s->armed, s->fired, s->cancelled, s->modified, s->coalesced,
+	       s->deferred_runs, s->max_run_ns);
+	for (i = 0; i < s->nr_heaps; i++)
+		printf("%s{\"clock\":\"%s\",\"clockid\":%u,\"entries\":%" PRIu64
+		       ",\"dead\":%" PRIu64 "}", i ? "," : "",
+		       clock_name(s->heaps[i].clockid), s->heaps[i].clockid,
+		       s->heaps[i].entries, s->heaps[i].dead);
+	printf("],\"lateness\":[");
+	for (i = 0; i < s->nr_buckets; i++)
+		printf("%s{\"min_ns\":%" PRIu64 ",\"count\":%" PRIu64 "}",
+		       i ? "," : "", s->buckets[i].min_ns, s->buckets[i].count);
+	printf("]}");
+}
+
+/* One JSON object per sample, on one line (JSON Lines with -w). */
+static void print_json(const struct stats_set *set)
+{
+	unsigned int i;
+
+	printf("{\"cpus\":[");
+	for (i = 0; i < set->nr_cpus; i++) {
+		if (i)
+			putchar(',');
+		json_stats(&set->cpus[i]);
+	}
+	printf("],\"total\":");
+	json_stats(&set->total);
+	printf("}\n");
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static void report_request_error(const struct nl *nl, const char *what)
+{
+	if (nl->ext_msg[0])
+		err_msg("%s: %s (%s)", what, strerror(errno), nl->ext_msg);
+	else
+		err_msg("%s: %s", what, strerror(errno));
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return errno || *end ? -1 : 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s stats [-w SECONDS] [-c COUNT] [-j|--json]\n"
+		"       %s config get [-j|--json] [KEY]\n"
+		"       %s config set KEY VALUE\n"
+		"       %s -h|--help | -V|--version\n"
+		"keys: max_timers_per_fd (1..%llu), max_timers_per_user (1..%llu)\n",
+		progname, progname, progname, progname,
+		QTIMER_MAX_TIMERS_PER_FD_LIMIT, QTIMER_MAX_TIMERS_PER_USER_LIMIT);
+}
+
+static int cmd_stats(struct nl *nl, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "watch", required_argument, NULL, 'w' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct stats_set set = {};
+	double interval = 0;
+	uint64_t count = 0, n;
+	bool json = false;
+	struct timespec ts;
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+w:c:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'w':
+			interval = strtod(optarg, &end);
+			if (*end || !(interval > 0) || interval > 86400) {
+				err_msg("stats: -w wants a number of seconds, not '%s'",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'c':
+			if (parse_u64(optarg, &count) || !count) {
+				err_msg("stats: -c wants a positive count, not '%s'",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		err_msg("stats: unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!interval)
+		count = 1;
+	if (nl_open(nl) < 0)
+		return EXIT_FAIL;
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	for (n = 0; !stop && (!count || n < count); n++) {
+		if (n) {
+			ts.tv_sec = (time_t)interval;
+			ts.tv_nsec = (long)((interval - ts.tv_sec) * 1e9);
+			while (nanosleep(&ts, &ts) && errno == EINTR && !stop)
+				;
+			if (stop)
+				break;
+		}
+		if (stats_fetch(nl, &set) < 0) {
+			report_request_error(nl, "stats");
+			free(set.cpus);
+			return EXIT_FAIL;
+		}
+		if (json) {
+			print_json(&set);
+		} else {
+			if (n)
+				putchar('\n');
+			if (interval) {
+				time_t now = time(NULL);
+				char when[32];
+
+				strftime(when, sizeof(when), "%F %T",
+					 localtime(&now));
+				printf("# %s\n", when);
+			}
+			print_table(&set);
+		}
+		fflush(stdout);
+	}
+	free(set.cpus);
+	return 0;
+}
+
+/* --- config ------------------------------------------------------------- */
+
+static const struct config_key {
+	const char *name;
+	uint16_t attr;
+	uint64_t max;
+} config_keys[] = {
+	{ "max_timers_per_fd", QTIMER_A_CONFIG_MAX_TIMERS_PER_FD,
+	  QTIMER_MAX_TIMERS_PER_FD_LIMIT },
+	{ "max_timers_per_user", QTIMER_A_CONFIG_MAX_TIMERS_PER_USER,
+	  QTIMER_MAX_TIMERS_PER_USER_LIMIT },
+};
+
+#define NR_CONFIG_KEYS (sizeof(config_keys) / sizeof(config_keys[0]))
+
+struct config {
+	bool has[QTIMER_A_CONFIG_MAX + 1];
+	uint64_t value[QTIMER_A_CONFIG_MAX + 1];
+};
+
+static const struct config_key *config_key_find(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_CONFIG_KEYS; i++)
+		if (!strcmp(config_keys[i].name, name))
+			return &config_keys[i];
+	err_msg("config: unknown key '%s' (known: max_timers_per_fd, max_timers_per_user)",
+		name);
+	return NULL;
+}
+
+static int config_attr_cb(const struct nlattr *attr, void *data)
+{
+	int type = mnl_attr_get_type(attr);
+	struct config *cfg = data;
+
+	if (type != QTIMER_A_CONFIG_MAX_TIMERS_PER_FD &&
+	    type != QTIMER_A_CONFIG_MAX_TIMERS_PER_USER)
+		return MNL_CB_OK;
+	if (mnl_attr_validate(attr, MNL_TYPE_U64) < 0)
+		return MNL_CB_ERROR;
+	cfg->has[type] = true;
+	cfg->value[type] = mnl_attr_get_u64(attr);
+	return MNL_CB_OK;
+}
+
+static int config_cb(const struct nlmsghdr *nlh, void *data)
+{
+	if (mnl_attr_parse(nlh, sizeof(struct genlmsghdr), config_attr_cb,
+			   data) < 0) {
+		errno = EBADMSG;
+		return MNL_CB_ERROR;
+	}
+	return MNL_CB_OK;
+}
+
+static int cmd_config_get(struct nl *nl, int argc, char **argv)
+{
+	const struct config_key *key = NULL;
+	struct config cfg = {};
+	struct nlmsghdr *nlh;
+	bool json = false;
+	unsigned int i;
+	int arg = 0;
+
+	if (argc > arg && (!strcmp(argv[arg], "-j") || !strcmp(argv[arg], "--json"))) {
+		json = true;
+		arg++;
+	}
+	if (argc > arg) {
+		key = config_key_find(argv[arg++]);
+		if (!key)
+			return EXIT_USAGE;
+	}
+	if (argc > arg) {
+		err_msg("config get: unexpected argument '%s'", argv[arg]);
+		return EXIT_USAGE;
+	}
+	if (nl_open(nl) < 0)
+		return EXIT_FAIL;
+
+	nlh = nl_start(nl, nl->family, QTIMER_CMD_GET_CONFIG, 0,
+		       QTIMER_GENL_VERSION);
+	if (nl_talk(nl, nlh, config_cb, &cfg) < 0) {
+		report_request_error(nl, "config get");
+		return EXIT_FAIL;
+	}
+	for (i = 0; i < NR_CONFIG_KEYS; i++) {
+		if (!cfg.has[config_keys[i].attr]) {
+			err_msg("config get: the kernel did not report %s",
+				config_keys[i].name);
+			return EXIT_FAIL;
+		}
+	}
+
+	if (key && json)
+		printf("{\"%s\":%" PRIu64 "}\n", key->name, cfg.value[key->attr]);
+	else if (key)
+		printf("%" PRIu64 "\n", cfg.value[key->attr]);
+	else if (json)
+		for (i = 0; i < NR_CONFIG_KEYS; i++)
+			printf("%s\"%s\":%" PRIu64 "%s", i ? "," : "{",
+			       config_keys[i].name, cfg.value[config_keys[i].attr],
+			       i + 1 < NR_CONFIG_KEYS ? "" : "}\n");
+	else
+		for (i = 0; i < NR_CONFIG_KEYS; i++)
+			printf("%s: %" PRIu64 "\n", config_keys[i].name,
+			       cfg.value[config_keys[i].attr]);
+	return 0;
+}
+
+static int cmd_config_set(struct nl *nl, int argc, char **argv)
+{
+	const struct config_key *key;
+	struct nlmsghdr *nlh;
+	uint64_t value;
+
+	if (argc != 2) {
+		err_msg("config set: wants KEY VALUE");
+		return EXIT_USAGE;
+	}
+	key = config_key_find(argv[0]);
+	if (!key)
+		return EXIT_USAGE;
+	if (parse_u64(argv[1], &value)) {
+		err_msg("config set: %s: '%s' is not a number", key->name,
+			argv[1]);
+		return EXIT_USAGE;
+	}
+	if (nl_open(nl) < 0)
+		return EXIT_FAIL;
+
+	nlh = nl_start(nl, nl->family, QTIMER_CMD_SET_CONFIG, 0,
+		       QTIMER_GENL_VERSION);
+	mnl_attr_put_u64(nlh, key->attr, value);
+	if (nl_talk(nl, nlh, NULL, NULL) < 0) {
+		if (errno == EPERM)
+			err_msg("config set: permission denied: changing the qtimer caps needs CAP_SYS_ADMIN and CAP_NET_ADMIN (run as root)");
+		else if (errno == ERANGE)
+			err_msg("config set: %s: %" PRIu64 " is out of range (1..%" PRIu64 ")",
+				key->name, value, key->max);
+		else
+			report_request_error(nl, "config set");
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+static int cmd_config(struct nl *nl, int argc, char **argv)
+{
+	if (argc < 1) {
+		err_msg("config: wants 'get' or 'set'");
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[0], "get"))
+		return cmd_config_get(nl, argc - 1, argv + 1);
+	if (!strcmp(argv[0], "set"))
+		return cmd_config_set(nl, argc - 1, argv + 1);
+	err_msg("config: unknown subcommand '%s' (get, set)", argv[0]);
+	return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	int (*cmd)(struct nl *nl, int argc, char **argv);
+	struct nl nl = {};
+	int ret;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("qtimerctl %s (netlink family %s version %d)\n",
+		       QTIMERCTL_VERSION, QTIMER_GENL_NAME, QTIMER_GENL_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "stats")) {
+		cmd = cmd_stats;
+	} else if (!strcmp(argv[1], "config")) {
+		cmd = cmd_config;
+	} else {
+		err_msg("unknown command '%s'", argv[1]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+
+	/* Each command parses its arguments, then opens the socket. */
+	if (cmd == cmd_stats) {
+		optind = 1;
+		ret = cmd(&nl, argc - 1, argv + 1);
+	} else {
+		ret = cmd(&nl, argc - 2, argv + 2);
+	}
+	nl_close(&nl);
+	return ret;
+}

@@ -1,0 +1,210 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install the whole tree into a scratch DESTDIR and check the layout: the
+# module, qtimerctl and its man page, the uapi headers, the udev rule, the
+# DKMS source tree (and that DKMS's MAKE line builds it), libtimerdev, that
+# nothing lands elsewhere, and that uninstall removes it all.  Prints
+# kselftest-style TAP ending with a "# Totals:" line; exits non-zero on a
+# failure.  Never touches the live system.
+#
+#   scripts/install-check.sh            KDIR: $KDIR, else the stock-6.1 test
+#                                       kernel's build dir (module and DKMS
+#                                       checks skip when there is none)
+#   KEEP=1 scripts/install-check.sh     keep the scratch directory
+
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+scratch=$(mktemp -d /tmp/qtimer-install-check.XXXXXX)
+root=$scratch/root
+prefix=/usr
+log=$scratch/log
+
+cleanup() {
+	if [ "${KEEP:-0}" = 1 ]; then
+		echo "# kept $scratch"
+	else
+		rm -rf "$scratch"
+	fi
+}
+trap cleanup EXIT
+
+nr=0 pass=0 fail=0 skip=0
+ok() { nr=$((nr + 1)); pass=$((pass + 1)); echo "ok $nr $*"; }
+not_ok() { nr=$((nr + 1)); fail=$((fail + 1)); echo "not ok $nr $1"; shift; for l in "$@"; do echo "# $l"; done; }
+skip() { nr=$((nr + 1)); skip=$((skip + 1)); echo "ok $nr $1 # SKIP $2"; }
+# check NAME CMD...: one test, passing when CMD succeeds; its output is
+# shown on failure.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		ok "$name"
+	else
+		not_ok "$name" "command: $*" "${out:-(no output)}"
+	fi
+}
+
+kdir=${KDIR:-$("$top/scripts/vm/kernel.sh" stock-6.1 kdir 2>/dev/null || true)}
+[ -n "$kdir" ] && [ -d "$kdir" ] || kdir=''
+kver=''
+if [ -n "$kdir" ]; then
+	kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h" 2>/dev/null)
+fi
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+
+echo "TAP version 13"
+echo "1..14"
+echo "# DESTDIR=$root PREFIX=$prefix KDIR=${kdir:-none} KVER=${kver:-none} VERSION=$version"
+
+# The top Makefile gets `install` by including packaging/install.mk; until
+# it does, use that file directly.
+if grep -Eq '^include .*packaging/install\.mk' "$top/Makefile" 2>/dev/null; then
+	make_install=(make -C "$top" --no-print-directory)
+else
+	make_install=(make -C "$top" --no-print-directory -f packaging/install.mk)
+fi
+
+# 1: the install itself.
+if "${make_install[@]}" install DESTDIR="$root" PREFIX="$prefix" KDIR="$kdir" >"$log" 2>&1; then
+	ok "make install into a scratch DESTDIR"
+else
+	not_ok "make install into a scratch DESTDIR" "$(tail -n 20 "$log")"
+fi
+
+# 2: the module, built for KDIR's release.
+ko=$root/lib/modules/$kver/extra/qtimer.ko
+if [ -z "$kdir" ]; then
+	skip "module in lib/modules/<release>/extra" "no kernel build dir"
+elif [ ! -f "$ko" ]; then
+	not_ok "module in lib/modules/$kver/extra" "missing: $ko"
+else
+	vermagic=$(modinfo -F vermagic "$ko" 2>&1)
+	name=$(modinfo -F name "$ko" 2>&1)
+	parms=$(modinfo -F parm "$ko" 2>&1)
+	if [ "${vermagic%% *}" = "$kver" ] && [ "$name" = qtimer ] &&
+		grep -q '^max_timers_per_fd:' <<<"$parms" && grep -q '^max_timers_per_user:' <<<"$parms"; then
+		ok "module in lib/modules/$kver/extra (vermagic $kver, both caps as parameters)"
+	else
+		not_ok "module in lib/modules/$kver/extra" "vermagic: $vermagic" "name: $name" "parm: $parms"
+	fi
+fi
+
+# 3: qtimerctl, executable, runs, and finds its libraries.
+tool=$root$prefix/sbin/qtimerctl
+check "qtimerctl in $prefix/sbin runs" \
+	bash -c "[ -x '$tool' ] && '$tool' --version | grep -q '^qtimerctl ' && ! ldd '$tool' | grep -q 'not found'"
+
+# 4: its man page, lint-clean.
+man8=$root$prefix/share/man/man8/qtimerctl.8
+check "qtimerctl.8 in $prefix/share/man/man8, groff-clean" \
+	bash -c "[ -f '$man8' ] && out=\$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z '$man8' 2>&1) && [ -z \"\$out\" ]"
+
+# 5: the uapi headers, identical to the tree's.
+check "uapi headers in $prefix/include/linux" \
+	bash -c "cmp '$top/uapi/linux/qtimer.h' '$root$prefix/include/linux/qtimer.h' &&
+		 cmp '$top/uapi/linux/qtimer_netlink.h' '$root$prefix/include/linux/qtimer_netlink.h'"
+
+# 6: ... and they stand alone, in strict C, from the installed location.
+cat >"$scratch/headers.c" <<'EOF'
+#include <linux/qtimer.h>
+#include <linux/qtimer_netlink.h>
+_Static_assert(sizeof(struct qtimer_op) == 64, "op size");
+_Static_assert(sizeof(struct qtimer_record) == 32, "record size");
+_Static_assert(QTIMER_CMD_MAX == QTIMER_CMD_SET_CONFIG, "commands");
+int main(void) { return 0; }
+EOF
+check "installed headers compile alone (-std=c11 -pedantic -Werror)" \
+	cc -std=c11 -pedantic -Wall -Wextra -Werror -I"$root$prefix/include" \
+		-o "$scratch/headers" "$scratch/headers.c"
+
+# 7: the udev rule.
+rule=$root/lib/udev/rules.d/60-qtimer.rules
+check "udev rule in lib/udev/rules.d gives /dev/qtimer mode 0666" \
+	bash -c "grep -Eq '^KERNEL==\"qtimer\", *SUBSYSTEM==\"misc\", *MODE=\"0666\"\$' '$rule' &&
+		 ! grep -Ev '^(#.*)?\$' '$rule' | grep -Ev '^([A-Z]+(==|=)\"[^\"]*\")(, *[A-Z]+(==|=)\"[^\"]*\")*\$'"
+
+# 8: the DKMS source tree: every source, no build products, its version.
+dkms_dir=$root/usr/src/qtimer-$version
+dkms_tree_ok() {
+	local f missing=()
+	[ -n "$version" ] || { echo "no PACKAGE_VERSION in dkms.conf"; return 1; }
+	for f in dkms.conf Kbuild kmod/Kbuild $(cd "$top" && ls kmod/*.[ch] uapi/linux/*.h); do
+		[ -f "$dkms_dir/$f" ] || missing+=("$f")
+	done
+	[ ${#missing[@]} = 0 ] || { echo "missing: ${missing[*]}"; return 1; }
+	f=$(find "$dkms_dir" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod*' \) -print -quit)
+	[ -z "$f" ] || { echo "build product: $f"; return 1; }
+	grep -qx "PACKAGE_VERSION=\"$version\"" "$dkms_dir/dkms.conf" &&
+		grep -qx 'PACKAGE_NAME="qtimer"' "$dkms_dir/dkms.conf" &&
+		grep -qx 'AUTOINSTALL="yes"' "$dkms_dir/dkms.conf"
+}
+check "DKMS source tree in /usr/src/qtimer-$version" dkms_tree_ok
+
+# 9: DKMS's own build recipe, run as DKMS would on a copy of that tree.
+dkms_build() {
+	# The names dkms.conf uses, as DKMS defines them before sourcing it.
+	# shellcheck disable=SC2034
+	local dkms_tree=$scratch/dkms kernel_source_dir=$kdir
+	# shellcheck disable=SC2034
+	local PACKAGE_NAME PACKAGE_VERSION MAKE CLEAN BUILT_MODULE_NAME BUILT_MODULE_LOCATION
+	mkdir -p "$dkms_tree/qtimer/$version"
+	cp -a "$dkms_dir" "$dkms_tree/qtimer/$version/build"
+	# shellcheck disable=SC1090,SC1091
+	. "$dkms_tree/qtimer/$version/build/dkms.conf"
+	(cd "$dkms_tree/qtimer/$version/build" && eval "${MAKE[0]}") || return 1
+	local built=$dkms_tree/qtimer/$version/build/${BUILT_MODULE_LOCATION[0]}${BUILT_MODULE_NAME[0]}.ko
+	[ -f "$built" ] || { echo "DKMS would not find $built"; return 1; }
+	[ "$(modinfo -F vermagic "$built" | cut -d' ' -f1)" = "$kver" ] || return 1
+	(cd "$dkms_tree/qtimer/$version/build" && eval "$CLEAN") || return 1
+	[ ! -f "$built" ] || { echo "CLEAN left $built"; return 1; }
+}
+if [ -n "$kdir" ]; then
+	check "dkms.conf MAKE builds the installed tree for $kver, CLEAN cleans it" dkms_build
+else
+	skip "dkms.conf MAKE builds the installed tree" "no kernel build dir"
+fi
+
+# 10: libtimerdev, through its own install target.
+if grep -Eq '^install:' "$top/libtimerdev/Makefile" 2>/dev/null; then
+	check "libtimerdev: library, pkg-config file and header" \
+		bash -c "[ -f '$root$prefix/lib/libtimerdev.so.1' ] && [ -f '$root$prefix/lib/pkgconfig/libtimerdev.pc' ] &&
+			 [ -f '$root$prefix/include/timerdev.h' ]"
+else
+	skip "libtimerdev installed" "libtimerdev has no install target"
+fi
+
+# 11: nothing outside the expected places.
+check "nothing installed outside modules, udev, sbin, include, lib, man, src" \
+	bash -c "s=\$(cd '$root' && find . -type f -o -type l | sed 's|^\./||' |
+		grep -Ev '^(lib/modules/[^/]+/extra/|lib/udev/rules\.d/|${prefix#/}/(sbin|include|lib|share/man|src)/)'); [ -z \"\$s\" ] || { echo \"\$s\"; false; }"
+
+# 12: installing twice is harmless (and 13: changes nothing).
+before=$(cd "$root" && find . -type f -exec md5sum {} + | sort)
+if "${make_install[@]}" install DESTDIR="$root" PREFIX="$prefix" KDIR="$kdir" >"$log" 2>&1; then
+	ok "make install again over an existing install"
+else
+	not_ok "make install again over an existing install" "$(tail -n 20 "$log")"
+fi
+after=$(cd "$root" && find . -type f -exec md5sum {} + | sort)
+if [ "$before" = "$after" ]; then
+	ok "the second install left identical files"
+else
+	not_ok "the second install left identical files" "$(diff <(echo "$before") <(echo "$after") | head -n 10)"
+fi
+
+# 14: uninstall removes every file.
+if "${make_install[@]}" uninstall DESTDIR="$root" PREFIX="$prefix" KDIR="$kdir" >"$log" 2>&1; then
+	left=$(cd "$root" && find . -type f -o -type l)
+	if [ -z "$left" ]; then
+		ok "make uninstall removes every installed file"
+	else
+		not_ok "make uninstall removes every installed file" "left: $(tr '\n' ' ' <<<"$left" | head -c 500)"
+	fi
+else
+	not_ok "make uninstall removes every installed file" "$(tail -n 20 "$log")"
+fi
+
+echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+[ "$fail" = 0 ]
