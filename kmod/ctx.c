@@ -124,6 +124,22 @@ static struct qt_timer *qt_lookup(struct qt_ctx *ctx, u64 id)
 	return t;
 }
 
+/*
+ * A read() that took a timer's last record (a one-shot, or one cancelled by
+ * a clock set) has consumed the timer: from then on its id names nothing,
+ * exactly as after the read returns.  Should the copy to user space fault,
+ * the record goes back and the id lives again: nothing was read.
+ */
+static struct qt_timer *qt_lookup_live(struct qt_ctx *ctx, u64 id)
+{
+	struct qt_timer *t = qt_lookup(ctx, id);
+
+	if (t && t->state == QT_READING &&
+	    (!t->period || (t->flags & QT_TF_CANCELED)))
+		return NULL;
+	return t;
+}
+
 static u32 qt_slot_alloc(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	u32 slot = ctx->free_slot;
@@ -428,7 +444,7 @@ int qt_ctx_cancel(struct qt_ctx *ctx, u64 id)
 	int ret;
 
 	spin_lock_irq(&ctx->wqh.lock);
-	t = qt_lookup(ctx, id);
+	t = qt_lookup_live(ctx, id);
 	if (t) {
 		ret = qt_timer_kill(ctx, t);
 		qt_ready_sweep(ctx);
@@ -516,7 +532,7 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args)
 		qt_cos_track(ctx);
 	for (;;) {
 		spin_lock_irq(&ctx->wqh.lock);
-		t = qt_lookup(ctx, id);
+		t = qt_lookup_live(ctx, id);
 		if (!t) {
 			ret = -ENOENT;
 			break;

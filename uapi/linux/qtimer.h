@@ -35,7 +35,8 @@
  *	(the timer was waiting to fire) or QTIMER_CANCEL_QUEUED (a queued,
  *	unread record was discarded; a periodic timer with an unread record is
  *	not armed meanwhile, see Reading), or 0 when a concurrent read() had
- *	already taken the timer's record (the read wins; nothing is prevented).
+ *	already taken a periodic timer's record (the read wins).  Once a read()
+ *	has taken a one-shot timer's record, the timer is gone: -ENOENT.
  *	Only opcode (0 or QTIMER_OP_CANCEL) and id may be non-zero.
  *
  * QTIMER_IOC_MODIFY (struct qtimer_op, read/write)
