@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# qtimer: build, test and demo entry points.
+#
+#   make [KDIR=dir]     kmod/qtimer.ko against KDIR (default: the running
+#                       kernel's build dir, else the stock-6.1 test kernel's),
+#                       and the user-space programs into build/user/
+#   make check          the whole test run (scripts/check.sh); quick loop:
+#                       KERNELS=stock-6.1 SELFTEST=0 make check
+#   make demo           boot a test kernel in QEMU and run the demo
+#   make vm KERNEL=stock-6.1 [SUITES=glob] [MODPARAMS="a=1"] [RUN="prog args"]
+#                       one VM run (scripts/vm/run.sh)
+#   make clean
+#
+# Guest-content contract
+# ----------------------
+# `make guest KERNEL=<name> OUT=<absolute dir>` builds everything a test VM
+# gets, and scripts/vm/run.sh packs exactly that into the initramfs:
+#
+#   $(OUT)/qtimer.ko    the module for KERNEL (a name from scripts/vm/kernel.sh,
+#                       or give KDIR=), built from a private copy of Kbuild,
+#                       kmod/ and uapi/ in build/vm/<KERNEL>/src so that
+#                       builds for different kernels never clobber each other
+#   $(OUT)/selftests/*  test suites: executables that print kselftest TAP,
+#                       end with the kselftest line
+#                       "# Totals: pass:P fail:F xfail:X xpass:Y skip:S error:E"
+#                       and exit non-zero on failure; the VM runs each, in
+#                       lexical order, with the module loaded
+#   $(OUT)/bin/*        other programs (tools, examples, benchmarks, the
+#                       demo); /bin in the guest, which is on PATH
+#   $(OUT)/lib/*        shared libraries built here; /usr/local/lib in the
+#                       guest, which is on LD_LIBRARY_PATH
+#
+# The user-space part comes from `$(MAKE) -C <dir> guest OUT=$(OUT)` in every
+# top-level directory whose Makefile has a `guest:` rule (kmod/ excepted),
+# and in scripts/demo.  A guest rule writes only below $(OUT) (payloads for
+# several kernels may be built at once) and may link dynamically: the
+# initramfs packer copies each ELF's shared libraries and loader.
+
+TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+
+ifeq ($(origin KDIR),undefined)
+KDIR := /lib/modules/$(shell uname -r)/build
+ifeq ($(wildcard $(KDIR)),)
+KDIR := $(shell $(TOP)/scripts/vm/kernel.sh stock-6.1 kdir 2>/dev/null)
+endif
+endif
+
+# $(call has_target,TARGET,MAKEFILE): non-empty when MAKEFILE has a rule
+# line naming TARGET before its colon ("guest:", "all guest:").
+has_target = $(shell grep -Eqs '^([^:=[:space:]]+[[:space:]]+)*$(1)[[:space:]]*::?([^=]|$$)' $(2) && echo y)
+
+component_dirs := $(filter-out kmod build,$(patsubst %/Makefile,%,$(wildcard */Makefile))) scripts/demo
+guest_dirs := $(foreach d,$(component_dirs),$(if $(call has_target,guest,$(d)/Makefile),$(d)))
+clean_dirs := $(foreach d,$(component_dirs),$(if $(call has_target,clean,$(d)/Makefile),$(d)))
+
+# Build products rsync must neither copy into a build copy nor delete there.
+build_products := --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
+	--exclude='*.mod.c' --exclude='.*.cmd' --exclude='modules.order' \
+	--exclude='Module.symvers' --exclude='*.a' --exclude='.tmp_*'
+
+.PHONY: all module user guest guest-module guest-user check demo vm clean
+
+all: module user
+
+module:
+	@test -d "$(KDIR)" || { echo "no kernel build dir '$(KDIR)': pass KDIR=, or run scripts/setup.sh" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(TOP) modules
+
+user:
+	$(MAKE) -f $(TOP)/Makefile guest-user OUT=$(TOP)/build/user
+
+guest: guest-module guest-user
+
+guest_check = $(if $(filter /%,$(OUT)),,$(error make guest: OUT=<absolute dir> is required))
+
+guest_name = $(or $(KERNEL),$(if $(filter command line,$(origin KDIR)),$(notdir $(patsubst %/build,%,$(KDIR))),$(error make guest: KERNEL=<name> is required)))
+# Resolved on first use only (resolving a debug kernel runs its build script).
+guest_kdir = $(eval guest_kdir := $(if $(filter command line,$(origin KDIR)),$(KDIR),$(shell $(TOP)/scripts/vm/kernel.sh $(KERNEL) kdir)))$(guest_kdir)
+guest_src = $(TOP)/build/vm/$(guest_name)/src
+
+guest-module:
+	$(guest_check)
+	@: building for $(guest_name)
+	@test -d '$(guest_kdir)' || { echo "make guest: no build dir for kernel '$(guest_name)'" >&2; exit 1; }
+	@mkdir -p $(guest_src) $(OUT)
+	rsync -a --delete $(build_products) $(TOP)/Kbuild $(TOP)/kmod $(wildcard $(TOP)/uapi) $(guest_src)/
+	$(MAKE) -C $(guest_kdir) M=$(guest_src) modules
+	cp $(guest_src)/kmod/qtimer.ko $(OUT)/qtimer.ko
+
+guest-user:
+	$(guest_check)
+	@mkdir -p $(OUT)/selftests $(OUT)/bin $(OUT)/lib
+	@set -e; for d in $(guest_dirs); do $(MAKE) -C $(TOP)/$$d guest OUT=$(OUT); done
+
+check:
+	$(TOP)/scripts/check.sh
+
+demo:
+	$(TOP)/scripts/demo.sh
+
+vm:
+	$(TOP)/scripts/vm/run.sh $(or $(KERNEL),stock-6.1) \
+		$(if $(SUITES),--suites '$(SUITES)') \
+		$(if $(MODPARAMS),--modparams '$(MODPARAMS)') \
+		$(if $(RUN),--run '$(RUN)')
+
+clean:
+	@if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(TOP) clean; fi
+	rm -f kmod/*.o kmod/*.ko kmod/*.mod kmod/*.mod.c kmod/.*.cmd kmod/modules.order \
+		modules.order Module.symvers .*.cmd
+	@set -e; for d in $(clean_dirs); do $(MAKE) -C $(TOP)/$$d clean; done
+	rm -rf build/user build/vm

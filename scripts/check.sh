@@ -1,0 +1,141 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The whole test run, "make check": set up the machine, run the native
+# user-space tests, build the debug kernel, run the selftests in a QEMU VM
+# on every test kernel, and prove the VM runner still catches a kernel
+# warning.  Must run as root (scripts/setup.sh installs packages).
+#
+#   KERNELS="stock-6.1 ..."   kernels to boot (default: all four below)
+#   SELFTEST=0                skip the harness self-test (quick loops)
+#   SUITES=glob[,glob]        run only these suites in each VM
+#
+# The last line is "N passed, N failed"; the exit status is non-zero on any
+# failure.  Logs: build/vm/<kernel>/ and build/check/.
+
+set -uo pipefail
+
+# All in one compound command: bash reads it whole before running any of
+# it, so editing this file cannot upset runs already under way.
+{
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+kernels=${KERNELS:-stock-6.1 stock-6.12 rt-6.12 debug-6.1}
+selftest=${SELFTEST:-1}
+suites=${SUITES:-*}
+log_dir=$top/build/check
+total_passed=0
+total_failed=0
+start=$SECONDS
+
+stage() { printf '\ncheck: [%4ds] == %s\n' $((SECONDS - start)) "$*" >&2; }
+note() { printf 'check: %s\n' "$*" >&2; }
+tally() {
+	total_passed=$((total_passed + $1))
+	total_failed=$((total_failed + $2))
+	note "$3: $1 passed, $2 failed"
+}
+
+# Sum the kselftest "# Totals:" lines of a log: prints "passed failed".
+sum_totals() {
+	awk '/^# Totals: / {
+		for (i = 3; i <= NF; i++) { split($i, kv, ":"); n[kv[1]] += kv[2] }
+		found = 1
+	} END { printf "%d %d %d\n", n["pass"] + n["xfail"], n["fail"] + n["error"] + n["xpass"], found }' "$1"
+}
+
+stage "setup (scripts/setup.sh)"
+if [ "$(id -u)" != 0 ]; then
+	note "must run as root: scripts/setup.sh installs the build and test dependencies"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+if ! scripts/setup.sh; then
+	note "scripts/setup.sh failed"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+mkdir -p "$log_dir"
+
+# --- Native user-space tests ------------------------------------------------
+if [ -f selftests/heap/Makefile ]; then
+	stage "native tests: make -C selftests/heap check"
+	log=$log_dir/heap.log
+	make -C selftests/heap check >"$log" 2>&1
+	rc=$?
+	read -r p f found < <(sum_totals "$log")
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		f=1
+		tail -n 30 "$log" >&2
+		note "make -C selftests/heap check exited with $rc (log: ${log#$top/})"
+	elif [ "$found" = 0 ]; then
+		f=$((f + 1))
+		note "make -C selftests/heap check printed no '# Totals:' line (log: ${log#$top/})"
+	elif [ "$f" != 0 ]; then
+		grep -E '^not ok' "$log" | head -n 20 >&2
+	fi
+	tally "$p" "$f" "native heap tests"
+fi
+
+# --- Debug kernels ----------------------------------------------------------
+run_kernels=()
+for k in $kernels; do
+	case "$k" in
+	debug-6.1 | kcsan-6.1)
+		if [ ! -x scripts/debug-kernel/build.sh ]; then
+			note "skipping $k: scripts/debug-kernel/build.sh does not exist yet"
+			continue
+		fi
+		stage "kernel $k: build (cached after the first time)"
+		if ! scripts/vm/kernel.sh "$k" >/dev/null; then
+			tally 0 1 "kernel $k build"
+			continue
+		fi
+		;;
+	esac
+	run_kernels+=("$k")
+done
+
+# --- VM runs --------------------------------------------------------------
+# vm_run NAME EXPECT ARGS...: run scripts/vm/run.sh, keep its output in
+# build/check/NAME.log, and echo the "passed failed" of its vm-result line.
+vm_run() {
+	local name=$1 log=$log_dir/$1.log
+	shift
+	"$top/scripts/vm/run.sh" "$@" 2>&1 | tee "$log" >&2
+	sed -n 's/^vm-result: .* passed=\([0-9]*\) failed=\([0-9]*\)$/\1 \2/p' "$log" | tail -n 1
+}
+
+for k in "${run_kernels[@]}"; do
+	stage "kernel $k: selftests in a VM"
+	t=$SECONDS
+	res=$(vm_run "$k" "$k" --suites "$suites")
+	[ -n "$res" ] || res="0 1"
+	tally ${res} "kernel $k ($((SECONDS - t))s)"
+done
+
+# --- Harness self-test ------------------------------------------------------
+# The module parameter harness_warn=1 (kmod/main.c) makes the module WARN
+# at load.  The rig must turn that into a failed run that names the warning;
+# a rig that reports success here would hide real splats.
+if [ "$selftest" != 0 ]; then
+	stage "harness self-test: stock-6.1 with harness_warn=1 must fail"
+	log=$log_dir/harness-selftest.log
+	res=$(vm_run harness-selftest stock-6.1 --tag harness-selftest --modparams harness_warn=1 --suites rig_test)
+	failed_count=${res#* }
+	if [ -n "$res" ] && [ "${failed_count:-0}" -gt 0 ] &&
+	   grep -q 'kernel splat on the console: .*WARNING:' "$log" &&
+	   grep -q 'kernel tainted .*W(warning)' "$log"; then
+		tally 1 0 "harness self-test (the rig caught the WARN and the W taint)"
+	else
+		tally 0 1 "harness self-test (the rig did NOT report the deliberate WARN)"
+	fi
+fi
+
+stage "done in $((SECONDS - start))s"
+echo "$total_passed passed, $total_failed failed"
+[ "$total_failed" = 0 ]
+exit
+}

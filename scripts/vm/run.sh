@@ -1,0 +1,435 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot one test kernel in QEMU with qtimer.ko and the selftests, and judge
+# the run.
+#
+#   run.sh KERNEL [--suites GLOB[,GLOB]] [--modparams "a=1 b=2"]
+#                 [--run "prog args"] [--timeout SEC] [--vm-timeout SEC]
+#                 [--tag NAME] [--cmdline "extra kernel args"] [-v]
+#
+# KERNEL is a name scripts/vm/kernel.sh resolves (stock-6.1, stock-6.12,
+# rt-6.12, debug-6.1, kcsan-6.1).  The guest payload comes from
+# "make guest" (see the top Makefile); scripts/vm/init.c is PID 1 and
+# reports on the second serial port.  --timeout is per suite (or per --run
+# program); --vm-timeout bounds the whole VM from the host.  --run runs one
+# program (e.g. /bin/qtimer-demo) instead of the suites and shows its output;
+# its words are split as a shell would split them, quotes included.
+# -v streams the guest console while it runs.  --accel (or QTIMER_ACCEL)
+# is tcg by default; auto uses KVM if a probe boot under KVM works.
+#
+# Logs go to build/vm/KERNEL/ (build/vm/KERNEL/TAG/ with --tag): build.log,
+# console.log (ttyS0: kernel console and program output), result.log (ttyS1:
+# the init's records), qemu.log.  The run fails on: a suite failure, a
+# crashed, timed-out or unfinished suite, a missing "# Totals:" line, a
+# failed insmod or rmmod, a kmemleak suspect, a splat on the console, taint
+# D, W or L, or a missing verdict.  The last line is
+#   vm-result: KERNEL passed=P failed=F
+# and the exit status is 0 exactly when F is 0.
+
+set -euo pipefail
+
+# All in one compound command: bash reads it whole before running any of
+# it, so editing this file cannot upset runs already under way.
+{
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+vm_dir=$top/build/vm
+
+usage() {
+	sed -n '/^#   run.sh/,/^# -v/p' "$0" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+
+[ $# -ge 1 ] || usage
+kernel=$1
+shift
+case "$kernel" in -*) usage ;; esac
+
+suites='*' modparams='' run_cmd='' suite_timeout=300 vm_timeout='' tag='' verbose=0
+extra_cmdline='' accel=${QTIMER_ACCEL:-tcg}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--suites) suites=$2; shift ;;
+	--modparams) modparams=$2; shift ;;
+	--run) run_cmd=$2; shift ;;
+	--timeout) suite_timeout=$2; shift ;;
+	--vm-timeout) vm_timeout=$2; shift ;;
+	--tag) tag=$2; shift ;;
+	--cmdline) extra_cmdline=$2; shift ;;
+	--accel) accel=$2; shift ;;
+	-v | --verbose) verbose=1 ;;
+	*) usage ;;
+	esac
+	shift
+done
+
+name=$kernel${tag:+/$tag}
+out_dir=$vm_dir/$kernel${tag:+/$tag}
+say() { printf 'vm: %s: %s\n' "$name" "$*" >&2; }
+
+# From here on every way out prints the vm-result line.
+failed=0 passed=0 result_printed=0
+finish() {
+	local rc=$?
+	if [ "$result_printed" = 0 ]; then
+		[ "$failed" -gt 0 ] || failed=1
+		echo "vm-result: $name passed=$passed failed=$failed"
+	fi
+	[ "$rc" != 0 ] || [ "$failed" = 0 ] || rc=1
+	exit "$rc"
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
+give_up() { say "error: $*"; failed=$((failed + 1)); exit 1; }
+
+mkdir -p "$out_dir"
+# One run per log directory at a time; runs with different tags share only
+# the kernel's module build copy, which is locked while the payload builds.
+exec 8>"$out_dir/.run.lock"
+if ! flock -n 8; then
+	say "waiting for another run in ${out_dir#$top/}"
+	flock 8
+fi
+
+start=$SECONDS
+
+# --- Kernel, init and guest payload ----------------------------------------
+kinfo=$("$top/scripts/vm/kernel.sh" "$kernel") || give_up "cannot resolve kernel $kernel"
+vmlinuz=$(sed -n 's/^vmlinuz=//p' <<<"$kinfo")
+kdir=$(sed -n 's/^kdir=//p' <<<"$kinfo")
+release=$(sed -n 's/^release=//p' <<<"$kinfo")
+
+# PID 1 is static and the same for every kernel; build it once, atomically,
+# so that concurrent runs for different kernels share it safely.
+init=$vm_dir/init
+(
+	flock 9
+	if [ ! -x "$init" ] || [ "$top/scripts/vm/init.c" -nt "$init" ]; then
+		gcc -static -O2 -Wall -Wextra -Werror -o "$init.tmp.$$" "$top/scripts/vm/init.c"
+		mv -f "$init.tmp.$$" "$init"
+	fi
+) 9>"$vm_dir/.init.lock" || give_up "building scripts/vm/init.c failed"
+
+guest=$out_dir/guest
+rm -rf "$guest"
+say "building the guest payload for $release (log: ${out_dir#$top/}/build.log)"
+if ! flock "$vm_dir/$kernel/.build.lock" \
+	make -C "$top" --no-print-directory guest KERNEL="$kernel" KDIR="$kdir" OUT="$guest" \
+	>"$out_dir/build.log" 2>&1; then
+	tail -n 40 "$out_dir/build.log" >&2
+	give_up "make guest failed"
+fi
+
+# --- Initramfs ----------------------------------------------------------
+root=$out_dir/initramfs
+rm -rf "$root"
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,usr/local/lib,lib,lib64,etc,dev,proc,sys,tmp,run,selftests}
+cp "$init" "$root/init"
+cp "$guest/qtimer.ko" "$root/qtimer.ko"
+cp -a "$guest/selftests/." "$root/selftests/"
+cp -a "$guest/bin/." "$root/bin/"
+cp -a "$guest/lib/." "$root/usr/local/lib/"
+cp "$(command -v busybox)" "$root/bin/busybox"
+printf 'root:x:0:0:root:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+# The kernel opens /dev/console for init before devtmpfs is mounted.
+mknod -m 600 "$root/dev/console" c 5 1 2>/dev/null || true
+
+# Shared libraries and the dynamic loader of every ELF in the payload, at
+# the paths the loader looks for them.
+is_elf() { [ "$(head -c 4 "$1" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ]; }
+while IFS= read -r -d '' f; do
+	is_elf "$f" || continue
+	LD_LIBRARY_PATH=$guest/lib ldd "$f" 2>/dev/null |
+		awk '/=> \// { print $3 } /^[[:space:]]*\// { print $1 }' || true
+done < <(find "$root/selftests" "$root/bin" "$root/usr/local/lib" -type f -print0) |
+	sort -u | while IFS= read -r lib; do
+	case "$lib" in "$guest"/*) continue ;; esac
+	mkdir -p "$root$(dirname "$lib")"
+	cp -L "$lib" "$root$lib"
+done
+
+cpio=$out_dir/initramfs.cpio
+(cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc -R 0:0 --quiet) >"$cpio"
+
+# --- Kernel command line ------------------------------------------------
+# The init decodes %XX; quotes and % cannot go on the command line as is.
+# encode STRING [KEEP]: escape all but a safe set of bytes plus those in KEEP.
+encode() {
+	local s=$1 keep=${2:-} out='' c i
+	local LC_ALL=C
+	for ((i = 0; i < ${#s}; i++)); do
+		c=${s:i:1}
+		case "$c" in
+		[A-Za-z0-9=,./_:+*?@\[\]-]) out+=$c ;;
+		*) if [[ -n "$keep" && "$keep" == *"$c"* ]]; then out+=$c; else out+=$(printf '%%%02X' "'$c"); fi ;;
+		esac
+	done
+	printf '%s' "$out"
+}
+cmdline="console=ttyS0 panic=-1 printk.time=1 printk.devkmsg=on loglevel=7"
+cmdline+=" qtimer.suites=$(encode "${suites// /,}") qtimer.timeout=$suite_timeout"
+[ -z "$modparams" ] || cmdline+=" qtimer.modparams=\"$(encode "$modparams" ' ')\""
+if [ -n "$run_cmd" ]; then
+	# Split like a shell would (quotes group words), without evaluating.
+	mapfile -d '' words < <(xargs printf '%s\0' <<<"$run_cmd") ||
+		give_up "cannot split --run '$run_cmd'"
+	enc_words=()
+	for w in "${words[@]}"; do enc_words+=("$(encode "$w")"); done
+	cmdline+=" qtimer.run=\"${enc_words[*]}\""
+fi
+[ -z "$extra_cmdline" ] || cmdline+=" $extra_cmdline"
+echo "$cmdline" >"$out_dir/cmdline"
+
+# --- Boot -----------------------------------------------------------------
+if [ -n "$run_cmd" ]; then
+	nr_programs=1
+else
+	nr_programs=0
+	IFS=, read -ra globs <<<"$suites"
+	for f in "$guest"/selftests/*; do
+		for g in "${globs[@]}"; do
+			# shellcheck disable=SC2053
+			if [[ $(basename "$f") == $g ]]; then nr_programs=$((nr_programs + 1)); break; fi
+		done
+	done
+fi
+# Boot, rmmod and two kmemleak scans take well under three minutes even on
+# a KASAN kernel under TCG; a suite is bounded by its own timeout.
+[ -n "$vm_timeout" ] || vm_timeout=$((180 + nr_programs * (suite_timeout + 10)))
+
+# KVM only when asked for and proven: on these build machines nested KVM
+# boots nothing and hangs (and "-cpu host" aborts on an MSR), so TCG is the
+# default.  QTIMER_ACCEL=auto (or --accel auto) boots this kernel once under
+# KVM with 30 s to reach a verdict, and remembers the answer until the host
+# reboots.
+if [ "$accel" = auto ]; then
+	probe_cache=$vm_dir/kvm-probe
+	boot_id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo unknown)
+	if [ "$(sed -n 1p "$probe_cache" 2>/dev/null)" != "$boot_id" ]; then
+		verdict_kvm=no
+		if [ -w /dev/kvm ]; then
+			say "probing KVM (up to 30s)"
+			rm -f "$out_dir/kvm-probe.result"
+			# (In a subshell, whose stderr also takes bash's "Killed".)
+			(timeout -s KILL 30 qemu-system-x86_64 -accel kvm -smp 1 -m 1G -display none \
+				-nodefaults -monitor none -no-reboot -kernel "$vmlinuz" -initrd "$cpio" \
+				-append "console=ttyS0 panic=-1 qtimer.run=/bin/true" -serial null \
+				-serial "file:$out_dir/kvm-probe.result" \
+				-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null) >/dev/null 2>&1 || true
+			grep -q '^qtimer-vm: verdict pass' "$out_dir/kvm-probe.result" 2>/dev/null && verdict_kvm=yes
+		fi
+		printf '%s\n%s\n' "$boot_id" "$verdict_kvm" >"$probe_cache"
+	fi
+	if [ "$(sed -n 2p "$probe_cache")" = yes ]; then accel=kvm; else accel=tcg; fi
+fi
+
+# No CMPXCHG16B: under QEMU 7.2's TCG the flags after a CMPXCHG16B (SLUB's
+# per-CPU fast path) can come out as garbage, and 6.12 then dies at boot
+# about every other time, with a #DB WARNING, a double fault in
+# kmem_cache_alloc or a corrupted pointer.  Without the feature (8 of 8
+# boots clean, against 3 of 5 crashed with it) the kernel takes SLUB's
+# locked path instead.
+cpu=${QTIMER_CPU:-qemu64,-cx16}
+console=$out_dir/console.log
+result=$out_dir/result.log
+rm -f "$console" "$result"
+qemu=(
+	qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp 4 -m 4G
+	-nographic -nodefaults -monitor none -no-reboot
+	-kernel "$vmlinuz" -initrd "$cpio" -append "$cmdline"
+	-serial "file:$console" -serial "file:$result"
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04
+)
+say "booting $release ($accel, $cpu x 4, 4G; ${nr_programs} program(s); limit ${vm_timeout}s)"
+boot_start=$SECONDS
+[ "$verbose" = 0 ] || { : >"$console"; tail -n +1 -F "$console" 2>/dev/null & tail_pid=$!; }
+timeout -k 10 "$vm_timeout" "${qemu[@]}" </dev/null >"$out_dir/qemu.log" 2>&1 &
+qemu_pid=$!
+# A wedged guest (a stall, a lockup, a panic that did not power off) never
+# reaches its verdict: give the kernel a little time to say more, then stop
+# it instead of waiting for the host timeout.  Likewise a guest that gave
+# its verdict but did not exit.
+doomed_re='rcu: INFO: .*detected stall|self-detected stall|soft lockup|hard LOCKUP|blocked for more than|Kernel panic'
+doomed_at='' verdict_at='' stopped_early=''
+while kill -0 "$qemu_pid" 2>/dev/null; do
+	sleep 2
+	if [ -z "$doomed_at" ] && grep -aqE "$doomed_re" "$console" 2>/dev/null; then
+		doomed_at=$SECONDS
+		say "the guest looks wedged (see console.log); stopping it in 30s"
+	fi
+	if [ -z "$verdict_at" ] && grep -aq '^qtimer-vm: verdict ' "$result" 2>/dev/null; then
+		verdict_at=$SECONDS
+	fi
+	if { [ -n "$doomed_at" ] && [ $((SECONDS - doomed_at)) -ge 30 ]; } ||
+	   { [ -n "$verdict_at" ] && [ $((SECONDS - verdict_at)) -ge 60 ]; }; then
+		stopped_early=${doomed_at:+wedged}
+		stopped_early=${stopped_early:-no exit 60s after its verdict}
+		kill "$qemu_pid" 2>/dev/null || true
+		break
+	fi
+done
+set +e
+wait "$qemu_pid"
+qemu_rc=$?
+set -e
+[ "$verbose" = 0 ] || { sleep 0.5; kill "$tail_pid" 2>/dev/null; wait "$tail_pid" 2>/dev/null || true; }
+vm_secs=$((SECONDS - boot_start))
+touch "$console" "$result"
+
+# --- Verdict ---------------------------------------------------------------
+problems=()
+problem() { problems+=("$*"); failed=$((failed + 1)); }
+
+# Per program: name, exit status, time, and its kselftest totals.  Program
+# output is the "| " lines between its start and end records.
+summary=$(awk -v mode="${run_cmd:+run}" '
+	function close_prog(endrec) {
+		if (cur == "") return
+		printf "%s\t%s\t%s\t%s\n", cur, endrec, secs, totals
+		cur = ""
+	}
+	/^qtimer-vm: start / { close_prog("unfinished"); cur = $3; totals = "-"; secs = "?"; next }
+	/^qtimer-vm: end / {
+		status = "unfinished"; secs = "?"
+		for (i = 4; i <= NF; i++) {
+			if ($i ~ /^secs=/) secs = substr($i, 6)
+			else status = $i
+		}
+		if (cur == $3) close_prog(status)
+		next
+	}
+	/^\| # Totals: / && cur != "" { totals = $0; sub(/^\| # Totals: /, "", totals); next }
+	END { close_prog("unfinished") }
+' "$result")
+
+while IFS=$'\t' read -r prog status secs totals; do
+	[ -n "$prog" ] || continue
+	p=0 f=0 x=0 y=0 s=0 e=0
+	if [ "$totals" != - ]; then
+		for kv in $totals; do
+			case "$kv" in
+			pass:*) p=${kv#pass:} ;; fail:*) f=${kv#fail:} ;;
+			xfail:*) x=${kv#xfail:} ;; xpass:*) y=${kv#xpass:} ;;
+			skip:*) s=${kv#skip:} ;; error:*) e=${kv#error:} ;;
+			esac
+		done
+	fi
+	if [ -n "$run_cmd" ]; then
+		# A --run program is one check: did it exit 0?  Show what it said.
+		awk -v p="$prog" '$0 == "qtimer-vm: start " p { on = 1; next }
+			on && /^qtimer-vm: end / { exit } on' "$result" | sed 's/^| //'
+		if [ "$status" = exit=0 ]; then passed=$((passed + 1)); else problem "$prog: $status"; fi
+		say "$prog: $status (${secs}s)"
+		continue
+	fi
+	passed=$((passed + p + x))
+	failed=$((failed + f + e + y))
+	say "$(printf '%-28s %s (%ss)' "$prog:" "${totals/#-/no Totals line}" "$secs") $status"
+	case "$status" in
+	exit=0) [ "$totals" != - ] || problem "$prog printed no '# Totals:' line" ;;
+	exit=4) ;;	# KSFT_SKIP: the whole suite skipped itself
+	exit=*) [ $((f + e + y)) -gt 0 ] || problem "$prog: $status with no failed test" ;;
+	*) problem "$prog: $status" ;;
+	esac
+	if [ "$status" != exit=0 ] && [ "$status" != exit=4 ]; then
+		# Show what the failing suite said: its failures and diagnostics.
+		awk -v p="$prog" '$0 == "qtimer-vm: start " p { on = 1; next }
+			on && /^qtimer-vm: end / { exit } on' "$result" |
+			sed 's/^| //' | grep -E '^(not ok|#)' | grep -v '^# Totals' | tail -n 40 | sed 's/^/    /' >&2 || true
+	fi
+done <<<"$summary"
+
+record() { sed -n "s/^qtimer-vm: $1 //p" "$result" | tail -n 1; }
+grep -q '^qtimer-vm: insmod ok' "$result" || {
+	r=$(sed -n 's/^qtimer-vm: insmod //p' "$result")
+	problem "insmod ${r:-never happened}"
+}
+if grep -q '^qtimer-vm: insmod ok' "$result" && ! grep -q '^qtimer-vm: rmmod ok' "$result"; then
+	r=$(sed -n 's/^qtimer-vm: rmmod //p' "$result")
+	problem "rmmod ${r:-never happened}"
+fi
+grep -q '^qtimer-vm: no suite matches' "$result" && problem "no suite matches '$suites'"
+leaks=$(sed -n 's/^qtimer-vm: kmemleak suspects=\([0-9]*\).*/\1/p' "$result" | tail -n 1)
+[ -z "$leaks" ] || [ "$leaks" = 0 ] || problem "kmemleak: $leaks suspected leak(s) (report in result.log)"
+
+tainted=$(record tainted)
+if [ -n "$tainted" ]; then
+	bad=''
+	(( tainted & 128 )) && bad+=' D(died)'
+	(( tainted & 512 )) && bad+=' W(warning)'
+	(( tainted & 16384 )) && bad+=' L(soft lockup)'
+	[ -z "$bad" ] || problem "kernel tainted $tainted:$bad"
+fi
+
+verdict=$(record verdict)
+case "$verdict" in
+pass | fail) ;;
+*) problem "no verdict from the guest (crash or hang; see console.log)" ;;
+esac
+# isa-debug-exit: 33 = pass, 35 = fail; 124 = host timeout.
+[ -z "$stopped_early" ] || qemu_rc="stopped"
+# A kernel without ioperm() ends the VM by a reset, which exits QEMU with 0;
+# the init says so on the result channel, and the verdict record decides.
+[ "$qemu_rc" != 0 ] || ! grep -q '^qtimer-vm: exit by reset' "$result" || qemu_rc=reset
+case "$qemu_rc" in
+reset) ;;
+stopped) problem "VM stopped early: $stopped_early" ;;
+33) [ "$verdict" = pass ] || problem "QEMU exit status 33 (pass) but verdict '$verdict'" ;;
+35) [ "$verdict" != pass ] || problem "verdict pass but QEMU exit status 35 (fail)" ;;
+124 | 137) problem "VM killed after ${vm_timeout}s (host timeout)" ;;
+*) problem "QEMU exited with status $qemu_rc (see qemu.log)"
+   sed 's/^/    /' "$out_dir/qemu.log" | tail -n 5 >&2 ;;
+esac
+[ "$verdict" != fail ] || [ "$failed" -gt 0 ] || problem "the guest's verdict is fail"
+
+# Splats: kernel messages only, i.e. lines carrying a printk timestamp
+# (printk.time=1), so that a test printing one of these words cannot fail
+# the run, while a kernel message glued to a line of test output by the
+# shared serial port is still caught.
+splat_re='BUG:|WARNING:|KASAN:|UBSAN:|KCSAN:|KFENCE:|ODEBUG:|kernel BUG at'
+splat_re+='|possible circular locking|inconsistent lock state|possible recursive locking'
+splat_re+='|suspicious RCU usage|Invalid wait context|sleeping function called from invalid context'
+splat_re+='|unreferenced object|suspected memory leak'
+splat_re+='|soft lockup|hard LOCKUP|self-detected stall|RCU stall|rcu: INFO:|detected stall'
+splat_re+='|hung_task|blocked for more than'
+splat_re+='|hrtimer: interrupt took|Kernel panic|Oops|general protection fault|double fault'
+splat_re+='|list_add corruption|list_del corruption|refcount_t:'
+ts_re='\[ *[0-9]+\.[0-9]+\]'
+#
+# Two kinds of hits are shown but not counted:
+# - "hrtimer: interrupt took" under TCG.  It is printed when the timer
+#   interrupt finds more expired timers after three rounds, which is what
+#   happens whenever the emulator deschedules a virtual CPU for some tens of
+#   milliseconds: the placeholder module, which has no timers at all, saw it
+#   on every debug-kernel run, during boot and during the tests.  Under KVM
+#   it counts.  (The init re-arms this once-only message before the insmod,
+#   so a late one is seen at all.)
+# - kmemleak's own "N new suspected memory leaks": it counts boot-time
+#   objects too, while the init counts only those allocated after the
+#   insmod and reports them on the result channel, which is judged above.
+noise_re='kmemleak: [0-9]+ new suspected memory leak'
+[ "$accel" = kvm ] || noise_re+='|hrtimer: interrupt took'
+splat_lines=$({ grep -anE "$ts_re.*($splat_re)" "$console" || true; } |
+	awk -F: -v re="$noise_re" '
+		$0 ~ re { print "    shown, not counted: " substr($0, length($1) + 2) > "/dev/stderr"; next }
+		{ print $1 }')
+if [ -n "$splat_lines" ]; then
+	kinds=$(sed -n "$(sed 's/$/p/' <<<"$splat_lines" | paste -sd';' -)" "$console" |
+		grep -aoE "$splat_re" | sort -u | paste -sd, -)
+	problem "kernel splat on the console: $kinds"
+	# Each hit with a little context, at most 150 lines in all.
+	awk -v hits="$(tr '\n' ' ' <<<"$splat_lines")" '
+		BEGIN { n = split(hits, h, " "); for (i = 1; i <= n; i++) for (j = h[i] - 3; j <= h[i] + 12; j++) show[j] = 1 }
+		show[NR] { if (NR != last + 1 && last) print "    ..."; print "    " NR ": " $0; last = NR }
+	' "$console" | head -n 150 >&2
+fi
+
+for p in "${problems[@]}"; do say "FAIL: $p"; done
+say "$( [ "$failed" = 0 ] && echo passed || echo FAILED ) in ${vm_secs}s of VM time, $((SECONDS - start))s in all; logs: ${out_dir#$top/}/"
+result_printed=1
+echo "vm-result: $name passed=$passed failed=$failed"
+[ "$failed" = 0 ]
+exit
+}

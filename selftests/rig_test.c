@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The qtimer authors.
+ *
+ * Proves the test rig end to end: the module the VM loaded registered
+ * /dev/qtimer, and a test program can open and close it.  If this suite
+ * fails, no other result from the same run means anything.
+ */
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#define QT_DEV "/dev/qtimer"
+
+TEST(device_node_exists)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, stat(QT_DEV, &st)) TH_LOG("stat %s: %m", QT_DEV);
+}
+
+TEST(device_node_is_char_device)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, stat(QT_DEV, &st));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+	/* A misc device: major 10, dynamic minor. */
+	EXPECT_EQ(10, major(st.st_rdev));
+}
+
+TEST(device_node_is_world_accessible)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, stat(QT_DEV, &st));
+	EXPECT_EQ(0666, st.st_mode & 0777);
+}
+
+TEST(open_close)
+{
+	int fd = open(QT_DEV, O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, fd) TH_LOG("open %s: %m", QT_DEV);
+	EXPECT_EQ(FD_CLOEXEC, fcntl(fd, F_GETFD));
+	EXPECT_EQ(0, close(fd));
+}
+
+TEST(two_opens_are_independent)
+{
+	struct stat st;
+	int a, b;
+
+	a = open(QT_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, a);
+	b = open(QT_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, b);
+	EXPECT_NE(a, b);
+
+	/* Closing one leaves the other open and usable. */
+	EXPECT_EQ(0, close(a));
+	EXPECT_EQ(0, fstat(b, &st));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+	EXPECT_EQ(0, close(b));
+}
+
+TEST_HARNESS_MAIN
