@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Setting CLOCK_REALTIME: an absolute realtime timer with
+ * QTIMER_F_CANCEL_ON_SET delivers one QTIMER_REC_CANCELED | QTIMER_REC_LAST
+ * record (count 0, or the expirations it had pending) and is gone, like
+ * timerfd's TFD_TIMER_CANCEL_ON_SET; an absolute realtime timer without the
+ * flag fires when the new wall time passes its expiry, never before (in
+ * wall time); MONOTONIC and BOOTTIME timers do not notice.  Needs root
+ * (CAP_SYS_TIME); every test puts the clock back in its teardown.
+ */
+#define _GNU_SOURCE
+#include "kselftest_harness.h"
+#include "qtimer_util.h"
+
+FIXTURE(clockset)
+{
+	int fd;
+	__s64 rt0, mono0;	/* realtime = rt0 + (monotonic - mono0) */
+	bool stepped;
+};
+
+static int set_realtime(__s64 ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / NSEC_PER_SEC, .tv_nsec = ns % NSEC_PER_SEC,
+	};
+
+	return clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
+}
+
+FIXTURE_SETUP(clockset)
+{
+	self->fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	self->mono0 = qt_now(CLOCK_MONOTONIC);
+	self->rt0 = qt_now(CLOCK_REALTIME);
+}
+
+FIXTURE_TEARDOWN(clockset)
+{
+	if (self->stepped)
+		EXPECT_EQ(0, set_realtime(self->rt0 + qt_now(CLOCK_MONOTONIC) -
+					  self->mono0));
+	close(self->fd);
+}
+
+/* Steps CLOCK_REALTIME by @delta; SKIPs the test if it may not. */
+#define STEP_REALTIME(delta) do {					\
+	int __r = set_realtime(qt_now(CLOCK_REALTIME) + (delta));	\
+									\
+	if (__r == -EPERM)						\
+		SKIP(return, "cannot set CLOCK_REALTIME (needs CAP_SYS_TIME)"); \
+	ASSERT_EQ(0, __r);						\
+	self->stepped = true;						\
+} while (0)
+
+static int arm_cos(int fd, __s64 when, __u64 period, __u64 cookie, __u64 *id)
+{
+	return qt_arm(fd, CLOCK_REALTIME,
+		      QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET, when, period,
+		      cookie, id);
+}
+
+#define EXPECT_CANCELED_RECORD(rec, want_id, want_cookie) do {		\
+	EXPECT_EQ(want_id, (rec).id);					\
+	EXPECT_EQ(want_cookie, (rec).cookie);				\
+	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, (rec).flags);	\
+} while (0)
+
+TEST_F(clockset, cancel_on_set_step_forward)
+{
+	struct qtimer_record rec;
+	__u64 id;
+
+	ASSERT_EQ(0, arm_cos(self->fd, qt_now(CLOCK_REALTIME) +
+			     20 * NSEC_PER_SEC, 0, 0xc0, &id));
+	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	STEP_REALTIME(NSEC_PER_SEC);
+	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_CANCELED_RECORD(rec, id, 0xc0);
+	EXPECT_EQ(0, rec.count);
+	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+	qt_sleep_ms(100);
+	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+}
+
+TEST_F(clockset, cancel_on_set_step_backward)
+{
+	struct qtimer_record rec;
+	__u64 id;
+
+	ASSERT_EQ(0, arm_cos(self->fd, qt_now(CLOCK_REALTIME) +
+			     20 * NSEC_PER_SEC, 0, 0xc1, &id));
+	STEP_REALTIME(-NSEC_PER_SEC);
+	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_CANCELED_RECORD(rec, id, 0xc1);
+	EXPECT_EQ(0, rec.count);
+	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+}
+
+/* Only flagged timers are cancelled, each with its own record. */
+TEST_F(clockset, cancel_on_set_only_flagged_timers)
+{
+	struct qtimer_record recs[8];
+	__s64 far = qt_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC;
+	__u64 a, b, plain, k;
+
+	ASSERT_EQ(0, arm_cos(self->fd, far, 0, 1, &a));
+	ASSERT_EQ(0, arm_cos(self->fd, far + 1, 0, 2, &b));
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, far,
+			    0, 3, &plain));
+	STEP_REALTIME(NSEC_PER_SEC);
+	ASSERT_EQ(2, qt_collect(self->fd, recs, 2, QT_ARRIVE_MS));
+	for (k = 0; k < 2; k++)
+		EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, recs[k].flags);
+	EXPECT_LE(0, qt_find_cookie(recs, 2, 1));
+	EXPECT_LE(0, qt_find_cookie(recs, 2, 2));
+	qt_sleep_ms(100);
+	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, plain));
+}
+
+/*
+ * A ticker with expirations pending when the clock is set: one record,
+ * cancelled, standing for the expirations it had pending.  The step is
+ * backwards so that it cannot itself make expirations due.
+ */
+TEST_F(clockset, cancel_on_set_periodic_with_pending)
+{
+	const __s64 period = 20 * NSEC_PER_MSEC;
+	struct qtimer_record recs[4];
+	__s64 first, before;
+	__u64 id;
+
+	first = qt_now(CLOCK_REALTIME) + period;
+	ASSERT_EQ(0, arm_cos(self->fd, first, period, 0xc2, &id));
+	ASSERT_EQ(1, qt_wait_readable(self->fd, QT_ARRIVE_MS));
+	qt_sleep_ms(100);
+	before = qt_now(CLOCK_REALTIME);
+	STEP_REALTIME(-NSEC_PER_SEC);
+	qt_sleep_ms(100);
+	ASSERT_EQ(1, qt_read(self->fd, recs, 4));
+	EXPECT_CANCELED_RECORD(recs[0], id, 0xc2);
+	EXPECT_LE(1, recs[0].count);
+	EXPECT_GE((before - first) / period + 1, recs[0].count);
+	qt_sleep_ms(100);
+	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+}
+
+/* Without a clock set, a CANCEL_ON_SET timer is an ordinary timer. */
+TEST_F(clockset, cancel_on_set_fires_normally)
+{
+	struct qtimer_record rec;
+	__s64 when, stamp;
+	__u64 id;
+
+	when = qt_now(CLOCK_REALTIME) + 50 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, arm_cos(self->fd, when, 0, 0xc3, &id));
+	ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+					CLOCK_REALTIME, &stamp));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	EXPECT_EQ(1, rec.count);
+	EXPECT_EQ(when, rec.expires_ns);
+	EXPECT_LE(when, stamp);
+}
+
+/* MODIFY can add the flag... */
+TEST_F(clockset, modify_adds_cancel_on_set)
+{
+	struct qtimer_record rec;
+	__s64 far = qt_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC;
+	__u64 id;
+
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, far, 0,
+			    0xc4, &id));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED,
+		  qt_modify(self->fd, id,
+			    QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET, far, 0, 0));
+	STEP_REALTIME(NSEC_PER_SEC);
+	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_CANCELED_RECORD(rec, id, 0xc4);
+}
+
+/* ... and take it away. */
+TEST_F(clockset, modify_removes_cancel_on_set)
+{
+	__s64 far = qt_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC;
+	__u64 id;
+
+	ASSERT_EQ(0, arm_cos(self->fd, far, 0, 0xc5, &id));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED,
+		  qt_modify(self->fd, id, QTIMER_F_ABSTIME, far, 0, 0));
+	STEP_REALTIME(NSEC_PER_SEC);
+	qt_sleep_ms(200);
+	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, id));
+}
+
+/*
+ * No flag, clock stepped forward past most of the wait: the timer fires
+ * when the new wall time reaches its expiry, long before the monotonic
+ * time it would otherwise have needed.
+ */
+TEST_F(clockset, absolute_realtime_follows_step_forward)
+{
+	struct qtimer_record rec;
+	__s64 when, stamp, m0, m1;
+	__u64 id;
+
+	when = qt_now(CLOCK_REALTIME) + 5 * NSEC_PER_SEC;
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, when,
+			    0, 0xd0, &id));
+	m0 = qt_now(CLOCK_MONOTONIC);
+	STEP_REALTIME(4 * NSEC_PER_SEC);
+	ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+					CLOCK_REALTIME, &stamp));
+	m1 = qt_now(CLOCK_MONOTONIC);
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	EXPECT_EQ(1, rec.count);
+	EXPECT_EQ(when, rec.expires_ns);
+	EXPECT_LE(when, stamp);		/* never early in wall time */
+	/* About 1 s of monotonic time, not 5 s. */
+	EXPECT_GT(m0 + 3500 * NSEC_PER_MSEC, m1);
+}
+
+/* Stepped back: the expiry is further away in wall time; not early. */
+TEST_F(clockset, absolute_realtime_follows_step_backward)
+{
+	struct qtimer_record rec;
+	__s64 when, stamp;
+	__u64 id;
+
+	when = qt_now(CLOCK_REALTIME) + 300 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, when,
+			    0, 0xd1, &id));
+	STEP_REALTIME(-NSEC_PER_SEC);
+	/* Past the old monotonic moment, still well before the new one. */
+	qt_sleep_ms(600);
+	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+					CLOCK_REALTIME, &stamp));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(when, rec.expires_ns);
+	EXPECT_LE(when, stamp);
+}
+
+TEST_F(clockset, monotonic_and_boottime_unaffected)
+{
+	struct qtimer_record recs[4];
+	__s64 mwhen, bwhen, bstamp, stamp[4];
+	__u64 mid, bid;
+	int i;
+
+	mwhen = qt_now(CLOCK_MONOTONIC) + 400 * NSEC_PER_MSEC;
+	bwhen = qt_now(CLOCK_BOOTTIME) + 400 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, mwhen,
+			    0, 1, &mid));
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_BOOTTIME, QTIMER_F_ABSTIME, bwhen,
+			    0, 2, &bid));
+	STEP_REALTIME(10 * NSEC_PER_SEC);
+	qt_sleep_ms(50);
+	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	STEP_REALTIME(-20 * NSEC_PER_SEC);
+	ASSERT_EQ(2, qt_collect_stamped(self->fd, recs, 2, QT_ARRIVE_MS,
+					CLOCK_MONOTONIC, stamp));
+	bstamp = qt_now(CLOCK_BOOTTIME);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(QTIMER_REC_LAST, recs[i].flags);
+		EXPECT_EQ(1, recs[i].count);
+		if (recs[i].cookie == 1) {
+			EXPECT_EQ(mwhen, recs[i].expires_ns);
+			EXPECT_LE(mwhen, stamp[i]);
+		} else {
+			EXPECT_EQ(bwhen, recs[i].expires_ns);
+			EXPECT_LE(bwhen, bstamp);
+		}
+	}
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,622 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Contexts and resources: a context lives until the last close of its file
+ * (across dup and fork, its timers fire once and are read by whoever reads
+ * first); contexts are independent; a million timers can be armed and
+ * cancelled and their memory comes back; the per-file and per-user caps
+ * (module parameters) give -ENOSPC and -EDQUOT exactly at the cap and free
+ * up again; and closing a file with armed, queued and periodic timers
+ * returns every timer to the caps' accounting.
+ */
+#define _GNU_SOURCE
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "qtimer_util.h"
+
+/* Child process helper: exit code 0 on success, else the failing step. */
+static int child_collects(int fd, __u64 id, __u64 cookie, int want)
+{
+	struct qtimer_record recs[4];
+	int n = qt_collect(fd, recs, want ? want : 1, want ? QT_ARRIVE_MS : 500);
+
+	if (n != want)
+		return 10 + (n < 0 ? 9 : n);
+	if (want && (recs[0].id != id || recs[0].cookie != cookie))
+		return 2;
+	qt_sleep_ms(100);
+	if (qt_nothing_pending(fd))
+		return 3;
+	return 0;
+}
+
+static int wait_child(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(fork_parent_closes_child_reads)
+{
+	int fd = qt_open(O_NONBLOCK);
+	pid_t pid;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 100 * NSEC_PER_MSEC, 0,
+			    0xc1, &id));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(child_collects(fd, id, 0xc1, 1));
+	close(fd);	/* the child's reference keeps the context alive */
+	EXPECT_EQ(0, wait_child(pid));
+}
+
+TEST(fork_child_closes_parent_reads)
+{
+	struct qtimer_record rec;
+	int fd = qt_open(O_NONBLOCK);
+	pid_t pid;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 100 * NSEC_PER_MSEC, 0,
+			    0xc2, &id));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(fd);
+		_exit(0);
+	}
+	EXPECT_EQ(0, wait_child(pid));
+	ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_EQ(id, rec.id);
+	qt_sleep_ms(100);
+	EXPECT_EQ(0, qt_nothing_pending(fd));
+	close(fd);
+}
+
+/* Both processes read: the one record goes to exactly one of them. */
+TEST(fork_both_read_record_delivered_once)
+{
+	struct qtimer_record recs[4];
+	int fd = qt_open(O_NONBLOCK);
+	int i, mine, theirs;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0,
+				    (100 + 30 * i) * NSEC_PER_MSEC, 0, i, NULL));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(qt_collect(fd, recs, 4, 1000));
+	mine = qt_collect(fd, recs, 4, 1000);
+	theirs = wait_child(pid);
+	EXPECT_EQ(3, mine + theirs);
+	close(fd);
+}
+
+TEST(dup_keeps_context_alive)
+{
+	struct qtimer_record rec;
+	int fd = qt_open(O_NONBLOCK), fd2;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 50 * NSEC_PER_MSEC, 0, 3,
+			    &id));
+	fd2 = dup(fd);
+	ASSERT_LE(0, fd2);
+	close(fd);
+	ASSERT_EQ(1, qt_collect(fd2, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_EQ(id, rec.id);
+	/* Same context: ids are valid through either descriptor. */
+	ASSERT_EQ(0, qt_arm(fd2, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, 4,
+			    &id));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(fd2, id));
+	close(fd2);
+}
+
+TEST(many_files_are_independent)
+{
+	enum { N = 200 };
+	static int fds[N];
+	static __u64 ids[N];
+	struct qtimer_record rec;
+	int i;
+
+	for (i = 0; i < N; i++) {
+		fds[i] = qt_open(O_NONBLOCK);
+		ASSERT_LE(0, fds[i]);
+		ASSERT_EQ(0, qt_arm(fds[i], CLOCK_MONOTONIC, 0,
+				    (50 + i % 20) * NSEC_PER_MSEC, 0, 1000 + i,
+				    &ids[i]));
+	}
+	/* Every other file closes with its timer armed. */
+	for (i = 1; i < N; i += 2)
+		close(fds[i]);
+	for (i = 0; i < N; i += 2) {
+		ASSERT_EQ(1, qt_collect(fds[i], &rec, 1, QT_ARRIVE_MS));
+		EXPECT_EQ(ids[i], rec.id);
+		EXPECT_EQ(1000 + i, rec.cookie);
+	}
+	qt_sleep_ms(100);
+	for (i = 0; i < N; i += 2) {
+		EXPECT_EQ(0, qt_nothing_pending(fds[i]));
+		close(fds[i]);
+	}
+}
+
+/* Close while timers are expiring, again and again. */
+TEST(close_races_with_expiry)
+{
+	enum { N = 512, ROUNDS = 20 };
+	static struct qtimer_op ops[N];
+	__u32 done;
+	int r, i, fd;
+
+	srand(getpid());
+	for (r = 0; r < ROUNDS; r++) {
+		fd = qt_open(O_NONBLOCK);
+		ASSERT_LE(0, fd);
+		for (i = 0; i < N; i++) {
+			ops[i] = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU,
+				       (rand() % 20) * NSEC_PER_MSEC,
+				       i % 4 ? 0 : NSEC_PER_MSEC, i);
+			ops[i].opcode = QTIMER_OP_ARM;
+			ops[i].cpu = i % qt_nr_cpus();
+		}
+		ASSERT_EQ(N, qt_submit(fd, ops, N, QTIMER_SUBMIT_STOP_ON_ERROR,
+				       &done));
+		qt_sleep_ms(rand() % 20);
+		close(fd);
+	}
+}
+
+/* Unreclaimable slab plus vmalloc, in KiB, from /proc/meminfo. */
+static long long kernel_mem_kb(void)
+{
+	long long slab = -1, vmalloc = -1, v;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Slab: %lld", &v) == 1)
+			slab = v;
+		else if (sscanf(line, "VmallocUsed: %lld", &v) == 1)
+			vmalloc = v;
+	}
+	fclose(f);
+	return slab < 0 || vmalloc < 0 ? -1 : slab + vmalloc;
+}
+
+/* Active objects of the qtimer_timer cache, or -1 if it is not listed. */
+static long long timer_cache_objs(void)
+{
+	char line[256], name[64];
+	long long active;
+	FILE *f = fopen("/proc/slabinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %lld", name, &active) == 2 &&
+		    !strcmp(name, "qtimer_timer")) {
+			fclose(f);
+			return active;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+static void drop_caches(void)
+{
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+
+	/* Best effort: it only lowers the noise in the measurement. */
+	if (fd >= 0) {
+		if (write(fd, "3\n", 2) < 0) {
+		}
+		close(fd);
+	}
+}
+
+/*
+ * The module parameters are global: tests that change them restore the
+ * values they found, in the teardown (which runs after failed ASSERTs).
+ */
+FIXTURE(caps)
+{
+	unsigned long long per_fd, per_user;
+	bool usable;
+};
+
+FIXTURE_SETUP(caps)
+{
+	self->usable = !geteuid() &&
+		       !qt_sysfs_read(QT_PARAMS "max_timers_per_fd",
+				      &self->per_fd) &&
+		       !qt_sysfs_read(QT_PARAMS "max_timers_per_user",
+				      &self->per_user);
+}
+
+FIXTURE_TEARDOWN(caps)
+{
+	if (!self->usable)
+		return;
+	EXPECT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_fd",
+				    self->per_fd));
+	EXPECT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user",
+				    self->per_user));
+}
+
+#define REQUIRE_CAPS() do {						\
+	if (!self->usable)						\
+		SKIP(return, "needs root and the qtimer module parameters"); \
+} while (0)
+
+/* Arms n far-away one-shots in @fd; returns how many succeeded, or -errno
+ * of the first failure if @first_err is set. */
+static int arm_n(int fd, int n, int *first_err)
+{
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		ret = qt_arm(fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, i,
+			     NULL);
+		if (ret) {
+			if (first_err)
+				*first_err = ret;
+			break;
+		}
+	}
+	return i;
+}
+
+/*
+ * 10^6 timers armed in full SUBMIT batches over all CPUs, then cancelled:
+ * kernel memory rises by at least 32 bytes a timer while they are armed
+ * (so the measurement can see them) and is back near the baseline after
+ * close.
+ */
+/*
+ * Kernels built for debugging (KASAN, lockdep, kmemleak: the rig's
+ * debug-6.1 and kcsan-6.1) are an order of magnitude slower under TCG;
+ * they get a tenth of the timers, which still exercises every path.
+ */
+static int million_or_less(void)
+{
+	struct utsname u;
+
+	if (!uname(&u) && (strstr(u.release, "debug") ||
+			   strstr(u.release, "kcsan")))
+		return 100000;
+	return 1000000;
+}
+
+TEST_F_TIMEOUT(caps, million_timers_memory_comes_back, 280)
+{
+	enum { B = QTIMER_SUBMIT_MAX };
+	const int total = million_or_less();
+	static struct qtimer_op ops[B];
+	__u64 *ids;
+	long long base, armed, after, objs;
+	__s64 t0;
+	__u32 done;
+	int fd, i, n, k, batch;
+
+	REQUIRE_CAPS();
+	/* The defaults allow 10^6; make sure an earlier run left them so. */
+	if (self->per_fd < total)
+		ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_fd",
+					    total));
+	if (self->per_user < total)
+		ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user",
+					    total));
+	ids = calloc(total, sizeof(*ids));
+	ASSERT_NE(NULL, ids);
+	srand(getpid());
+
+	drop_caches();
+	qt_sleep_ms(200);
+	base = kernel_mem_kb();
+	ASSERT_LT(0, base);
+
+	t0 = qt_now(CLOCK_MONOTONIC);
+	fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	for (n = 0; n < total; n += batch) {
+		batch = total - n < B ? total - n : B;
+		for (i = 0; i < batch; i++) {
+			/* An hour away, spread so the heaps have shape. */
+			ops[i] = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU,
+				       3600 * NSEC_PER_SEC +
+				       (rand() % 1000000) * NSEC_PER_USEC,
+				       0, n + i);
+			ops[i].opcode = QTIMER_OP_ARM;
+			ops[i].cpu = (n + i) % qt_nr_cpus();
+		}
+		ASSERT_EQ(batch, qt_submit(fd, ops, batch,
+					   QTIMER_SUBMIT_STOP_ON_ERROR, &done));
+		for (i = 0; i < batch; i++) {
+			ASSERT_EQ(0, ops[i].result);
+			ids[n + i] = ops[i].id;
+		}
+	}
+	TH_LOG("armed %d timers in %lld ms", total,
+	       (qt_now(CLOCK_MONOTONIC) - t0) / NSEC_PER_MSEC);
+
+	armed = kernel_mem_kb();
+	objs = timer_cache_objs();
+	TH_LOG("kernel memory: base %lld KiB, armed %lld KiB (+%lld), qtimer_timer objects %lld",
+	       base, armed, armed - base, objs);
+	EXPECT_LE(base + (long long)total * 32 / 1024, armed);
+	if (objs >= 0)
+		EXPECT_LE(total, objs);
+
+	t0 = qt_now(CLOCK_MONOTONIC);
+	for (n = 0; n < total; n += batch) {
+		batch = total - n < B ? total - n : B;
+		for (i = 0; i < batch; i++) {
+			memset(&ops[i], 0, sizeof(ops[i]));
+			ops[i].opcode = QTIMER_OP_CANCEL;
+			ops[i].id = ids[n + i];
+		}
+		ASSERT_EQ(batch, qt_submit(fd, ops, batch,
+					   QTIMER_SUBMIT_STOP_ON_ERROR, &done));
+		for (i = 0; i < batch; i++)
+			ASSERT_EQ(QTIMER_CANCEL_ARMED, ops[i].result);
+	}
+	TH_LOG("cancelled %d timers in %lld ms", total,
+	       (qt_now(CLOCK_MONOTONIC) - t0) / NSEC_PER_MSEC);
+	EXPECT_EQ(0, qt_nothing_pending(fd));
+	close(fd);
+	free(ids);
+
+	/* Frees may trail the close by an RCU grace period or so. */
+	for (k = 0; k < 50; k++) {
+		drop_caches();
+		after = kernel_mem_kb();
+		if (after <= base + 8 * 1024)
+			break;
+		qt_sleep_ms(200);
+	}
+	objs = timer_cache_objs();
+	TH_LOG("kernel memory after close: %lld KiB (%+lld), qtimer_timer objects %lld",
+	       after, after - base, objs);
+	EXPECT_GE(base + 8 * 1024, after);
+	if (objs >= 0)
+		EXPECT_GT(total / 100, objs);
+
+	/* Diagnostic only: does more come back with later closes? */
+	for (k = 0; k < 4; k++) {
+		fd = qt_open(0);
+		if (fd >= 0)
+			close(fd);
+	}
+	drop_caches();
+	qt_sleep_ms(200);
+	TH_LOG("after 4 more empty open/close: %lld KiB (%+lld)",
+	       kernel_mem_kb(), kernel_mem_kb() - base);
+}
+
+/* Closing a file with armed timers releases them (100k, no cancel). */
+TEST_F_TIMEOUT(caps, close_releases_armed_timers, 120)
+{
+	enum { TOTAL = 100000, B = QTIMER_SUBMIT_MAX };
+	static struct qtimer_op ops[B];
+	long long base, after;
+	__u32 done;
+	int fd, n, i, k, batch;
+
+	REQUIRE_CAPS();
+	drop_caches();
+	qt_sleep_ms(200);
+	base = kernel_mem_kb();
+	fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	for (n = 0; n < TOTAL; n += batch) {
+		batch = TOTAL - n < B ? TOTAL - n : B;
+		for (i = 0; i < batch; i++) {
+			ops[i] = qt_op(CLOCK_MONOTONIC, 0,
+				       (3600 + i) * NSEC_PER_SEC,
+				       i % 2 ? NSEC_PER_SEC : 0, i);
+			ops[i].opcode = QTIMER_OP_ARM;
+		}
+		ASSERT_EQ(batch, qt_submit(fd, ops, batch, 0, &done));
+	}
+	close(fd);
+	for (k = 0; k < 50; k++) {
+		drop_caches();
+		after = kernel_mem_kb();
+		if (after <= base + 4 * 1024)
+			break;
+		qt_sleep_ms(200);
+	}
+	EXPECT_GE(base + 4 * 1024, after);
+}
+
+TEST_F(caps, per_fd_cap)
+{
+	struct qtimer_version v;
+	struct qtimer_op ops[2];
+	struct qtimer_record rec;
+	__u64 id, oneshot;
+	int fd, fd2, err = 0;
+
+	REQUIRE_CAPS();
+	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_fd", 100));
+	fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_version(fd, &v));
+	EXPECT_EQ(100, v.max_timers_per_fd);
+
+	ASSERT_EQ(100, arm_n(fd, 100, NULL));
+	EXPECT_EQ(0, arm_n(fd, 1, &err));
+	EXPECT_EQ(-ENOSPC, err);
+
+	/* The cap holds in a batch too, op by op. */
+	ops[0] = qt_op(CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, 1);
+	ops[0].opcode = QTIMER_OP_ARM;
+	ops[1] = ops[0];
+	EXPECT_EQ(2, qt_submit(fd, ops, 2, 0, NULL));
+	EXPECT_EQ(-ENOSPC, ops[0].result);
+	EXPECT_EQ(-ENOSPC, ops[1].result);
+
+	/* Another file has its own cap. */
+	fd2 = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, fd2);
+	EXPECT_EQ(100, arm_n(fd2, 101, &err));
+	EXPECT_EQ(-ENOSPC, err);
+	close(fd2);
+
+	/* A cancelled timer no longer counts (in a fresh file of 100). */
+	close(fd);
+	fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(99, arm_n(fd, 99, NULL));
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, 1,
+			    &id));
+	EXPECT_EQ(-ENOSPC, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(fd, id));
+	/* Nor does a one-shot whose record was read. */
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 0x100, &oneshot));
+	ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_EQ(oneshot, rec.id);
+	EXPECT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, 1,
+			    NULL));
+	EXPECT_EQ(-ENOSPC, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
+	close(fd);
+}
+
+TEST_F(caps, per_user_cap)
+{
+	struct qtimer_version v;
+	int a, b, err = 0;
+	__u64 id;
+
+	REQUIRE_CAPS();
+	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user", 150));
+	a = qt_open(O_NONBLOCK);
+	b = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, qt_version(a, &v));
+	EXPECT_EQ(150, v.max_timers_per_user);
+
+	ASSERT_EQ(100, arm_n(a, 100, NULL));
+	ASSERT_EQ(49, arm_n(b, 49, NULL));
+	ASSERT_EQ(0, qt_arm(b, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, 1,
+			    &id));
+	EXPECT_EQ(0, arm_n(b, 1, &err));
+	EXPECT_EQ(-EDQUOT, err);
+	err = 0;
+	EXPECT_EQ(0, arm_n(a, 1, &err));
+	EXPECT_EQ(-EDQUOT, err);
+
+	/* A cancel frees one; closing a frees its hundred. */
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(b, id));
+	EXPECT_EQ(1, arm_n(b, 1, NULL));
+	EXPECT_EQ(-EDQUOT, qt_arm(b, CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
+	close(a);
+	EXPECT_EQ(100, arm_n(b, 101, &err));
+	EXPECT_EQ(-EDQUOT, err);
+	close(b);
+}
+
+/* The per-user cap is per user: another uid has its own allowance. */
+TEST_F(caps, per_user_cap_is_per_user)
+{
+	int a, err = 0;
+	pid_t pid;
+
+	REQUIRE_CAPS();
+	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user", 50));
+	a = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(50, arm_n(a, 51, &err));
+	EXPECT_EQ(-EDQUOT, err);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd, n;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(100);
+		fd = qt_open(O_NONBLOCK);
+		if (fd < 0) {
+			fprintf(stderr, "# open as uid 65534: %s\n",
+				strerror(-fd));
+			_exit(101);
+		}
+		err = 0;
+		n = arm_n(fd, 51, &err);
+		_exit(n == 50 && err == -EDQUOT ? 0 : 102);
+	}
+	EXPECT_EQ(0, wait_child(pid));
+	close(a);
+}
+
+/*
+ * Closing a file (or exiting) with armed, queued-unread and periodic
+ * timers gives every one back: with the per-user cap at exactly one
+ * round's worth, each round can arm the full amount again.
+ */
+TEST_F(caps, close_with_live_timers_leaks_nothing)
+{
+	enum { EACH = 100, ROUNDS = 4 };
+	int r, fd, err;
+	pid_t pid;
+
+	REQUIRE_CAPS();
+	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user",
+				    3 * EACH));
+	for (r = 0; r < ROUNDS; r++) {
+		int i;
+
+		fd = qt_open(O_NONBLOCK);
+		ASSERT_LE(0, fd);
+		for (i = 0; i < EACH; i++) {
+			/* armed, fires-and-stays-queued, periodic */
+			ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0,
+					    20 * NSEC_PER_SEC, 0, i, NULL));
+			ASSERT_EQ(0, qt_arm(fd, CLOCK_BOOTTIME, 0, 0, 0, i,
+					    NULL));
+			ASSERT_EQ(0, qt_arm(fd, CLOCK_REALTIME, 0,
+					    NSEC_PER_MSEC, NSEC_PER_MSEC, i,
+					    NULL));
+		}
+		err = 0;
+		EXPECT_EQ(0, arm_n(fd, 1, &err));
+		EXPECT_EQ(-EDQUOT, err);
+		ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+		qt_sleep_ms(50);
+		if (r % 2) {
+			close(fd);
+			continue;
+		}
+		/* Even rounds: the last reference goes with a process exit. */
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid)
+			_exit(0);	/* holds fd until exit */
+		close(fd);
+		EXPECT_EQ(0, wait_child(pid));
+	}
+}
+
+TEST_HARNESS_MAIN
