@@ -144,7 +144,7 @@ static u32 qt_slot_alloc(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	u32 slot = ctx->free_slot;
 
-	ctx->free_slot = ctx->slots[slot] >> 1;
+	WRITE_ONCE(ctx->free_slot, ctx->slots[slot] >> 1);
 	ctx->slots[slot] = (unsigned long)t;
 	return slot;
 }
@@ -153,7 +153,7 @@ static void qt_slot_free(struct qt_ctx *ctx, u32 slot)
 {
 	ctx->gens[slot]++;
 	ctx->slots[slot] = (unsigned long)ctx->free_slot << 1 | 1;
-	ctx->free_slot = slot;
+	WRITE_ONCE(ctx->free_slot, slot);
 }
 
 /* Grow the id table in process context until a slot is free. */
@@ -163,6 +163,9 @@ static int qt_slots_reserve(struct qt_ctx *ctx)
 	u32 *gens, *old_gens;
 	u32 cap, next, i;
 
+	/* Racy peek: the common case has a free slot and takes no lock. */
+	if (READ_ONCE(ctx->free_slot) != QT_NO_SLOT)
+		return 0;
 	spin_lock_irq(&ctx->wqh.lock);
 	cap = ctx->nr_slots;
 	next = ctx->free_slot;
@@ -200,7 +203,7 @@ static int qt_slots_reserve(struct qt_ctx *ctx)
 		slots[i] = (unsigned long)link << 1 | 1;
 		gens[i] = 0;
 	}
-	ctx->free_slot = cap;
+	WRITE_ONCE(ctx->free_slot, cap);
 	old_slots = ctx->slots;
 	old_gens = ctx->gens;
 	ctx->slots = slots;
