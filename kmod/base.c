@@ -389,7 +389,7 @@ static void qt_base_shrink(struct qt_base *base)
 	cap = READ_ONCE(base->heap.cap);
 	if (cap <= 256 || READ_ONCE(base->heap.nr) >= cap / 4)
 		return;
-	cap = max(cap / 2, 64U);
+	cap = max(READ_ONCE(base->heap.nr) * 2, 64U);
 	mem = kvmalloc(qt_heap_storage_size(cap), GFP_KERNEL_ACCOUNT);
 	if (!mem)
 		return;		/* keeping the larger array is harmless */

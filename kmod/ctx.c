@@ -775,9 +775,10 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 		if (!nr)
 			continue;
 
-		copied = nr - copy_to_user(buf + got * sizeof(recs[0]), recs,
-					   nr * sizeof(recs[0])) / sizeof(recs[0]);
 		/* A record cut in the middle was not delivered. */
+		copied = nr - DIV_ROUND_UP(copy_to_user(buf + got * sizeof(recs[0]),
+							recs, nr * sizeof(recs[0])),
+					   sizeof(recs[0]));
 		done = 0;
 		for (;;) {
 			spin_lock_irq(&ctx->wqh.lock);
@@ -828,8 +829,14 @@ static void qt_clock_set_workfn(struct work_struct *work)
 			struct qt_timer *t = (struct qt_timer *)ctx->slots[slot];
 			struct qt_base *base;
 
-			if ((unsigned long)t & 1 || t->state != QT_ARMED ||
-			    !(t->flags & QT_TF_CANCEL_ON_SET))
+			if ((unsigned long)t & 1 || !(t->flags & QT_TF_CANCEL_ON_SET))
+				continue;
+			/* Its pending record becomes the cancellation record. */
+			if (t->state == QT_QUEUED && t->period) {
+				t->flags |= QT_TF_CANCELED;
+				continue;
+			}
+			if (t->state != QT_ARMED)
 				continue;
 			base = qt_base_lock_timer(t);
 			if (t->heap_key != QT_KEY_NONE)

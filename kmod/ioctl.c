@@ -16,9 +16,6 @@
 #include "ctx.h"
 #include "ioctl.h"
 
-/* Ops copied in per user access in SUBMIT: 512 bytes of stack. */
-#define QT_SUBMIT_CHUNK		8
-
 static int qt_clock_from_user(u32 clockid)
 {
 	switch (clockid) {
@@ -180,25 +177,37 @@ static long qt_ioctl_single(struct qt_ctx *ctx, struct qtimer_op __user *uop,
 	return ret;
 }
 
-/* Write one op's outcome back; on a fault an ARM is undone. */
-static int qt_submit_result(struct qt_ctx *ctx, struct qtimer_op __user *uop,
-			    const struct qtimer_op *op, int result)
+/*
+ * Run one SUBMIT op.  Its result (and an ARM's id) must be writable before
+ * it runs, so that an op whose outcome cannot be reported has no effect.
+ * Returns -EFAULT when processing has to stop at this op.
+ */
+static int qt_submit_one(struct qt_ctx *ctx, struct qtimer_op __user *uop,
+			 int *result)
 {
-	if (op->opcode == QTIMER_OP_ARM && result == 0 &&
-	    put_user(op->id, &uop->id)) {
-		qt_ctx_cancel(ctx, op->id);
+	struct qtimer_op op;
+
+	if (copy_from_user(&op, uop, sizeof(op)))
+		return -EFAULT;
+	if (put_user(-EINPROGRESS, &uop->result) ||
+	    (op.opcode == QTIMER_OP_ARM && put_user(0, &uop->id)))
+		return -EFAULT;
+	*result = qt_op_run(ctx, &op);
+	if (op.opcode == QTIMER_OP_ARM && *result == 0 &&
+	    put_user(op.id, &uop->id)) {
+		/* Unmapped under us: the caller cannot learn the id. */
+		qt_ctx_cancel(ctx, op.id);
 		return -EFAULT;
 	}
-	return put_user(result, &uop->result);
+	return put_user(*result, &uop->result);
 }
 
 static long qt_ioctl_submit(struct qt_ctx *ctx,
 			    struct qtimer_submit __user *usub)
 {
-	struct qtimer_op ops[QT_SUBMIT_CHUNK];
 	struct qtimer_op __user *uops;
 	struct qtimer_submit sub;
-	u32 done = 0, n, i;
+	u32 done = 0;
 	int result;
 
 	if (copy_from_user(&sub, usub, sizeof(sub)))
@@ -210,25 +219,17 @@ static long qt_ioctl_submit(struct qt_ctx *ctx,
 	uops = u64_to_user_ptr(sub.ops);
 
 	while (done < sub.nr) {
-		n = min_t(u32, sub.nr - done, QT_SUBMIT_CHUNK);
-		if (copy_from_user(ops, uops + done, n * sizeof(ops[0])))
-			goto fault;
-		for (i = 0; i < n; i++) {
-			result = qt_op_run(ctx, &ops[i]);
-			if (qt_submit_result(ctx, uops + done, &ops[i], result))
-				goto fault;
-			done++;
-			if (result < 0 && (sub.flags & QTIMER_SUBMIT_STOP_ON_ERROR))
-				goto out;
-		}
-		if (fatal_signal_pending(current))
+		if (qt_submit_one(ctx, uops + done, &result))
 			break;
-		cond_resched();
+		done++;
+		if (result < 0 && (sub.flags & QTIMER_SUBMIT_STOP_ON_ERROR))
+			break;
+		if (!(done % 64)) {
+			if (fatal_signal_pending(current))
+				break;
+			cond_resched();
+		}
 	}
-out:
-	put_user(done, &usub->done);
-	return done;
-fault:
 	if (!done)
 		return -EFAULT;
 	put_user(done, &usub->done);
