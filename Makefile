@@ -33,9 +33,12 @@
 #
 # The user-space part comes from `$(MAKE) -C <dir> guest OUT=$(OUT)` in every
 # top-level directory whose Makefile has a `guest:` rule (kmod/ excepted),
-# and in scripts/demo.  A guest rule writes only below $(OUT) (payloads for
-# several kernels may be built at once) and may link dynamically: the
-# initramfs packer copies each ELF's shared libraries and loader.
+# and in scripts/demo (`make guest-user OUT=...` builds just this part, and
+# `make guest-module` just the module).  A guest rule writes only below
+# $(OUT) (payloads for several kernels may be built at once), builds nothing
+# that depends on the kernel (make check builds the user-space part once
+# and reuses it for every kernel) and may link dynamically: the initramfs
+# packer copies each ELF's shared libraries and loader.
 
 TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 

@@ -108,6 +108,20 @@ vm_run() {
 	sed -n 's/^vm-result: .* passed=\([0-9]*\) failed=\([0-9]*\)$/\1 \2/p' "$log" | tail -n 1
 }
 
+# The guest's user-space programs are the same for every kernel: build them
+# once here; each run then builds only the module.
+if [ "${#run_kernels[@]}" -gt 0 ] || [ "$selftest" != 0 ]; then
+	stage "guest user space: make guest-user"
+	export QTIMER_GUEST_USER=$top/build/check/guest-user
+	rm -rf "$QTIMER_GUEST_USER"
+	if ! make --no-print-directory guest-user OUT="$QTIMER_GUEST_USER" >"$log_dir/guest-user.log" 2>&1; then
+		tail -n 40 "$log_dir/guest-user.log" >&2
+		tally 0 1 "guest user space build (log: build/check/guest-user.log)"
+		run_kernels=()
+		selftest=0
+	fi
+fi
+
 for k in "${run_kernels[@]}"; do
 	stage "kernel $k: selftests in a VM"
 	t=$SECONDS
