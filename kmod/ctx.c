@@ -336,6 +336,14 @@ static int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t)
 static LIST_HEAD(qt_cos_list);
 static DEFINE_MUTEX(qt_cos_mutex);
 
+/*
+ * Clock sets announced by the notifier, and those the work has applied.
+ * The notifier runs before any timer can see the new time, so a timer that
+ * expires while they differ may have been made due by the set itself.
+ */
+static atomic_t qt_clock_sets = ATOMIC_INIT(0);
+static atomic_t qt_clock_sets_done = ATOMIC_INIT(0);
+
 /* Files with cancel-on-set timers are walked when the clock is set. */
 static void qt_cos_track(struct qt_ctx *ctx)
 {
@@ -602,6 +610,15 @@ void qt_ctx_deliver(struct qt_timer *t, ktime_t now)
 	if (t->state == QT_ARMED && t->heap_key == QT_KEY_NONE) {
 		t->state = QT_QUEUED;
 		t->count = 1;
+		/*
+		 * A clock set is under way (the work has not run yet): it came
+		 * first, even if it is what made this timer due.
+		 */
+		if ((t->flags & QT_TF_CANCEL_ON_SET) &&
+		    atomic_read(&qt_clock_sets) != atomic_read(&qt_clock_sets_done)) {
+			t->flags |= QT_TF_CANCELED;
+			t->count = 0;
+		}
 		trace_qtimer_expire(qt_timer_id(ctx, t), t->expires, now);
 		qt_ready_append(ctx, t);
 		ctx->nr_ready++;
@@ -819,6 +836,7 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
  */
 static void qt_clock_set_workfn(struct work_struct *work)
 {
+	int sets = atomic_read(&qt_clock_sets);
 	struct qt_ctx *ctx;
 	u32 slot;
 
@@ -852,6 +870,7 @@ static void qt_clock_set_workfn(struct work_struct *work)
 		spin_unlock_irq(&ctx->wqh.lock);
 	}
 	mutex_unlock(&qt_cos_mutex);
+	atomic_set(&qt_clock_sets_done, sets);
 }
 
 static DECLARE_WORK(qt_clock_set_work, qt_clock_set_workfn);
@@ -866,8 +885,10 @@ static DEFINE_IRQ_WORK(qt_clock_set_iw, qt_clock_set_irq_work);
 static int qt_clock_notify(struct notifier_block *nb, unsigned long was_set,
 			   void *priv)
 {
-	if (was_set)
+	if (was_set) {
+		atomic_inc(&qt_clock_sets);
 		irq_work_queue(&qt_clock_set_iw);
+	}
 	return NOTIFY_OK;
 }
 
