@@ -8,6 +8,11 @@
 #   make check          the whole test run (scripts/check.sh); quick loop:
 #                       KERNELS=stock-6.1 SELFTEST=0 make check
 #   make demo           boot a test kernel in QEMU and run the demo
+#   make bench [KERNEL=stock-6.1] [BENCH_ARGS=--quick]
+#                       qtimer against timerfd, POSIX timers, io_uring and
+#                       libuv in one VM; table, CSV and plot in build/bench/
+#   make check-long     the hardening suites for longer, on debug-6.1,
+#                       rt-6.12 and kcsan-6.1
 #   make vm KERNEL=stock-6.1 [SUITES=glob] [MODPARAMS="a=1"] [RUN="prog args"]
 #                       one VM run (scripts/vm/run.sh)
 #   make clean
@@ -49,9 +54,7 @@ KDIR := $(shell $(TOP)/scripts/vm/kernel.sh stock-6.1 kdir 2>/dev/null)
 endif
 endif
 
-# $(call has_target,TARGET,MAKEFILE): non-empty when MAKEFILE has a rule
-# line naming TARGET before its colon ("guest:", "all guest:").
-has_target = $(shell grep -Eqs '^([^:=[:space:]]+[[:space:]]+)*$(1)[[:space:]]*::?([^=]|$$)' $(2) && echo y)
+include $(TOP)/scripts/vm/guest.mk
 
 component_dirs := $(filter-out kmod build,$(patsubst %/Makefile,%,$(wildcard */Makefile))) scripts/demo
 guest_dirs := $(foreach d,$(component_dirs),$(if $(call has_target,guest,$(d)/Makefile),$(d)))
@@ -62,7 +65,7 @@ build_products := --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
 	--exclude='*.mod.c' --exclude='.*.cmd' --exclude='modules.order' \
 	--exclude='Module.symvers' --exclude='*.a' --exclude='.tmp_*'
 
-.PHONY: all module user guest guest-module guest-user check demo vm clean
+.PHONY: all module user guest guest-module guest-user check check-long bench demo vm clean
 
 all: module user
 
@@ -101,6 +104,14 @@ check:
 
 demo:
 	$(TOP)/scripts/demo.sh
+
+# Benchmarks print figures and never fail on speed: scripts/bench.sh.
+bench:
+	$(TOP)/scripts/bench.sh $(KERNEL) $(BENCH_ARGS)
+
+# The hardening suites at length on debug-6.1, rt-6.12 and kcsan-6.1.
+check-long:
+	$(TOP)/scripts/check-long.sh
 
 vm:
 	$(TOP)/scripts/vm/run.sh $(or $(KERNEL),stock-6.1) \

@@ -38,7 +38,8 @@ tally() {
 	note "$3: $1 passed, $2 failed"
 }
 
-# Sum the kselftest "# Totals:" lines of a log: prints "passed failed".
+# Sum the kselftest "# Totals:" lines of a log: prints "passed failed
+# found", found being 1 if there was any such line.
 sum_totals() {
 	awk '/^# Totals: / {
 		for (i = 3; i <= NF; i++) { split($i, kv, ":"); n[kv[1]] += kv[2] }
@@ -99,7 +100,7 @@ for k in $kernels; do
 done
 
 # --- VM runs --------------------------------------------------------------
-# vm_run NAME EXPECT ARGS...: run scripts/vm/run.sh, keep its output in
+# vm_run NAME ARGS...: run scripts/vm/run.sh ARGS, keep its output in
 # build/check/NAME.log, and echo the "passed failed" of its vm-result line.
 vm_run() {
 	local name=$1 log=$log_dir/$1.log

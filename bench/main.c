@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * qtbench's driver.  It lifts the limits a million timers run into (open
+ * files, epoll watches, pending signals, qtimer's caps), then runs every
+ * (mechanism, workload, N) in a child process of its own, so that each run
+ * starts with a clean process and fresh kernel caches and a run that
+ * crashes or is killed takes nothing else down.  Results come back through
+ * shared memory and are printed as CSV lines prefixed "qtbench-csv: ";
+ * remarks as "qtbench-note: mech,workload,n,batch: text"; progress as
+ * "qtbench: ".  scripts/bench.sh collects all three from the guest.
+ *
+ * A mechanism whose open() fails (no /dev/qtimer, a placeholder module, a
+ * failed handshake) is skipped with a note.  A phase that ran out of its
+ * time budget at some N is not tried at a larger N, and neither is a run
+ * whose projected kernel memory would not fit.  The exit status is non-zero
+ * only when the benchmark itself broke: a crashed run or a mechanism that
+ * returned an unexpected error mid-run.  Running out of time or of a
+ * resource (ENOMEM, EMFILE...) makes a run partial; lost, late or early
+ * expirations are data.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "qtbench.h"
+
+struct opts opts = {
+	.budget_ns = 45 * NSEC_PER_SEC,
+	.window_ns = NSEC_PER_SEC,
+	.ticker_period_ns = 100 * NSEC_PER_MSEC,
+	.ticker_ns = 3 * NSEC_PER_SEC,
+	.uring_batch = 512,
+	.tune = true,
+};
+
+#define MAX_LIST	16
+#define MAX_CONFIGS	32
+
+enum { W_ARM, W_FIRE, W_MIXED, W_TICKER, NR_WORKLOADS };
+static const char *const workload_names[NR_WORKLOADS] = { "arm", "fire", "mixed", "ticker" };
+
+static int workload_idx(const char *workload)
+{
+	int w;
+
+	for (w = 0; w < NR_WORKLOADS; w++)
+		if (!strcmp(workload, workload_names[w]))
+			return w;
+	return W_TICKER;
+}
+
+struct config {
+	const struct mech *mech;
+	unsigned int batch;
+	bool fire;		/* runs fire and ticker too */
+	bool big;		/* may run the --big N */
+	bool broken;		/* open() failed: skip from now on */
+	size_t allow[NR_WORKLOADS];	/* largest N each workload may still run at */
+	size_t amc_partial_n;	/* modify/cancel ran out of budget at this N */
+	double arm_ns;		/* last arm ns/op: sizes the fire lead */
+	double bytes;		/* last bytes per timer */
+};
+
+/* What shared memory carries back from a run's child. */
+struct shared {
+	struct result res[3];
+	int nr_res;
+	bool open_failed;
+};
+
+static const char *kernel_name;
+static size_t n_list[MAX_LIST], nr_n;
+static size_t big_n;
+static size_t ticker_k[MAX_LIST], nr_ticker_k;
+static unsigned int batches[MAX_LIST], nr_batches;
+static char *mech_list = "qtimer,qtimer-batch,libtimerdev,timerfd,posix,io_uring,libuv";
+static char *workloads = "arm,fire,mixed,ticker";
+static uint64_t seed = 1;
+static struct config configs[MAX_CONFIGS];
+static int nr_configs;
+static bool broke;
+static struct shared *shm;
+static bool warm = true;
+
+static size_t parse_list(const char *arg, size_t *out, size_t max)
+{
+	char *copy = strdup(arg), *tok, *save;
+	size_t nr = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok && nr < max; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		double v = strtod(tok, &end);
+
+		if (*end == 'k' || *end == 'K')
+			v *= 1e3;
+		else if (*end == 'M' || *end == 'm')
+			v *= 1e6;
+		if (v >= 1)
+			out[nr++] = (size_t)v;
+	}
+	free(copy);
+	return nr;
+}
+
+static bool in_list(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = list;
+
+	while ((p = strstr(p, name))) {
+		if ((p == list || p[-1] == ',') && (p[len] == ',' || !p[len]))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+static void add_config(const struct mech *m, unsigned int batch, bool fire, bool big)
+{
+	int w;
+
+	if (nr_configs >= MAX_CONFIGS)
+		return;
+	configs[nr_configs] = (struct config){
+		.mech = m, .batch = batch, .fire = fire, .big = big,
+	};
+	for (w = 0; w < NR_WORKLOADS; w++)
+		configs[nr_configs].allow[w] = SIZE_MAX;
+	nr_configs++;
+}
+
+static void build_configs(void)
+{
+	unsigned int i, biggest = 0;
+
+	for (i = 0; i < nr_batches; i++)
+		if (batches[i] > biggest)
+			biggest = batches[i];
+	if (in_list(mech_list, "qtimer"))
+		add_config(&mech_qtimer, 0, false, true);
+	if (in_list(mech_list, "qtimer-batch"))
+		for (i = 0; i < nr_batches; i++)
+			add_config(&mech_qtimer_batch, batches[i], batches[i] == biggest, true);
+#ifdef HAVE_LIBTIMERDEV
+	if (in_list(mech_list, "libtimerdev"))
+		add_config(&mech_libtimerdev, biggest, true, false);
+#endif
+	if (in_list(mech_list, "timerfd"))
+		add_config(&mech_timerfd, 0, true, false);
+	if (in_list(mech_list, "posix"))
+		add_config(&mech_posix, 0, true, false);
+	if (in_list(mech_list, "io_uring"))
+		add_config(&mech_io_uring, opts.uring_batch, true, false);
+	if (in_list(mech_list, "libuv"))
+		add_config(&mech_libuv, 0, true, false);
+}
+
+/* Raise what a million timers of every kind run into.  Best effort. */
+static void lift_limits(size_t max_n)
+{
+	unsigned long long want = max_n + 4096;
+	struct rlimit rl;
+
+	if (!opts.tune) {
+		/* As far as the hard limits allow, touching nothing global. */
+		if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (!getrlimit(RLIMIT_SIGPENDING, &rl)) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_SIGPENDING, &rl);
+		}
+		progress("--no-tune: system limits left alone");
+		return;
+	}
+	if (read_sysctl("/proc/sys/fs/nr_open") < want)
+		write_sysctl("/proc/sys/fs/nr_open", want);
+	if (read_sysctl("/proc/sys/fs/file-max") < 2 * want)
+		write_sysctl("/proc/sys/fs/file-max", 2 * want);
+	if (read_sysctl("/proc/sys/fs/epoll/max_user_watches") < want)
+		write_sysctl("/proc/sys/fs/epoll/max_user_watches", want);
+	rl.rlim_cur = rl.rlim_max = read_sysctl("/proc/sys/fs/nr_open");
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		progress("warning: RLIMIT_NOFILE stays low: %s", strerror(errno));
+	rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
+	if (setrlimit(RLIMIT_SIGPENDING, &rl))
+		progress("warning: RLIMIT_SIGPENDING stays low: %s", strerror(errno));
+	setrlimit(RLIMIT_MEMLOCK, &rl);
+	if (read_sysctl("/sys/module/qtimer/parameters/max_timers_per_fd") < max_n)
+		write_sysctl("/sys/module/qtimer/parameters/max_timers_per_fd", max_n);
+	if (read_sysctl("/sys/module/qtimer/parameters/max_timers_per_user") < max_n)
+		write_sysctl("/sys/module/qtimer/parameters/max_timers_per_user", max_n);
+	progress("limits: nr_open %llu, file-max %llu, epoll watches %llu, qtimer per fd %llu, per user %llu",
+		 read_sysctl("/proc/sys/fs/nr_open"), read_sysctl("/proc/sys/fs/file-max"),
+		 read_sysctl("/proc/sys/fs/epoll/max_user_watches"),
+		 read_sysctl("/sys/module/qtimer/parameters/max_timers_per_fd"),
+		 read_sysctl("/sys/module/qtimer/parameters/max_timers_per_user"));
+}
+
+static long long mem_available(void)
+{
+	char line[256];
+	long long kb = -1;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/* A note about a run the parent decides on, in note()'s format. */
+static void __attribute__((format(printf, 4, 5)))
+config_note(const struct config *c, const char *workload, size_t n, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (c->mech->batched)
+		printf("qtbench-note: %s,%s,%zu,%u: %s\n", c->mech->name, workload, n, c->batch, text);
+	else
+		printf("qtbench-note: %s,%s,%zu,: %s\n", c->mech->name, workload, n, text);
+}
+
+/*
+ * A fixed CPU-bound loop: how fast this run's CPU is compared with the
+ * best seen.  Under emulation on a shared host the answer varies a lot,
+ * and a run that happens on a busy host says so in a note.
+ */
+static double calibrate(void)
+{
+	static double best;
+	volatile uint64_t x = 1;
+	int64_t t0 = now_ns();
+	double t;
+	int i;
+
+	for (i = 0; i < 5000000; i++)
+		x = x * 6364136223846793005ULL + (x >> 7);
+	t = now_ns() - t0;
+	if (!best || t < best)
+		best = t;
+	return t / best;
+}
+
+static void show_clocksource(void)
+{
+	char cs[64] = "";
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+
+	if (f) {
+		if (!fgets(cs, sizeof(cs), f))
+			cs[0] = 0;
+		fclose(f);
+	}
+	cs[strcspn(cs, "\n")] = 0;
+	progress("clocksource %s", *cs ? cs : "unknown");
+	if (*cs && strcmp(cs, "tsc"))
+		note(NULL, "clocksource %s: clock reads are system calls (no vDSO), in the kernel and here alike", cs);
+}
+
+static void print_csv(const struct result *res)
+{
+	char b[5][32], cpu[32], bytes[32], batch[16];
+
+	snprintf(batch, sizeof(batch), res->batch ? "%u" : "", res->batch);
+	snprintf(b[0], 32, res->has_ns_per_op ? "%.1f" : "", res->ns_per_op);
+	snprintf(cpu, 32, res->has_cpu ? "%.0f" : "", res->cpu_ns_per_expiry);
+	snprintf(b[1], 32, res->has_late ? "%lld" : "", (long long)res->late_p50);
+	snprintf(b[2], 32, res->has_late ? "%lld" : "", (long long)res->late_p99);
+	snprintf(b[3], 32, res->has_late ? "%lld" : "", (long long)res->late_max);
+	snprintf(b[4], 32, res->has_early ? "%llu" : "", (unsigned long long)res->early);
+	snprintf(bytes, 32, res->has_bytes ? "%.1f" : "", res->bytes_per_timer);
+	printf("qtbench-csv: %s,%s,%s,%llu,%s,%s,%s,%s,%s,%s,%s,",
+	       kernel_name, res->mechanism, res->workload, (unsigned long long)res->n,
+	       batch, b[0], cpu, b[1], b[2], b[3], b[4]);
+	if (res->has_delivered)
+		printf("%llu", (unsigned long long)res->delivered);
+	printf(",%s\n", bytes);
+	fflush(stdout);
+}
+
+static void describe(const struct result *res)
+{
+	char line[256];
+	int len = 0;
+
+	if (res->has_ns_per_op)
+		len += snprintf(line + len, sizeof(line) - len, " %.0f ns/op", res->ns_per_op);
+	if (res->has_bytes)
+		len += snprintf(line + len, sizeof(line) - len, ", %.0f B/timer", res->bytes_per_timer);
+	if (res->has_delivered)
+		len += snprintf(line + len, sizeof(line) - len, " delivered %llu",
+				(unsigned long long)res->delivered);
+	if (res->has_late)
+		len += snprintf(line + len, sizeof(line) - len, ", late p50 %.3f p99 %.3f max %.3f ms",
+				res->late_p50 / 1e6, res->late_p99 / 1e6, res->late_max / 1e6);
+	if (res->has_cpu)
+		len += snprintf(line + len, sizeof(line) - len, ", cpu %.0f ns/expiry",
+				res->cpu_ns_per_expiry);
+	if (res->has_early && res->early)
+		len += snprintf(line + len, sizeof(line) - len, ", EARLY %llu",
+				(unsigned long long)res->early);
+	progress("  %s:%s%s", res->workload, line, res->partial ? " (partial)" : "");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The child: runs the workload, into shm.  Runs over 10k timers last well
+ * under a second or two, which a busy emulator's noise swamps, so those
+ * (all but the ticker) run three times, each on a freshly opened mechanism,
+ * and report the median of each figure: ns/op, CPU per expiry and each
+ * lateness quantile.  Memory comes from the first; early expiries add up;
+ * delivered is the smallest of the three.
+ */
+static int child(struct config *c, const char *workload, size_t n)
+{
+	bool repeat = strcmp(workload, "ticker");
+	int reps = repeat && n <= 10000 ? 3 : 1, rep, i, f, ret = 0;
+	double samples[3][5][3];	/* result, field, repeat */
+	struct result res[3];
+
+	for (rep = 0; rep < reps; rep++) {
+		struct run r = {
+			.mech = c->mech, .workload = workload, .n = n, .batch = c->batch,
+			.deliver = !strcmp(workload, "fire") || !strcmp(workload, "ticker"),
+		};
+
+		rng_seed(seed * 0x9e3779b97f4a7c15ULL ^ n ^ ((uint64_t)rep << 40));
+		ret = c->mech->open(&r);
+		if (ret < 0) {
+			if (!rep) {
+				note(&r, "SKIP %s: cannot open: %s", c->mech->name, strerror(-ret));
+				shm->open_failed = true;
+				return 0;
+			}
+			note(&r, "repeat %d: cannot open: %s", rep, strerror(-ret));
+			return 1;
+		}
+		if (!strcmp(workload, "arm")) {
+			if (c->amc_partial_n && n > c->amc_partial_n && !rep)
+				note(&r, "skipped modify and cancel: they ran out of time at N=%zu",
+				     c->amc_partial_n);
+			ret = workload_arm(&r, res, c->amc_partial_n && n > c->amc_partial_n);
+			shm->nr_res = 3;
+		} else if (!strcmp(workload, "fire")) {
+			ret = workload_fire(&r, res, c->arm_ns);
+			shm->nr_res = 1;
+		} else if (!strcmp(workload, "ticker")) {
+			ret = workload_ticker(&r, res, c->arm_ns);
+			shm->nr_res = 1;
+		} else {
+			ret = workload_mixed(&r, res);
+			shm->nr_res = 1;
+		}
+		c->mech->close(&r);
+		for (i = 0; i < shm->nr_res; i++) {
+			struct result *sr = &shm->res[i];
+
+			if (!rep) {
+				*sr = res[i];
+			} else {
+				sr->partial |= res[i].partial;
+				sr->failed |= res[i].failed;
+				sr->skip |= res[i].skip;
+				sr->early += res[i].early;
+				if (res[i].delivered < sr->delivered)
+					sr->delivered = res[i].delivered;
+			}
+			samples[i][0][rep] = res[i].has_ns_per_op ? res[i].ns_per_op : -1;
+			samples[i][1][rep] = res[i].has_cpu ? res[i].cpu_ns_per_expiry : -1;
+			samples[i][2][rep] = res[i].has_late ? res[i].late_p50 : -1;
+			samples[i][3][rep] = res[i].has_late ? res[i].late_p99 : -1;
+			samples[i][4][rep] = res[i].has_late ? res[i].late_max : -1;
+		}
+		if (ret < 0)
+			break;
+	}
+	/* The median of each figure; any repeat missing one leaves the first's. */
+	for (i = 0; i < shm->nr_res && rep == reps && reps > 1; i++) {
+		struct result *sr = &shm->res[i];
+		double med[5];
+
+		for (f = 0; f < 5; f++) {
+			qsort(samples[i][f], reps, sizeof(double), cmp_double);
+			med[f] = samples[i][f][0] >= 0 ? samples[i][f][reps / 2] : -1;
+		}
+		if (med[0] >= 0)
+			sr->ns_per_op = med[0];
+		if (med[1] >= 0)
+			sr->cpu_ns_per_expiry = med[1];
+		if (med[2] >= 0) {
+			sr->late_p50 = med[2];
+			sr->late_p99 = med[3];
+			sr->late_max = med[4];
+		}
+	}
+	fflush(stdout);
+	return ret < 0 ? 1 : 0;
+}
+
+/*
+ * Wait for the last run's teardown to finish in the background: files whose
+ * last reference went at exit are freed after an RCU grace period, and
+ * io_uring tears a ring down in a worker.  Until kernel memory stops
+ * shrinking, the next run's memory delta and timings would carry it.
+ */
+static void settle(void)
+{
+	int64_t prev = kernel_mem_bytes(), cur, deadline = now_ns() + 10 * NSEC_PER_SEC;
+
+	while (prev >= 0 && now_ns() < deadline) {
+		usleep(100 * 1000);
+		cur = kernel_mem_bytes();
+		if (cur < 0 || llabs(cur - prev) < 256 * 1024)
+			break;
+		prev = cur;
+	}
+}
+
+/* Runs one workload in a child; false when the mechanism could not open. */
+static bool run_one(struct config *c, const char *workload, size_t n)
+{
+	double slow = calibrate();
+	int64_t t0 = now_ns();
+	int status, i, w;
+	pid_t pid;
+
+	if (slow > 2)
+		config_note(c, workload, n, "host busy: a fixed CPU loop ran %.1fx slower than its best",
+			    slow);
+	progress("%s%s%.0u %s N=%zu ...", c->mech->name, c->batch && c->mech->batched ? "/b" : "",
+		 c->mech->batched ? c->batch : 0, workload, n);
+	memset(shm, 0, sizeof(*shm));
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		progress("fork: %s", strerror(errno));
+		broke = true;
+		return true;
+	}
+	if (!pid)
+		_exit(child(c, workload, n));
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	settle();
+	if (shm->open_failed) {
+		c->broken = true;
+		return false;
+	}
+	for (i = 0; i < shm->nr_res && i < 3; i++) {
+		if (shm->res[i].skip)
+			continue;
+		print_csv(&shm->res[i]);
+		describe(&shm->res[i]);
+	}
+	w = workload_idx(workload);
+	if (WIFSIGNALED(status)) {
+		config_note(c, workload, n, "CRASHED: killed by signal %d (%s)",
+			    WTERMSIG(status), strsignal(WTERMSIG(status)));
+		broke = true;
+		c->allow[w] = n - 1;
+	} else if (WEXITSTATUS(status)) {
+		progress("  %s failed (see notes)", workload);
+		broke = true;
+		c->allow[w] = n - 1;
+	}
+	/*
+	 * What ran out of budget (or resources) at N will not finish at a
+	 * larger N: stop it there.  An arm phase that could not arm N timers
+	 * also rules out fire and mixed at N; modify and cancel going partial
+	 * only drop those two phases from the arm workload at larger N.
+	 */
+	if (w == W_ARM && shm->nr_res == 3) {
+		if (shm->res[0].has_ns_per_op && !shm->res[0].partial)
+			c->arm_ns = shm->res[0].ns_per_op;
+		if (shm->res[0].has_bytes)
+			c->bytes = shm->res[0].bytes_per_timer;
+		if (shm->res[0].partial || shm->res[0].failed)
+			c->allow[W_ARM] = c->allow[W_FIRE] = c->allow[W_MIXED] = n - 1;
+		if (!c->amc_partial_n && (shm->res[1].partial || shm->res[2].partial))
+			c->amc_partial_n = n;
+	} else if (shm->nr_res && (shm->res[0].partial || shm->res[0].failed)) {
+		c->allow[w] = n - 1;
+	}
+	progress("  (%.1f s)", (now_ns() - t0) / 1e9);
+	return true;
+}
+
+/*
+ * Under TCG the first execution of any code path, in the kernel or here,
+ * pays for translating it, and whichever mechanism ran first would carry
+ * that.  So every mechanism first runs small arm/modify/cancel and fire
+ * rounds, untimed and unreported, in a child of its own.
+ */
+static void warm_up(void)
+{
+	int c, status;
+
+	progress("warming up every mechanism (untimed)");
+	for (c = 0; c < nr_configs; c++) {
+		pid_t pid;
+
+		fflush(stdout);
+		pid = fork();
+		if (!pid) {
+			opts.quiet = true;
+			opts.window_ns = 100 * NSEC_PER_MSEC;
+			child(&configs[c], "arm", 2000);
+			if (configs[c].fire && !shm->open_failed)
+				child(&configs[c], "fire", 2000);
+			_exit(0);
+		}
+		if (pid > 0)
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+	}
+	memset(shm, 0, sizeof(*shm));
+	settle();
+}
+
+static bool may_run(struct config *c, const char *workload, size_t n)
+{
+	long long avail, need;
+
+	if (c->broken)
+		return false;
+	if (n > c->allow[workload_idx(workload)]) {
+		config_note(c, workload, n, "skipped: a smaller run ran out of time or broke");
+		return false;
+	}
+	avail = mem_available();
+	need = (long long)(c->bytes * n) + (long long)n * 64;
+	if (c->bytes > 0 && avail > 0 && need > avail * 8 / 10) {
+		config_note(c, workload, n, "skipped: needs ~%lld MB, %lld MB available",
+			    need >> 20, avail >> 20);
+		return false;
+	}
+	return true;
+}
+
+static void usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+		"usage: qtbench [options]\n"
+		"  --kernel NAME        name to put in the kernel column (default: uname -r)\n"
+		"  --n LIST             timer counts (default 10k,100k,1M)\n"
+		"  --quick              --n 10k,100k --ticker-k 1k\n"
+		"  --big N              also run the qtimer mechanisms at N (e.g. 10M)\n"
+		"  --mech LIST          %s\n"
+		"  --workloads LIST     %s\n"
+		"  --batches LIST       qtimer SUBMIT sizes (default 64,512,4096)\n"
+		"  --uring-batch N      SQEs per io_uring submit (default %u)\n"
+		"  --ticker-k LIST      ticker timer counts (default 1k,10k)\n"
+		"  --ticker-period-ms N (default %lld)  --ticker-secs N (default %lld)\n"
+		"  --budget SECS        time limit of each timed phase (default %lld)\n"
+		"  --seed N\n"
+		"  --no-warmup          skip the untimed warm-up round\n"
+		"  --no-tune            leave sysctls, /sys and module parameters alone\n"
+		"                       (for trying it outside the VM; memory figures get noisy)\n",
+		mech_list, workloads, opts.uring_batch,
+		(long long)(opts.ticker_period_ns / NSEC_PER_MSEC),
+		(long long)(opts.ticker_ns / NSEC_PER_SEC),
+		(long long)(opts.budget_ns / NSEC_PER_SEC));
+	exit(status);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "n", required_argument, NULL, 'n' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "big", required_argument, NULL, 'B' },
+		{ "mech", required_argument, NULL, 'm' },
+		{ "workloads", required_argument, NULL, 'w' },
+		{ "batches", required_argument, NULL, 'b' },
+		{ "uring-batch", required_argument, NULL, 'u' },
+		{ "ticker-k", required_argument, NULL, 'K' },
+		{ "ticker-period-ms", required_argument, NULL, 'P' },
+		{ "ticker-secs", required_argument, NULL, 'T' },
+		{ "budget", required_argument, NULL, 't' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "no-tune", no_argument, NULL, 'N' },
+		{ "no-warmup", no_argument, NULL, 'W' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	size_t tmp[MAX_LIST], max_n = 0, i, k;
+	struct utsname uts;
+	int64_t t0 = now_ns();
+	int opt, c;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	nr_n = parse_list("10k,100k,1M", n_list, MAX_LIST);
+	nr_ticker_k = parse_list("1k,10k", ticker_k, MAX_LIST);
+	nr_batches = parse_list("64,512,4096", tmp, MAX_LIST);
+	for (i = 0; i < nr_batches; i++)
+		batches[i] = tmp[i];
+
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'k':
+			kernel_name = optarg;
+			break;
+		case 'n':
+			nr_n = parse_list(optarg, n_list, MAX_LIST);
+			break;
+		case 'q':
+			nr_n = parse_list("10k,100k", n_list, MAX_LIST);
+			nr_ticker_k = parse_list("1k", ticker_k, MAX_LIST);
+			break;
+		case 'B':
+			if (parse_list(optarg, tmp, 1) == 1)
+				big_n = tmp[0];
+			break;
+		case 'm':
+			mech_list = optarg;
+			break;
+		case 'w':
+			workloads = optarg;
+			break;
+		case 'b':
+			nr_batches = parse_list(optarg, tmp, MAX_LIST);
+			for (i = 0; i < nr_batches; i++)
+				batches[i] = tmp[i] > 4096 ? 4096 : tmp[i];
+			break;
+		case 'u':
+			opts.uring_batch = strtoul(optarg, NULL, 0) ?: 512;
+			break;
+		case 'K':
+			nr_ticker_k = parse_list(optarg, ticker_k, MAX_LIST);
+			break;
+		case 'P':
+			opts.ticker_period_ns = strtoll(optarg, NULL, 0) * NSEC_PER_MSEC ?: NSEC_PER_SEC / 10;
+			break;
+		case 'T':
+			opts.ticker_ns = strtoll(optarg, NULL, 0) * NSEC_PER_SEC ?: 3 * NSEC_PER_SEC;
+			break;
+		case 't':
+			opts.budget_ns = strtoll(optarg, NULL, 0) * NSEC_PER_SEC ?: 45 * NSEC_PER_SEC;
+			break;
+		case 's':
+			seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'N':
+			opts.tune = false;
+			break;
+		case 'W':
+			warm = false;
+			break;
+		case 'h':
+			usage(0);
+			break;
+		default:
+			usage(2);
+		}
+	}
+	if (!kernel_name)
+		kernel_name = uname(&uts) ? "unknown" : strdup(uts.release);
+	for (i = 0; i < nr_n; i++)
+		if (n_list[i] > max_n)
+			max_n = n_list[i];
+	if (big_n > max_n)
+		max_n = big_n;
+	/* Ascending, so that smaller runs size and gate the bigger ones. */
+	for (i = 1; i < nr_n; i++)
+		for (k = i; k > 0 && n_list[k - 1] > n_list[k]; k--) {
+			size_t t = n_list[k];
+
+			n_list[k] = n_list[k - 1];
+			n_list[k - 1] = t;
+		}
+
+	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shm == MAP_FAILED) {
+		perror("mmap");
+		return 2;
+	}
+	build_configs();
+	lift_limits(max_n);
+	show_clocksource();
+	for (i = 0; i < 5; i++)
+		calibrate();
+	progress("kernel %s, %ld CPUs, %lld MB available", kernel_name,
+		 sysconf(_SC_NPROCESSORS_ONLN), mem_available() >> 20);
+	printf("qtbench-csv: kernel,mechanism,workload,n,batch,ns_per_op,cpu_ns_per_expiry,"
+	       "late_p50_ns,late_p99_ns,late_max_ns,early,delivered,bytes_per_timer\n");
+	if (warm)
+		warm_up();
+
+	for (i = 0; i <= nr_n; i++) {
+		size_t n = i < nr_n ? n_list[i] : big_n;
+
+		if (i == nr_n && big_n <= n_list[nr_n - 1])
+			break;
+		for (c = 0; c < nr_configs; c++) {
+			struct config *cf = &configs[c];
+
+			if (i == nr_n && !cf->big)
+				continue;
+			if (in_list(workloads, "arm") && may_run(cf, "arm", n) &&
+			    !run_one(cf, "arm", n))
+				continue;
+			if (cf->fire && in_list(workloads, "fire") && may_run(cf, "fire", n) &&
+			    !run_one(cf, "fire", n))
+				continue;
+			if (in_list(workloads, "mixed") && may_run(cf, "mixed", n))
+				run_one(cf, "mixed", n);
+		}
+	}
+	if (in_list(workloads, "ticker"))
+		for (i = 0; i < nr_ticker_k; i++)
+			for (c = 0; c < nr_configs; c++)
+				if (configs[c].fire && may_run(&configs[c], "ticker", ticker_k[i]))
+					run_one(&configs[c], "ticker", ticker_k[i]);
+
+	progress("done in %.1f s%s", (now_ns() - t0) / 1e9,
+		 broke ? "; SOME RUNS BROKE (see the notes)" : "");
+	return broke ? 1 : 0;
+}

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * /dev/qtimer straight through its ioctls, as <linux/qtimer.h> describes
+ * them: "qtimer" issues one ARM/MODIFY/CANCEL ioctl per op, "qtimer-batch"
+ * packs r->batch ops into each QTIMER_IOC_SUBMIT.  Expirations are read
+ * from the file, up to 256 records per read(), the file being O_NONBLOCK so
+ * that a wait polls only when nothing is pending.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <linux/qtimer.h>
+
+#include "qtbench.h"
+
+#define QT_READ_RECORDS	256
+
+struct qt_priv {
+	int fd;
+	uint64_t *ids;			/* per timer index */
+	struct qtimer_op *ops;		/* r->batch of them */
+	struct qtimer_record recs[QT_READ_RECORDS];
+};
+
+static int qt_open(struct run *r)
+{
+	struct qtimer_version v;
+	struct qt_priv *p;
+	int fd, ret;
+
+	fd = open("/dev/qtimer", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	memset(&v, 0, sizeof(v));
+	if (ioctl(fd, QTIMER_IOC_VERSION, &v) < 0) {
+		ret = -errno;
+		note(r, "QTIMER_IOC_VERSION failed: %s", strerror(-ret));
+		close(fd);
+		return ret;
+	}
+	if (v.api_version != QTIMER_API_VERSION || v.record_size != sizeof(struct qtimer_record) ||
+	    v.op_size != sizeof(struct qtimer_op) || !(v.clocks & (1U << CLOCK_MONOTONIC)) ||
+	    (r->mech->batched && (!(v.features & QTIMER_FEAT_SUBMIT) || r->batch > v.submit_max))) {
+		note(r, "handshake mismatch: api %u record %u op %u clocks %#x features %#llx submit_max %u",
+		     v.api_version, v.record_size, v.op_size, v.clocks,
+		     (unsigned long long)v.features, v.submit_max);
+		close(fd);
+		return -EPROTO;
+	}
+	if (v.max_timers_per_fd < r->n || v.max_timers_per_user < r->n)
+		note(r, "limits below N: max_timers_per_fd %llu, max_timers_per_user %llu",
+		     (unsigned long long)v.max_timers_per_fd,
+		     (unsigned long long)v.max_timers_per_user);
+
+	p = xcalloc(1, sizeof(*p));
+	p->fd = fd;
+	p->ids = xcalloc(r->n, sizeof(*p->ids));
+	p->ops = xcalloc(r->batch ? r->batch : 1, sizeof(*p->ops));
+	r->priv = p;
+	return 0;
+}
+
+static void qt_close(struct run *r)
+{
+	struct qt_priv *p = r->priv;
+
+	close(p->fd);
+	free(p->ids);
+	free(p->ops);
+	free(p);
+}
+
+static void qt_fill(struct qtimer_op *op, const struct mop *m, const uint64_t *ids)
+{
+	memset(op, 0, sizeof(*op));
+	switch (m->code) {
+	case MOP_ARM:
+		op->opcode = QTIMER_OP_ARM;
+		op->clockid = CLOCK_MONOTONIC;
+		op->flags = QTIMER_F_ABSTIME;
+		op->expires_ns = m->when;
+		op->period_ns = m->period;
+		op->cookie = m->idx;
+		break;
+	case MOP_MODIFY:
+		op->opcode = QTIMER_OP_MODIFY;
+		op->flags = QTIMER_F_ABSTIME;
+		op->id = ids[m->idx];
+		op->expires_ns = m->when;
+		break;
+	default:
+		op->opcode = QTIMER_OP_CANCEL;
+		op->id = ids[m->idx];
+		break;
+	}
+}
+
+static int qt_submit_single(struct run *r, const struct mop *ops, size_t nr)
+{
+	static const unsigned long cmd[] = {
+		[MOP_ARM] = QTIMER_IOC_ARM,
+		[MOP_MODIFY] = QTIMER_IOC_MODIFY,
+		[MOP_CANCEL] = QTIMER_IOC_CANCEL,
+	};
+	struct qt_priv *p = r->priv;
+	struct qtimer_op op;
+	size_t k;
+
+	for (k = 0; k < nr; k++) {
+		int ret;
+
+		qt_fill(&op, &ops[k], p->ids);
+		op.opcode = 0;	/* the single ioctls take 0 or their own opcode */
+		ret = ioctl(p->fd, cmd[ops[k].code], &op);
+		if (ret < 0)
+			return -errno;
+		/* CANCEL and MODIFY of a live, unfired timer prevent its expiry. */
+		if (ops[k].code != MOP_ARM && !(ret & QTIMER_CANCEL_ARMED))
+			return -ENOENT;
+		if (ops[k].code == MOP_ARM)
+			p->ids[ops[k].idx] = op.id;
+	}
+	return 0;
+}
+
+static int qt_submit_batch(struct run *r, const struct mop *ops, size_t nr)
+{
+	struct qt_priv *p = r->priv;
+	size_t k, j;
+
+	for (k = 0; k < nr; k += r->batch) {
+		size_t len = nr - k < r->batch ? nr - k : r->batch;
+		struct qtimer_submit s = {
+			.ops = (uintptr_t)p->ops,
+			.nr = len,
+		};
+		int ret;
+
+		for (j = 0; j < len; j++)
+			qt_fill(&p->ops[j], &ops[k + j], p->ids);
+		ret = ioctl(p->fd, QTIMER_IOC_SUBMIT, &s);
+		if (ret < 0)
+			return -errno;
+		if ((size_t)ret != len || s.done != len)
+			return -EIO;
+		for (j = 0; j < len; j++) {
+			const struct qtimer_op *op = &p->ops[j];
+
+			if (op->result < 0)
+				return op->result;
+			if (op->opcode == QTIMER_OP_ARM)
+				p->ids[ops[k + j].idx] = op->id;
+			else if (!(op->result & QTIMER_CANCEL_ARMED))
+				return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+static int qt_wait(struct run *r, int timeout_ms)
+{
+	struct qt_priv *p = r->priv;
+	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+
+	for (;;) {
+		ssize_t len = read(p->fd, p->recs, sizeof(p->recs));
+		size_t i, nr;
+
+		if (len > 0) {
+			if (len % sizeof(p->recs[0]))
+				return -EIO;
+			nr = len / sizeof(p->recs[0]);
+			for (i = 0; i < nr; i++)
+				run_expired(r, p->recs[i].cookie, p->recs[i].count,
+					    p->recs[i].expires_ns);
+			return nr;
+		}
+		if (len == 0)
+			return -EIO;
+		if (errno != EAGAIN)
+			return -errno;
+		if (!timeout_ms)
+			return 0;
+		if (poll(&pfd, 1, timeout_ms) < 0)
+			return errno == EINTR ? 0 : -errno;
+		if (!pfd.revents)
+			return 0;
+		timeout_ms = 0;	/* read what poll promised, then return */
+	}
+}
+
+const struct mech mech_qtimer = {
+	.name = "qtimer",
+	.kernel_timers = true,
+	.periodic = true,
+	.engine_stats = true,
+	.open = qt_open,
+	.close = qt_close,
+	.submit = qt_submit_single,
+	.wait = qt_wait,
+};
+
+const struct mech mech_qtimer_batch = {
+	.name = "qtimer-batch",
+	.batched = true,
+	.kernel_timers = true,
+	.periodic = true,
+	.engine_stats = true,
+	.open = qt_open,
+	.close = qt_close,
+	.submit = qt_submit_batch,
+	.wait = qt_wait,
+};

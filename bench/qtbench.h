@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * qtbench: timer benchmarks shaped like the Go runtime's (arm, reset, stop,
+ * fire, ticker, a steady mix), run against every timer mechanism Linux user
+ * space has: /dev/qtimer (single ioctls and SUBMIT batches), libtimerdev,
+ * timerfd + epoll, POSIX timers, io_uring timeouts and libuv's in-process
+ * heap.  Every mechanism is driven through the same small table of
+ * operations (struct mech) by the same workload code, so that the numbers
+ * differ only by what the mechanism itself costs.
+ */
+#ifndef _QTBENCH_H
+#define _QTBENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define NSEC_PER_SEC	1000000000LL
+#define NSEC_PER_MSEC	1000000LL
+
+/* What the workload code asks a mechanism to do, one entry per timer op. */
+enum mop_code {
+	MOP_ARM = 1,
+	MOP_MODIFY,
+	MOP_CANCEL,
+};
+
+struct mop {
+	uint32_t code;		/* MOP_* */
+	uint32_t idx;		/* the timer: an index into the mechanism's table */
+	int64_t when;		/* ARM/MODIFY: absolute CLOCK_MONOTONIC ns */
+	int64_t period;		/* ARM: 0 for one-shot */
+};
+
+struct run;
+
+/*
+ * A timer mechanism.  open() does the handshake and sets up state for
+ * r->n timers; submit() runs nr ops in order (batching them as the
+ * mechanism does, r->batch at a time); wait() blocks up to timeout_ms for
+ * expirations and reports each one with run_expired(), returning how many
+ * it reported.  Everything returns -errno on failure.
+ */
+struct mech {
+	const char *name;
+	bool batched;		/* r->batch means something */
+	bool kernel_timers;	/* the timers live in the kernel: measure memory */
+	bool periodic;		/* supports MOP_ARM with a period */
+	bool engine_stats;	/* /dev/qtimer underneath: qtimerctl has stats */
+	int (*open)(struct run *r);
+	void (*close)(struct run *r);
+	int (*submit)(struct run *r, const struct mop *ops, size_t nr);
+	int (*wait)(struct run *r, int timeout_ms);
+};
+
+extern const struct mech mech_qtimer, mech_qtimer_batch, mech_libtimerdev,
+	mech_timerfd, mech_posix, mech_io_uring, mech_libuv;
+
+/* One benchmark run: one mechanism, one workload, one N, one batch size. */
+struct run {
+	const struct mech *mech;
+	const char *workload;
+	size_t n;
+	unsigned int batch;
+	bool deliver;		/* expirations will be waited for */
+	void *priv;		/* the mechanism's state */
+
+	/* Expiry bookkeeping, filled by run_expired(). */
+	int64_t *sched;		/* per timer: first scheduled expiry */
+	int64_t period;		/* ticker period, 0 for one-shot */
+	uint64_t *counted;	/* per timer: expirations counted so far */
+	int64_t *late;		/* per record lateness, ns */
+	size_t nr_late, max_late;
+	uint64_t delivered;	/* expirations counted */
+	uint64_t records;	/* records (deliveries) */
+	uint64_t early;		/* deliveries before their scheduled time */
+	uint64_t unexpected;	/* records for idle timers, duplicates */
+	uint64_t mismatched;	/* kernel-reported schedule != ours */
+	bool counting;		/* false: deliveries are drained, not counted */
+	int64_t stop_at;	/* ticker: records after this are not counted */
+};
+
+/* Results of one run, passed from the child to the parent. */
+struct result {
+	char mechanism[24];
+	char workload[12];
+	uint64_t n;
+	uint32_t batch;
+	bool has_ns_per_op, has_cpu, has_late, has_early, has_delivered,
+	     has_bytes;
+	double ns_per_op;
+	double cpu_ns_per_expiry;
+	int64_t late_p50, late_p99, late_max;
+	uint64_t early;
+	uint64_t delivered;
+	double bytes_per_timer;
+	bool partial;		/* ran out of time: numbers cover a prefix */
+	bool failed;		/* the mechanism broke: see the notes */
+	bool skip;		/* nothing measured: no CSV row */
+};
+
+/* Options that shape the workloads. */
+struct opts {
+	int64_t budget_ns;	/* per timed phase */
+	int64_t window_ns;	/* fire: the window expiries are spread over */
+	int64_t ticker_period_ns;
+	int64_t ticker_ns;
+	unsigned int uring_batch;
+	unsigned int fire_batch; /* qtimer-batch: batch used to arm for fire */
+	bool tune;		/* may write sysctls and /sys (in the VM only) */
+	bool quiet;		/* no notes (warming up) */
+};
+
+extern struct opts opts;
+
+/* util.c */
+int64_t now_ns(void);
+int64_t cputime_ns(void);
+uint64_t rng_next(void);
+void rng_seed(uint64_t seed);
+uint32_t *permutation(size_t n);
+void *xcalloc(size_t nr, size_t size);
+int64_t kernel_mem_bytes(void);
+int64_t sys_busy_ns(void);
+void shrink_slabs(void);
+void quantiles(int64_t *v, size_t nr, int64_t *p50, int64_t *p99, int64_t *max);
+void note(const struct run *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int write_sysctl(const char *path, unsigned long long value);
+unsigned long long read_sysctl(const char *path);
+
+/* The engine's counters, summed over CPUs, as "qtimerctl stats" shows them. */
+struct engine_stats {
+	unsigned long long fired, coalesced, deferred;
+	double max_run_us;
+};
+
+int engine_stats(struct engine_stats *s);
+
+/* workload.c */
+void run_expired(struct run *r, uint32_t idx, uint64_t count, int64_t kernel_when);
+int workload_arm(struct run *r, struct result *res3, bool arm_only);
+int workload_fire(struct run *r, struct result *res, double arm_ns_hint);
+int workload_ticker(struct run *r, struct result *res, double arm_ns_hint);
+int workload_mixed(struct run *r, struct result *res);
+
+#endif /* _QTBENCH_H */

@@ -1,0 +1,344 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# Copyright (C) 2026 The qtimer authors
+#
+# Turns qtbench's CSV (and notes) into what scripts/bench.sh shows: a text
+# table, the cost growth from 100k to 1M timers, the issue's goal ratios
+# (PASS/MISS, for information: speed never fails a build) and the gnuplot
+# plots.
+#
+#   report.py RESULTS.CSV [--notes NOTES.TXT] [--plot-dir DIR]
+
+import argparse
+import csv
+import math
+import os
+import subprocess
+import sys
+
+FIELDS = ["kernel", "mechanism", "workload", "n", "batch", "ns_per_op",
+          "cpu_ns_per_expiry", "late_p50_ns", "late_p99_ns", "late_max_ns",
+          "early", "delivered", "bytes_per_timer"]
+OPS = ["arm", "modify", "cancel", "mixed"]
+WORKLOAD_ORDER = {w: i for i, w in enumerate(OPS + ["fire", "ticker"])}
+# Distinct colours, so that nine or more series stay apart.
+COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+          "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#aec7e8"]
+MECH_ORDER = {m: i for i, m in enumerate(
+    ["qtimer", "qtimer-batch", "libtimerdev", "timerfd", "posix", "io_uring", "libuv"])}
+
+
+def num(v):
+    if v is None or v == "":
+        return None
+    try:
+        return float(v)
+    except ValueError:
+        return None
+
+
+def label(row):
+    return row["mechanism"] + ("/" + row["batch"] if row["batch"] else "")
+
+
+def load(path):
+    rows = []
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            if row.get("kernel") in (None, "kernel"):
+                continue
+            row["n"] = int(row["n"])
+            rows.append(row)
+    return rows
+
+
+def load_notes(path):
+    """(mechanism, workload, n, batch) -> [text]; and the notes themselves."""
+    flags, lines = {}, []
+    if not path or not os.path.exists(path):
+        return flags, lines
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            lines.append(line)
+            head, _, text = line.partition(": ")
+            parts = head.split(",")
+            if len(parts) == 4:
+                flags.setdefault(tuple(parts), []).append(text)
+    return flags, lines
+
+
+def row_marks(mech, workload, n, batch, flags):
+    """What the notes say about one row: PARTIAL, LOST, EARLY, late-start."""
+    # modify and cancel run inside the arm workload, and its notes say so.
+    key = (mech, "arm" if workload in ("modify", "cancel") else workload, str(n), batch)
+    marks = []
+    for text in flags.get(key, []):
+        if text.startswith("partial: "):
+            phase = text.split()[1]
+            if phase == workload or (workload == "fire" and phase == "arm"):
+                marks.append("PARTIAL")
+        elif text.startswith(("LOST", "EARLY", "TOO MANY")):
+            marks.append(text.split(":")[0])
+        elif "overran" in text and workload in ("fire", "ticker"):
+            marks.append("late-start")
+    return " ".join(sorted(set(marks)))
+
+
+def fmt_ns(v):
+    if v is None:
+        return "-"
+    if v >= 1e6:
+        return "%.1fms" % (v / 1e6)
+    if v >= 1e4:
+        return "%.1fus" % (v / 1e3)
+    return "%.0f" % v
+
+
+def fmt_ms(v):
+    return "-" if v is None else "%.3f" % (v / 1e6)
+
+
+def table(rows, flags):
+    out = []
+    hdr = ("%-18s %-7s %9s %10s %10s %9s %9s %9s %6s %9s %7s  %s" %
+           ("mechanism", "work", "N", "ns/op", "cpu/exp", "p50 ms", "p99 ms",
+            "max ms", "early", "delivered", "B/timer", "notes"))
+    out.append(hdr)
+    out.append("-" * len(hdr))
+    key = lambda r: (r["n"], MECH_ORDER.get(r["mechanism"], 99), int(r["batch"] or 0),
+                     WORKLOAD_ORDER.get(r["workload"], 99))
+    last_n = None
+    for r in sorted(rows, key=key):
+        if last_n is not None and r["n"] != last_n:
+            out.append("")
+        last_n = r["n"]
+        marks = row_marks(r["mechanism"], r["workload"], r["n"], r["batch"], flags)
+        b = num(r["bytes_per_timer"])
+        out.append("%-18s %-7s %9d %10s %10s %9s %9s %9s %6s %9s %7s  %s" % (
+            label(r), r["workload"], r["n"], fmt_ns(num(r["ns_per_op"])),
+            fmt_ns(num(r["cpu_ns_per_expiry"])), fmt_ms(num(r["late_p50_ns"])),
+            fmt_ms(num(r["late_p99_ns"])), fmt_ms(num(r["late_max_ns"])),
+            r["early"] or "-", r["delivered"] or "-",
+            "-" if b is None else "%.0f" % b, marks))
+    return out
+
+
+def index(rows):
+    idx = {}
+    for r in rows:
+        idx[(r["mechanism"], r["batch"], r["workload"], r["n"])] = r
+    return idx
+
+
+def get(idx, mech, batch, workload, n, field):
+    r = idx.get((mech, batch, workload, n))
+    return None if r is None else num(r[field])
+
+
+def growth(rows, idx, flags):
+    out = []
+    configs = sorted({(r["mechanism"], r["batch"]) for r in rows},
+                     key=lambda c: (MECH_ORDER.get(c[0], 99), int(c[1] or 0)))
+    for mech, batch in configs:
+        cells = []
+        for op in OPS:
+            a = get(idx, mech, batch, op, 100000, "ns_per_op")
+            b = get(idx, mech, batch, op, 1000000, "ns_per_op")
+            partial = any(row_marks(mech, op, n, batch, flags).count("PARTIAL")
+                          for n in (100000, 1000000))
+            cells.append("%s=%s" % (op, "%.2fx%s" % (b / a, "*" if partial else "")
+                                    if a and b else "-"))
+        out.append("  %-18s %s" % (mech + ("/" + batch if batch else ""), "  ".join(cells)))
+    return out
+
+
+def goals(rows, idx):
+    """The issue's goals, from the measured numbers."""
+    out = []
+    batches = sorted({int(r["batch"]) for r in rows if r["mechanism"] == "qtimer-batch"
+                      and r["batch"]})
+    qb = str(batches[-1]) if batches else None
+    uring_batch = next((r["batch"] for r in rows if r["mechanism"] == "io_uring"), "")
+    fire_q = next((("qtimer-batch", r["batch"]) for r in rows
+                   if r["mechanism"] == "qtimer-batch" and r["workload"] == "fire"),
+                  ("qtimer", ""))
+    verdicts = {"PASS": 0, "MISS": 0, "n/a": 0}
+
+    def say(name, value, ok, detail):
+        v = "n/a" if ok is None else ("PASS" if ok else "MISS")
+        verdicts[v] += 1
+        out.append("  %-4s  %-52s %s" % (v, name, value if ok is not None else detail))
+
+    def ratio_goal(name, num_v, den_v, limit, fmt="%.3f"):
+        if num_v is None or den_v is None or den_v == 0:
+            say(name, None, None, "not measured")
+            return
+        r = num_v / den_v
+        say(name, (fmt % r) + " (goal <= " + (fmt % limit) + ")", r <= limit, "")
+
+    if qb is None:
+        out.append("  (no qtimer-batch results: goals cannot be computed)")
+        return out, verdicts
+    qlabel = "qtimer-batch/" + qb
+    for n in (100000, 1000000):
+        tag = "%dk" % (n // 1000) if n < 1000000 else "%dM" % (n // 1000000)
+        qa = get(idx, "qtimer-batch", qb, "arm", n, "ns_per_op")
+        ratio_goal("%s arm vs timerfd arm @%s" % (qlabel, tag), qa,
+                   get(idx, "timerfd", "", "arm", n, "ns_per_op"), 0.1)
+        ratio_goal("%s arm vs io_uring arm @%s" % (qlabel, tag), qa,
+                   get(idx, "io_uring", uring_batch, "arm", n, "ns_per_op"), 0.1)
+        ratio_goal("%s arm vs libuv arm @%s" % (qlabel, tag), qa,
+                   get(idx, "libuv", "", "arm", n, "ns_per_op"), 2.0, "%.2f")
+        for op in ("modify", "cancel"):
+            ratio_goal("%s %s vs libuv %s @%s" % (qlabel, op, op, tag),
+                       get(idx, "qtimer-batch", qb, op, n, "ns_per_op"),
+                       get(idx, "libuv", "", op, n, "ns_per_op"), 2.0, "%.2f")
+        ratio_goal("qtimer CPU/expiry vs io_uring @%s" % tag,
+                   get(idx, fire_q[0], fire_q[1], "fire", n, "cpu_ns_per_expiry"),
+                   get(idx, "io_uring", uring_batch, "fire", n, "cpu_ns_per_expiry"), 0.1)
+    p99 = get(idx, fire_q[0], fire_q[1], "fire", 1000000, "late_p99_ns")
+    if p99 is None:
+        say("qtimer fire p99 lateness @1M", None, None, "not measured")
+    else:
+        say("qtimer fire p99 lateness @1M", "%.2f ms (goal <= 10 ms)" % (p99 / 1e6),
+            p99 <= 10e6, "")
+    for op in ("arm", "modify", "cancel"):
+        a = get(idx, "qtimer-batch", qb, op, 100000, "ns_per_op")
+        b = get(idx, "qtimer-batch", qb, op, 1000000, "ns_per_op")
+        ratio_goal("%s %s growth 100k->1M" % (qlabel, op), b, a, 1.3, "%.2f")
+    bpt = [(r["n"], num(r["bytes_per_timer"])) for r in rows
+           if r["mechanism"] in ("qtimer", "qtimer-batch") and r["workload"] == "arm"
+           and num(r["bytes_per_timer"]) is not None]
+    if bpt:
+        n, worst = max(bpt, key=lambda x: (x[0], x[1]))
+        say("qtimer kernel bytes per timer (largest N)", "%.1f B @N=%d (goal <= 96)" % (worst, n),
+            worst <= 96, "")
+    else:
+        say("qtimer kernel bytes per timer", None, None, "not measured")
+    early = [(label(r), r["workload"], r["n"], int(r["early"])) for r in rows
+             if r["mechanism"] in ("qtimer", "qtimer-batch", "libtimerdev") and r["early"]]
+    if early:
+        bad = [e for e in early if e[3]]
+        say("qtimer early expirations (fire, ticker)",
+            "%d in %d runs" % (sum(e[3] for e in bad), len(bad)) if bad else
+            "0 in %d runs" % len(early), not bad, "")
+    else:
+        say("qtimer early expirations", None, None, "not measured")
+    return out, verdicts
+
+
+def plot(rows, plot_dir, kernel):
+    """ns_per_op.png (one panel per op) and fire.png (CPU/expiry, p99)."""
+    data_dir = os.path.join(plot_dir, "plotdata")
+    os.makedirs(data_dir, exist_ok=True)
+    series = {}
+    for r in rows:
+        series.setdefault((r["workload"], label(r)), []).append(r)
+    files = {}
+    for (workload, lab), rs in series.items():
+        path = os.path.join(data_dir, "%s_%s.dat" % (workload, lab.replace("/", "_")))
+        with open(path, "w") as f:
+            for r in sorted(rs, key=lambda r: r["n"]):
+                vals = [num(r[k]) for k in ("ns_per_op", "cpu_ns_per_expiry", "late_p99_ns")]
+                f.write("%d %s\n" % (r["n"], " ".join("NaN" if v is None else repr(v)
+                                                      for v in vals)))
+        files.setdefault(workload, []).append((lab, path))
+
+    def panel(workload, col, title, ylabel, scale=False):
+        entries = [(lab, p) for lab, p in sorted(files.get(workload, []),
+                   key=lambda e: (MECH_ORDER.get(e[0].split("/")[0], 99),
+                                  int(e[0].split("/")[1]) if "/" in e[0] else 0))
+                   if any(not math.isnan(float(line.split()[col - 1]))
+                          for line in open(p))]
+        lines = ['set title "%s"' % title, 'set ylabel "%s"' % ylabel]
+        if not entries:
+            # An empty panel that keeps its place and says why it is empty.
+            lines += ["unset logscale", 'set label 1 "no data" at graph 0.45,0.5',
+                      "plot [0:1] [0:1] 2 notitle", "unset label 1", "set logscale xy"]
+            return lines
+        lines.append("plot " + ", \\\n     ".join(
+            "'%s' using 1:%s with linespoints lw 1.5 pt %d lc rgb '%s' title '%s' noenhanced" %
+            (p, ("($%d/1e6)" % col) if scale else str(col), 1 + i % 13,
+             COLORS[i % len(COLORS)], lab)
+            for i, (lab, p) in enumerate(entries)))
+        return lines
+
+    common = [
+        "set logscale xy",
+        'set xlabel "N (timers)"',
+        "set grid",
+        "set key outside right top font ',8'",
+        "set format x '10^{%L}'",
+        "set datafile missing 'NaN'",
+    ]
+    script = ["set terminal pngcairo size 1600,1000 font ',10'",
+              "set output '%s'" % os.path.join(plot_dir, "ns_per_op.png")] + common
+    script.append('set multiplot layout 2,2 title "qtimer benchmarks on %s: wall ns per op"' % kernel)
+    for op in OPS:
+        script += panel(op, 2, op, "ns / op")
+    script.append("unset multiplot")
+    script += ["set terminal pngcairo size 1600,600 font ',10'",
+               "set output '%s'" % os.path.join(plot_dir, "fire.png")]
+    script.append('set multiplot layout 1,2 title "fire: N timers over 1 s on %s"' % kernel)
+    script += panel("fire", 3, "CPU per delivered expiry (all CPUs)", "ns / expiry")
+    script += panel("fire", 4, "p99 lateness", "ms", scale=True)
+    script.append("unset multiplot")
+    gp = os.path.join(data_dir, "plot.gp")
+    with open(gp, "w") as f:
+        f.write("\n".join(script) + "\n")
+    try:
+        res = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
+    except FileNotFoundError:
+        return "gnuplot not found: no plots (install gnuplot-nox)"
+    if res.returncode:
+        return "gnuplot failed: " + res.stderr.strip().splitlines()[-1:][0] if res.stderr else "gnuplot failed"
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("csv")
+    ap.add_argument("--notes")
+    ap.add_argument("--plot-dir")
+    args = ap.parse_args()
+
+    rows = load(args.csv)
+    flags, notes = load_notes(args.notes)
+    if not rows:
+        print("no results in %s" % args.csv)
+        return 1
+    kernel = rows[0]["kernel"]
+    idx = index(rows)
+    print("Results (%s; ns/op is wall time per op; cpu/exp is the busy time of all CPUs"
+          " per delivered expiry):" % kernel)
+    print("\n".join(table(rows, flags)))
+    print("PARTIAL: the phase ran out of its time budget (or of resources); its figures cover"
+          " the ops done.\nlate-start: arming overran the start of the fire window.")
+    print("\nCost growth 100k -> 1M (ns/op at 1M over ns/op at 100k; * = a partial run):")
+    print("\n".join(growth(rows, idx, flags)))
+    print("\nGoals (information only; speed never fails the build):")
+    lines, verdicts = goals(rows, idx)
+    print("\n".join(lines))
+    print("  => %d PASS, %d MISS, %d n/a" % (verdicts["PASS"], verdicts["MISS"], verdicts["n/a"]))
+    loud = [n for n in notes if any(k in n for k in
+                                    ("LOST", "EARLY", "TOO MANY", "CRASHED", "failed", "SKIP",
+                                     "unexpected", "carry a scheduled", "partial", "skipped",
+                                     "overran", "gave up"))]
+    if loud:
+        print("\nNotes that matter (all notes: %s):" % (args.notes or "-"))
+        for n in loud:
+            print("  " + n)
+    if args.plot_dir:
+        err = plot(rows, args.plot_dir, kernel)
+        if err:
+            print("\n" + err)
+        else:
+            print("\nPlots: %s, %s" % (os.path.join(args.plot_dir, "ns_per_op.png"),
+                                       os.path.join(args.plot_dir, "fire.png")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * The measuring tools shared by every workload: clocks, a fast random
+ * generator, the kernel memory and system CPU counters, quantiles, and the
+ * note and progress lines that bench.sh picks out of the guest's output.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "qtbench.h"
+
+int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+int64_t cputime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* xorshift64*: plenty for shuffles and expiry jitter. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+void rng_seed(uint64_t seed)
+{
+	rng_state = seed ? seed : 0x9e3779b97f4a7c15ULL;
+}
+
+uint64_t rng_next(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+void *xcalloc(size_t nr, size_t size)
+{
+	void *p = calloc(nr ? nr : 1, size);
+
+	if (!p) {
+		fprintf(stderr, "qtbench: out of memory (%zu x %zu)\n", nr, size);
+		exit(2);
+	}
+	return p;
+}
+
+/* A uniformly random permutation of 0..n-1 (Fisher-Yates). */
+uint32_t *permutation(size_t n)
+{
+	uint32_t *p = xcalloc(n, sizeof(*p));
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = i;
+	for (i = n; i > 1; i--) {
+		size_t j = rng_next() % i;
+		uint32_t t = p[i - 1];
+
+		p[i - 1] = p[j];
+		p[j] = t;
+	}
+	return p;
+}
+
+int write_sysctl(const char *path, unsigned long long value)
+{
+	char buf[32];
+	int fd, len, ret = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = snprintf(buf, sizeof(buf), "%llu\n", value);
+	if (write(fd, buf, len) != len)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+unsigned long long read_sysctl(const char *path)
+{
+	unsigned long long v = 0;
+	FILE *f = fopen(path, "re");
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * Kernel memory that timers can live in: slab, vmalloc and per-cpu pages.
+ * The vmstat counters behind /proc/meminfo are per-CPU deltas folded every
+ * second or so, with an error of up to a few MB; stat_refresh folds them
+ * now, which is what makes a delta over 10k timers mean anything.
+ */
+int64_t kernel_mem_bytes(void)
+{
+	static const char *const keys[] = { "Slab:", "VmallocUsed:", "Percpu:" };
+	char line[256];
+	int64_t total = 0;
+	FILE *f;
+
+	if (opts.tune)
+		write_sysctl("/proc/sys/vm/stat_refresh", 1);
+	f = fopen("/proc/meminfo", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		size_t k;
+
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			size_t len = strlen(keys[k]);
+
+			if (!strncmp(line, keys[k], len))
+				total += strtoll(line + len, NULL, 10) * 1024;
+		}
+	}
+	fclose(f);
+	return total;
+}
+
+/*
+ * Busy time of all CPUs together: elapsed time times the online CPUs, less
+ * their idle and iowait time.  The idle time in /proc/stat comes from the
+ * nohz idle clocks (exact, including an idle period in progress), while the
+ * user and system columns are tick samples, which timer-driven work skews
+ * (it tends to run between ticks); so busy is derived from idle.  It counts
+ * the hrtimer interrupts and softirqs that deliver expirations on whatever
+ * CPU they run, which the process's own CPU time misses.  Resolution: one
+ * USER_HZ tick (10 ms) in all, fine over windows of a second or more.
+ */
+int64_t sys_busy_ns(void)
+{
+	unsigned long long v[5];
+	long hz = sysconf(_SC_CLK_TCK), cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int64_t now = now_ns();
+	FILE *f = fopen("/proc/stat", "re");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4]);
+	fclose(f);
+	if (n != 5 || hz <= 0 || cpus <= 0)
+		return -1;
+	return now * cpus - (int64_t)(v[3] + v[4]) * (NSEC_PER_SEC / hz);
+}
+
+/*
+ * Give every slab cache's empty and per-CPU slabs back, so that objects a
+ * previous run freed do not hide (or pad) this run's allocations.
+ */
+void shrink_slabs(void)
+{
+	struct dirent *de;
+	char path[512];
+	DIR *dir;
+
+	if (!opts.tune)
+		return;
+	dir = opendir("/sys/kernel/slab");
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", de->d_name);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (write(fd, "1", 1) < 0) {
+			/* read-only or aliased caches: nothing to give back */
+		}
+		close(fd);
+	}
+	closedir(dir);
+}
+
+static void swap64(int64_t *a, int64_t *b)
+{
+	int64_t t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* Hoare-style quickselect: afterwards v[k] is the k-th smallest. */
+static void select_kth(int64_t *v, size_t nr, size_t k)
+{
+	size_t lo = 0, hi = nr - 1;
+
+	while (lo < hi) {
+		int64_t pivot = v[lo + rng_next() % (hi - lo + 1)];
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				swap64(&v[i], &v[j]);
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return;
+	}
+}
+
+/* p50, p99 and max of v (reordered), nearest-rank. */
+void quantiles(int64_t *v, size_t nr, int64_t *p50, int64_t *p99, int64_t *max)
+{
+	size_t i, k50, k99;
+
+	*p50 = *p99 = *max = 0;
+	if (!nr)
+		return;
+	*max = v[0];
+	for (i = 1; i < nr; i++)
+		if (v[i] > *max)
+			*max = v[i];
+	k50 = (nr * 50 + 99) / 100 - 1;
+	k99 = (nr * 99 + 99) / 100 - 1;
+	select_kth(v, nr, k99);
+	*p99 = v[k99];
+	/* After selecting k99, everything below it is in v[0..k99]. */
+	select_kth(v, k99 + 1, k50);
+	*p50 = v[k50];
+}
+
+void note(const struct run *r, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	if (opts.quiet)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (r && r->mech->batched)
+		printf("qtbench-note: %s,%s,%zu,%u: %s\n", r->mech->name,
+		       r->workload, r->n, r->batch, text);
+	else if (r)
+		printf("qtbench-note: %s,%s,%zu,: %s\n", r->mech->name,
+		       r->workload, r->n, text);
+	else
+		printf("qtbench-note: ,,,: %s\n", text);
+	fflush(stdout);
+}
+
+void progress(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("qtbench: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+/*
+ * The engine's own view of a run (interrupt batching, work deferred out of
+ * the hrtimer), from the "total" row of qtimerctl's table, when the guest
+ * has qtimerctl.  Returns 0 or -1.
+ */
+int engine_stats(struct engine_stats *s)
+{
+	unsigned long long armed, cancelled, modified;
+	char line[512];
+	int ret = -1;
+	FILE *f;
+
+	if (access("/bin/qtimerctl", X_OK))
+		return -1;
+	f = popen("/bin/qtimerctl stats 2>/dev/null", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "total %llu %llu %llu %llu %llu %llu %lf", &armed, &s->fired,
+			   &cancelled, &modified, &s->coalesced, &s->deferred,
+			   &s->max_run_us) == 7)
+			ret = 0;
+	pclose(f);
+	return ret;
+}

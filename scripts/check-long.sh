@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The long hardening run, "make check-long": the hardening suites
+# (selftests/hardening, installed as hardening_*) with stretched durations
+# on the kernels with the checkers and the scheduling that find races: the
+# debug kernel (KASAN, lockdep, kmemleak, fault injection), PREEMPT_RT and
+# the KCSAN kernel.  The debug kernels are built (and cached) on first use
+# by scripts/debug-kernel/build.sh, through scripts/vm/kernel.sh.
+#
+#   KERNELS="debug-6.1 rt-6.12 kcsan-6.1"   kernels to boot (the default)
+#   QT_STRESS_SECONDS=60                    race/hotplug/clock-step/fuzz loops
+#   QT_DOS_TIMERS=1000000                   size of the simultaneous-expiry storm
+#   SUITES='hardening_*'                    suites to run in each VM
+#   TIMEOUT=1800                            seconds per suite
+#   QT_SEED=n                               replay the randomized suites
+#
+# The tunables reach the guest's suites as words on the kernel command line
+# (the VM's init gives programs a fixed environment; the suites read
+# /proc/cmdline when their environment lacks a tunable).  The last line is
+# "N passed, N failed", as for make check; the exit status is non-zero on
+# any failure.  Logs: build/vm/<kernel>/long/ and build/check-long/.
+
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+kernels=${KERNELS:-debug-6.1 rt-6.12 kcsan-6.1}
+suites=${SUITES:-hardening_*}
+timeout=${TIMEOUT:-1800}
+stress=${QT_STRESS_SECONDS:-60}
+dos=${QT_DOS_TIMERS:-1000000}
+log_dir=$top/build/check-long
+total_passed=0
+total_failed=0
+start=$SECONDS
+
+note() { printf 'check-long: %s\n' "$*" >&2; }
+
+cmdline="QT_STRESS_SECONDS=$stress QT_DOS_TIMERS=$dos"
+[ -z "${QT_SEED:-}" ] || cmdline+=" QT_SEED=$QT_SEED"
+[ -z "${QT_FUZZ_SECONDS:-}" ] || cmdline+=" QT_FUZZ_SECONDS=$QT_FUZZ_SECONDS"
+
+mkdir -p "$log_dir"
+for k in $kernels; do
+	log=$log_dir/$k.log
+	t=$SECONDS
+	note "[$((SECONDS - start))s] $k: $suites with $cmdline"
+	"$top/scripts/vm/run.sh" "$k" --suites "$suites" --tag long \
+		--timeout "$timeout" --cmdline "$cmdline" 2>&1 | tee "$log" >&2
+	res=$(sed -n 's/^vm-result: .* passed=\([0-9]*\) failed=\([0-9]*\)$/\1 \2/p' "$log" | tail -n 1)
+	# No result line at all (the runner itself broke) is one failure.
+	[ -n "$res" ] || res="0 1"
+	read -r p f <<<"$res"
+	total_passed=$((total_passed + p))
+	total_failed=$((total_failed + f))
+	note "$k: $p passed, $f failed ($((SECONDS - t))s; log: ${log#$top/})"
+done
+
+note "done in $((SECONDS - start))s"
+echo "$total_passed passed, $total_failed failed"
+[ "$total_failed" = 0 ]

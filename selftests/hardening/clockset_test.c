@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * CLOCK_REALTIME stepped forward and back, over and over, under many timers
+ * (the basic cases are in ../qtimer_clockset_test.c; this is the stress):
+ *
+ *  - absolute CLOCK_REALTIME timers follow the clock: each fires once, at
+ *    its expiry on the clock as it stands (never early, checked over every
+ *    interval in which the clock was not stepped);
+ *  - QTIMER_F_CANCEL_ON_SET one-shots still pending at a step end with one
+ *    CANCELED|LAST record of count 0 (a timer that cannot have fired before
+ *    the step must not fire normally), the others fire normally; tickers
+ *    end with one CANCELED|LAST record and nothing after it; timers armed
+ *    after the last step are not cancelled by it;
+ *  - absolute CLOCK_MONOTONIC and CLOCK_BOOTTIME timers are unaffected:
+ *    each fires once, never early and not late by anything like a step.
+ *
+ * Steps go back 30-60 s and then forward to where the clock should be
+ * (plus up to half a second), so a timer that followed one would be tens
+ * of seconds off, far beyond any scheduling delay even under TCG; the
+ * clock stays within 60 s of the truth and it is put back exactly (CLOCK_REALTIME - CLOCK_MONOTONIC as
+ * found) at the end, also when the test fails.  Needs root (CAP_SYS_TIME).
+ * The stepping lasts QT_STRESS_SECONDS (default 3).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+
+#include "kselftest_harness.h"
+#include "hardening.h"
+
+#define MAX_TIMERS	65536
+#define MAX_STEPS	4096
+/* A timer due this much after the clock was read before a step was surely
+ * still pending when the step happened. */
+#define STEP_MARGIN	(50 * NSEC_PER_MSEC)
+
+enum { K_MONO, K_BOOT, K_RT, K_COS1, K_COSP, K_COS_AFTER };
+
+struct ct {
+	int kind;
+	int clockid;
+	__s64 exp;
+	__u64 period;
+	unsigned int arm_seq;		/* step_seq when armed (even) */
+	__u64 id;
+	_Atomic int records;
+	_Atomic int canceled;
+	_Atomic int lastflag;
+	_Atomic int bad;
+	_Atomic __s64 late;		/* MONO/BOOT: read time - expiry */
+};
+
+struct step {
+	__s64 real_before;		/* CLOCK_REALTIME just before the set */
+	__s64 delta;
+	unsigned int seq_after;
+};
+
+static struct {
+	int fd;
+	struct ct *t;
+	int nr;
+	struct step steps[MAX_STEPS];
+	_Atomic int nr_steps;
+	_Atomic unsigned int seq;	/* odd while a step is under way */
+	_Atomic int stop;
+	_Atomic long early, bad, after_last, records, unclean;
+	__s64 offset;			/* REALTIME - MONOTONIC at the start */
+} g;
+
+static int step_clock(__s64 delta)
+{
+	struct timespec ts;
+	__s64 now;
+	int ret;
+
+	g.seq++;
+	now = qt_now(CLOCK_REALTIME);
+	g.steps[g.nr_steps].real_before = now;
+	g.steps[g.nr_steps].delta = delta;
+	now += delta;
+	ts.tv_sec = now / NSEC_PER_SEC;
+	ts.tv_nsec = now % NSEC_PER_SEC;
+	ret = clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
+	g.seq++;
+	g.steps[g.nr_steps].seq_after = g.seq;
+	if (g.nr_steps < MAX_STEPS - 1)
+		g.nr_steps++;
+	return ret;
+}
+
+/* Put CLOCK_REALTIME back to where it was relative to CLOCK_MONOTONIC. */
+static int restore_clock(void)
+{
+	return step_clock(qt_now(CLOCK_MONOTONIC) + g.offset -
+			  qt_now(CLOCK_REALTIME));
+}
+
+static void check_record(const struct qtimer_record *r, bool clean,
+			 const __s64 now[3])
+{
+	struct ct *t;
+	__s64 n;
+
+	g.records++;
+	if (r->cookie >= (__u64)g.nr) {
+		g.bad++;
+		return;
+	}
+	t = &g.t[r->cookie];
+	n = now[t->clockid == CLOCK_MONOTONIC ? 0 : t->clockid == CLOCK_BOOTTIME ? 1 : 2];
+	t->records++;
+	switch (t->kind) {
+	case K_MONO:
+	case K_BOOT:
+	case K_RT:
+	case K_COS1:
+	case K_COS_AFTER:
+		if (r->flags == (QTIMER_REC_LAST | QTIMER_REC_CANCELED) &&
+		    (t->kind == K_COS1 || t->kind == K_COS_AFTER)) {
+			if (r->count)
+				t->bad++;
+			t->canceled = 1;
+			break;
+		}
+		if (r->flags != QTIMER_REC_LAST || r->count != 1 ||
+		    r->expires_ns != t->exp) {
+			t->bad++;
+			hd_diag("cookie %llu kind %d: flags %#x count %u expires %lld want %lld",
+				(unsigned long long)r->cookie, t->kind, r->flags,
+				r->count, (long long)r->expires_ns, (long long)t->exp);
+			break;
+		}
+		if (t->kind == K_MONO || t->kind == K_BOOT || clean) {
+			if (n < r->expires_ns) {
+				g.early++;
+				hd_diag("early: cookie %llu kind %d expires %lld read %lld",
+					(unsigned long long)r->cookie, t->kind,
+					(long long)r->expires_ns, (long long)n);
+			}
+		} else {
+			g.unclean++;
+		}
+		if (t->kind == K_MONO || t->kind == K_BOOT)
+			t->late = n - r->expires_ns;
+		break;
+	case K_COSP:
+		if (t->lastflag) {
+			t->bad++;	/* anything after the LAST record */
+			break;
+		}
+		if (r->flags == (QTIMER_REC_LAST | QTIMER_REC_CANCELED)) {
+			t->lastflag = 1;
+			break;
+		}
+		if (r->flags || !r->count ||
+		    (r->expires_ns - t->exp) % (__s64)t->period)
+			t->bad++;
+		break;
+	}
+}
+
+static void *reader_fn(void *arg)
+{
+	static struct qtimer_record recs[4096];
+	unsigned int prev_start = ~0U;
+	bool prev_full = true;
+
+	while (!g.stop) {
+		unsigned int start, end;
+		__s64 now[3];
+		bool clean;
+		int n, i;
+
+		if (qt_wait_readable(g.fd, 20) != 1)
+			continue;
+		start = g.seq;
+		n = qt_read(g.fd, recs, 4096);
+		now[0] = qt_now(CLOCK_MONOTONIC);
+		now[1] = qt_now(CLOCK_BOOTTIME);
+		now[2] = qt_now(CLOCK_REALTIME);
+		end = g.seq;
+		if (n <= 0) {
+			if (n != -EAGAIN)
+				g.bad++;
+			continue;
+		}
+		/*
+		 * The previous read emptied the queue (it was not full), so
+		 * these records were queued after it began.  If the clock was
+		 * not stepped since, CLOCK_REALTIME only went forward from
+		 * their expiry to now, and now must be at or past it.
+		 */
+		clean = !prev_full && prev_start == end && !(end & 1);
+		for (i = 0; i < n; i++)
+			check_record(&recs[i], clean, now);
+		prev_start = start;
+		prev_full = n == 4096;
+	}
+	return NULL;
+}
+
+static int arm_batch(struct hd_rng *rng, int kind, int count)
+{
+	struct qtimer_op ops[64];
+	int i, ret, first = g.nr;
+
+	if (g.nr + count > MAX_TIMERS || count > 64)
+		return -ENOSPC;
+	for (i = 0; i < count; i++) {
+		struct ct *t = &g.t[first + i];
+		__u32 flags = QTIMER_F_ABSTIME;
+
+		t->kind = kind;
+		t->clockid = kind == K_MONO ? CLOCK_MONOTONIC :
+			     kind == K_BOOT ? CLOCK_BOOTTIME : CLOCK_REALTIME;
+		t->exp = qt_now(t->clockid) + hd_below(rng, 400 * NSEC_PER_MSEC);
+		t->period = 0;
+		if (kind == K_COSP) {
+			t->period = 20 * NSEC_PER_MSEC;
+			t->exp = qt_now(t->clockid) + hd_below(rng, 50 * NSEC_PER_MSEC);
+		}
+		if (kind == K_COS_AFTER)
+			t->exp = qt_now(t->clockid) + 100 * NSEC_PER_MSEC +
+				 hd_below(rng, 200 * NSEC_PER_MSEC);
+		if (kind == K_COS1 || kind == K_COSP || kind == K_COS_AFTER)
+			flags |= QTIMER_F_CANCEL_ON_SET;
+		t->arm_seq = g.seq;
+		ops[i] = qt_op(t->clockid, flags, t->exp, t->period, first + i);
+		ops[i].opcode = QTIMER_OP_ARM;
+	}
+	g.nr += count;
+	ret = qt_submit(g.fd, ops, count, 0, NULL);
+	if (ret != count)
+		return ret < 0 ? ret : -EIO;
+	for (i = 0; i < count; i++) {
+		if (ops[i].result)
+			return ops[i].result;
+		g.t[first + i].id = ops[i].id;
+	}
+	return 0;
+}
+
+FIXTURE(clk)
+{
+	bool ok;
+};
+
+FIXTURE_SETUP(clk)
+{
+	struct timespec ts;
+
+	memset(&g, 0, sizeof(g));
+	g.offset = qt_now(CLOCK_REALTIME) - qt_now(CLOCK_MONOTONIC);
+	/* Setting the clock to what it is tells whether we may. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	self->ok = !clock_settime(CLOCK_REALTIME, &ts);
+	g.offset = qt_now(CLOCK_REALTIME) - qt_now(CLOCK_MONOTONIC);
+}
+
+FIXTURE_TEARDOWN(clk)
+{
+	if (self->ok)
+		EXPECT_EQ(0, restore_clock());
+	if (g.t)
+		munmap(g.t, MAX_TIMERS * sizeof(*g.t));
+}
+
+TEST_F_TIMEOUT(clk, steps_under_load, 3700)
+{
+	int secs = hd_stress_seconds(3), i, k;
+	uint64_t seed = hd_tunable("QT_SEED", 0) ?: (uint64_t)qt_now(CLOCK_MONOTONIC);
+	__s64 end, deadline, bound, cum = 0, worst_late = 0;
+	long missing = 0, bad = 0, missed_cancel = 0, stray_cancel = 0;
+	struct hd_rng rng;
+	pthread_t rt;
+
+	if (!self->ok)
+		SKIP(return, "needs CAP_SYS_TIME");
+	/* Backward steps are >= 30 s: a timer that followed one would be. */
+	bound = (hd_fast_machine() ? 2 : 20) * NSEC_PER_SEC;
+	hd_rng_seed(&rng, seed);
+	TH_LOG("%d s of steps, seed %llu (QT_SEED)", secs, (unsigned long long)seed);
+	g.t = mmap(NULL, MAX_TIMERS * sizeof(*g.t), PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, g.t);
+	g.fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, g.fd);
+	ASSERT_EQ(0, pthread_create(&rt, NULL, reader_fn, NULL));
+
+	end = qt_now(CLOCK_MONOTONIC) + (__s64)secs * NSEC_PER_SEC;
+	while (qt_now(CLOCK_MONOTONIC) < end) {
+		__s64 delta;
+
+		ASSERT_EQ(0, arm_batch(&rng, K_COS1, 50));
+		ASSERT_EQ(0, arm_batch(&rng, K_COSP, 4));
+		ASSERT_EQ(0, arm_batch(&rng, K_RT, 50));
+		ASSERT_EQ(0, arm_batch(&rng, K_MONO, 30));
+		ASSERT_EQ(0, arm_batch(&rng, K_BOOT, 20));
+		qt_sleep_ns(50 * NSEC_PER_MSEC + hd_below(&rng, 100 * NSEC_PER_MSEC));
+		if (cum < 0)
+			delta = -cum + hd_below(&rng, 500 * NSEC_PER_MSEC);
+		else
+			delta = -(30 * NSEC_PER_SEC + hd_below(&rng, 30 * NSEC_PER_SEC));
+		cum += delta;
+		ASSERT_EQ(0, step_clock(delta));
+	}
+	ASSERT_EQ(0, restore_clock());
+	/* After the last step: cancel-on-set timers it must not touch. */
+	ASSERT_EQ(0, arm_batch(&rng, K_COS_AFTER, 50));
+
+	/* The clock is back: every realtime timer is due within ~1 s. */
+	deadline = qt_now(CLOCK_MONOTONIC) + 20 * NSEC_PER_SEC;
+	do {
+		qt_sleep_ms(100);
+		missing = 0;
+		for (i = 0; i < g.nr; i++) {
+			struct ct *t = &g.t[i];
+
+			if (t->kind == K_COSP ? !t->lastflag : !t->records)
+				missing++;
+		}
+	} while (missing && qt_now(CLOCK_MONOTONIC) < deadline);
+	qt_sleep_ms(100);
+	g.stop = 1;
+	pthread_join(rt, NULL);
+
+	for (i = 0; i < g.nr; i++) {
+		struct ct *t = &g.t[i];
+
+		bad += t->bad;
+		if (t->kind != K_COSP && t->records > 1) {
+			bad++;
+			hd_diag("cookie %d kind %d: %d records", i, t->kind,
+				(int)t->records);
+		}
+		if ((t->kind == K_MONO || t->kind == K_BOOT) && t->late > worst_late)
+			worst_late = t->late;
+		if (t->kind == K_COS_AFTER && t->canceled)
+			stray_cancel++;
+		if (t->kind == K_COS1 && t->records == 1 && !t->canceled) {
+			/* The first step after it was armed. */
+			for (k = 0; k < g.nr_steps; k++)
+				if (g.steps[k].seq_after > t->arm_seq)
+					break;
+			if (k < g.nr_steps &&
+			    t->exp > g.steps[k].real_before + STEP_MARGIN) {
+				missed_cancel++;
+				hd_diag("cookie %d due %lld fired normally; step %d at %lld by %+lld ns came first",
+					i, (long long)t->exp, k,
+					(long long)g.steps[k].real_before,
+					(long long)g.steps[k].delta);
+			}
+		}
+	}
+	TH_LOG("%d timers, %d steps, %ld records (%ld read across a step), worst monotonic/boottime lateness %.3f s",
+	       g.nr, (int)g.nr_steps, (long)g.records, (long)g.unclean,
+	       (double)worst_late / NSEC_PER_SEC);
+	EXPECT_EQ(0, missing);
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(0, g.bad);
+	EXPECT_EQ(0, g.early);
+	EXPECT_GT(bound, worst_late);
+	EXPECT_EQ(0, missed_cancel)
+		TH_LOG("cancel-on-set timers pending at a step fired normally");
+	EXPECT_EQ(0, stray_cancel)
+		TH_LOG("cancel-on-set timers armed after the last step were cancelled by it");
+	EXPECT_EQ(0, qt_nothing_pending(g.fd));
+	close(g.fd);
+}
+
+/*
+ * The focused case of the stress above: cancel-on-set timers still pending
+ * when the clock jumps forward past their expiry.  Pending at the set, so
+ * they are cancelled (CANCELED|LAST, count 0), as timerfd reports
+ * ECANCELED in this case, rather than fired by the jump.  The timers sit on
+ * CPU 1 and the clock is set from CPU 0, whose clock_was_set() makes CPU 1
+ * expire them at once; five rounds.
+ */
+TEST_F_TIMEOUT(clk, forward_step_past_pending_cancel_on_set, 300)
+{
+	enum { N = 64, ROUNDS = 5 };
+	struct qtimer_record recs[N];
+	int round, i, n, normal = 0;
+
+	int cpu = qt_nr_cpus() > 1 && hd_cpu_online(1) ? 1 : 0;
+
+	if (!self->ok)
+		SKIP(return, "needs CAP_SYS_TIME");
+	ASSERT_EQ(0, qt_pin_self(0));
+	g.fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, g.fd);
+	for (round = 0; round < ROUNDS; round++) {
+		__s64 now = qt_now(CLOCK_REALTIME);
+
+		for (i = 0; i < N; i++)
+			ASSERT_EQ(0, qt_arm_cpu(g.fd, CLOCK_REALTIME,
+						QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
+						now + 500 * NSEC_PER_MSEC + i * NSEC_PER_MSEC,
+						0, i, cpu, NULL));
+		/* Well before any of them is due: */
+		ASSERT_GT(now + 400 * NSEC_PER_MSEC, qt_now(CLOCK_REALTIME));
+		ASSERT_EQ(0, step_clock(5 * NSEC_PER_SEC));
+		n = qt_collect(g.fd, recs, N, QT_ARRIVE_MS);
+		ASSERT_EQ(N, n);
+		for (i = 0; i < n; i++) {
+			if (recs[i].flags == (QTIMER_REC_LAST | QTIMER_REC_CANCELED)) {
+				EXPECT_EQ(0, recs[i].count);
+				continue;
+			}
+			EXPECT_EQ(QTIMER_REC_LAST, recs[i].flags);
+			normal++;
+		}
+		ASSERT_EQ(0, restore_clock());
+		/* The restoring step has nothing left to cancel. */
+		EXPECT_EQ(0, qt_wait_readable(g.fd, 100));
+	}
+	EXPECT_EQ(0, normal) TH_LOG("%d of %d pending cancel-on-set timers fired normally after the jump",
+				    normal, N * ROUNDS);
+	close(g.fd);
+}
+
+TEST_HARNESS_MAIN

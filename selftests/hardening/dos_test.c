@@ -1,0 +1,736 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Denial-of-service bounds: what one user can make the kernel do.
+ *
+ *  - 10^6 timers due at the same instant, spread over every CPU's heap, are
+ *    all delivered exactly once, while a process started meanwhile keeps
+ *    spawning /bin/true and each spawn completes within a second (five
+ *    under TCG, where the guest runs 10-50x slower and unevenly): the
+ *    expiry work must leave hard-irq context and yield.  The VM's console
+ *    scanner fails the run on any lockup or stall report.
+ *  - Tickers with a 1 ns period that nobody reads cost one expiry each and
+ *    then nothing: the CPUs stay idle and the machine responsive, and the
+ *    one pending record counts every period that passed.
+ *  - The per-file and per-user caps hold exactly under concurrent arming,
+ *    and another user is not affected by one at its cap.
+ *  - In a memory cgroup (memory.max 16M), timer memory is charged to the
+ *    cgroup: arming until failure ends in -ENOMEM for the arming task,
+ *    which is exempt from the OOM killer (no kernel OOM panic, no victim
+ *    anywhere; the memcg OOM report on the console is expected),
+ *    memory.current grows with the timers and falls back when the file is
+ *    closed.
+ *
+ * QT_DOS_TIMERS sets the size of the storm (default 1000000; 100000 on a
+ * debug kernel, where each operation costs 10-20 times more under TCG).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sys/resource.h>
+
+#include "kselftest_harness.h"
+#include "hardening.h"
+
+#define PARAM_FD	QT_PARAMS "max_timers_per_fd"
+#define PARAM_USER	QT_PARAMS "max_timers_per_user"
+
+/*
+ * How long a spawned /bin/true may take while the kernel is under load: a
+ * second, or under TCG (10-50x slower, and at the mercy of the host's
+ * scheduler) five; never less than 20 times what it takes on the idle
+ * machine (a KASAN/lockdep kernel under TCG takes half a second idle).  A
+ * CPU monopolized by expiry work would hold the spawn for the whole storm,
+ * tens of seconds here.
+ */
+static __s64 spawn_bound_ns(void)
+{
+	__s64 bound = (hd_fast_machine() ? 1 : 5) * NSEC_PER_SEC, idle = INT64_MAX;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		__s64 ns = hd_spawn_true_ns();
+
+		if (ns > 0 && ns < idle)
+			idle = ns;
+	}
+	if (idle != INT64_MAX && 20 * idle > bound)
+		bound = 20 * idle;
+	return bound;
+}
+
+/* Arm @n one-shots at absolute @when on @clockid, round robin over the CPUs. */
+static int arm_at(int fd, int clockid, long n, __s64 when, __u64 cookie0,
+		  int nr_cpus)
+{
+	static struct qtimer_op ops[QTIMER_SUBMIT_MAX];
+	long done = 0;
+	int batch = 0;
+
+	while (done < n) {
+		int b = n - done < QTIMER_SUBMIT_MAX ? n - done : QTIMER_SUBMIT_MAX;
+		int i, ret;
+
+		for (i = 0; i < b; i++) {
+			ops[i] = qt_op(clockid, QTIMER_F_ABSTIME | QTIMER_F_CPU,
+				       when, 0, cookie0 + done + i);
+			ops[i].opcode = QTIMER_OP_ARM;
+			ops[i].cpu = batch % nr_cpus;
+		}
+		ret = qt_submit(fd, ops, b, QTIMER_SUBMIT_STOP_ON_ERROR, NULL);
+		if (ret != b)
+			return ret < 0 ? ret : ops[ret - 1].result;
+		done += b;
+		batch++;
+	}
+	return 0;
+}
+
+/*
+ * A kernel with kmemleak or fault injection is a debug kernel, where every
+ * operation is several times slower: the default storm is smaller there.
+ */
+static bool debug_kernel(void)
+{
+	return !access("/sys/kernel/debug/kmemleak", F_OK) ||
+	       !access("/sys/kernel/debug/failslab", F_OK);
+}
+
+struct probe {
+	_Atomic int stop;
+	_Atomic long spawns;
+	_Atomic __s64 worst_ns;
+	_Atomic int error;
+};
+
+/*
+ * A child that waits until @start and then spawns /bin/true over and over
+ * until told to stop, keeping the worst latency.  At least one spawn.
+ */
+static pid_t start_probe(struct probe *p, __s64 start)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	{
+		struct timespec ts = {
+			.tv_sec = start / NSEC_PER_SEC,
+			.tv_nsec = start % NSEC_PER_SEC,
+		};
+
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+	}
+	do {
+		__s64 ns = hd_spawn_true_ns();
+
+		if (ns < 0) {
+			p->error = (int)-ns;
+			_exit(1);
+		}
+		if (ns > p->worst_ns)
+			p->worst_ns = ns;
+		p->spawns++;
+	} while (!p->stop);
+	_exit(0);
+}
+
+static int stop_probe(struct probe *p, pid_t pid)
+{
+	int status;
+
+	p->stop = 1;
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static struct probe *probe_map(void)
+{
+	struct probe *p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Raise the caps if they are below @n (root only); restore in teardown. */
+FIXTURE(dos)
+{
+	struct hd_knob knobs[4];
+	int nr_knobs;
+	bool root;
+	__s64 real_offset;	/* CLOCK_REALTIME - CLOCK_MONOTONIC to restore */
+	bool stepped;
+};
+
+FIXTURE_SETUP(dos)
+{
+	self->root = !geteuid() && !access(PARAM_FD, W_OK);
+}
+
+static int set_realtime(__s64 ns)
+{
+	struct timespec ts = { .tv_sec = ns / NSEC_PER_SEC, .tv_nsec = ns % NSEC_PER_SEC };
+
+	return clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
+}
+
+FIXTURE_TEARDOWN(dos)
+{
+	int i;
+
+	if (self->stepped)
+		EXPECT_EQ(0, set_realtime(qt_now(CLOCK_MONOTONIC) + self->real_offset));
+	for (i = self->nr_knobs - 1; i >= 0; i--)
+		EXPECT_EQ(0, hd_knob_restore(&self->knobs[i]));
+}
+
+static int set_param(FIXTURE_DATA(dos) *self, const char *path,
+		     unsigned long long val)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%llu", val);
+	return hd_knob_set(&self->knobs[self->nr_knobs++], path, buf);
+}
+
+/*
+ * All timers absolute CLOCK_REALTIME an hour ahead; once every one is
+ * armed, the clock is stepped past them, so that they are all due at the
+ * very same instant however long arming took.  (Without CAP_SYS_TIME:
+ * CLOCK_MONOTONIC, aimed at an estimate of when arming will be done.)
+ */
+TEST_F_TIMEOUT(dos, million_due_at_once, 1800)
+{
+	long n = hd_tunable("QT_DOS_TIMERS", debug_kernel() ? 100000 : 1000000);
+	long got = 0, i;
+	int fd, nr_cpus = 0, probe_rc, clockid = CLOCK_REALTIME;
+	size_t cap = 4096;
+	struct qtimer_record *recs = calloc(cap, sizeof(*recs));
+	uint8_t *seen = calloc(n, 1);
+	struct qtimer_version v;
+	__s64 t, t0, when, storm, last_ns = 0, bound = spawn_bound_ns();
+	struct probe *p = probe_map();
+	struct timespec ts;
+	pid_t pid;
+
+	ASSERT_NE(NULL, recs);
+	ASSERT_NE(NULL, seen);
+	ASSERT_NE(NULL, p);
+	while (nr_cpus < qt_nr_cpus() && hd_cpu_online(nr_cpus))
+		nr_cpus++;
+	fd = qt_open(0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_version(fd, &v));
+	if (v.max_timers_per_fd < (unsigned long long)n ||
+	    v.max_timers_per_user < (unsigned long long)n) {
+		if (!self->root)
+			SKIP(return, "the caps are below %ld and this is not root", n);
+		ASSERT_EQ(0, set_param(self, PARAM_FD, n));
+		ASSERT_EQ(0, set_param(self, PARAM_USER, n));
+	}
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (clock_settime(CLOCK_REALTIME, &ts)) {
+		/* No CAP_SYS_TIME: estimate the arming time from a sample. */
+		int probe_fd = qt_open(0);
+
+		clockid = CLOCK_MONOTONIC;
+		ASSERT_LE(0, probe_fd);
+		t = qt_now(CLOCK_MONOTONIC);
+		ASSERT_EQ(0, arm_at(probe_fd, clockid, 16384,
+				    t + 3600 * NSEC_PER_SEC, 0, nr_cpus));
+		close(probe_fd);
+		when = qt_now(CLOCK_MONOTONIC) + NSEC_PER_SEC +
+		       (qt_now(CLOCK_MONOTONIC) - t) * (n / 16384 + 1) * 3;
+	} else {
+		self->real_offset = qt_now(CLOCK_REALTIME) - qt_now(CLOCK_MONOTONIC);
+		when = qt_now(CLOCK_REALTIME) + 3600 * NSEC_PER_SEC;
+	}
+	t = qt_now(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, arm_at(fd, clockid, n, when, 0, nr_cpus));
+	t0 = qt_now(CLOCK_MONOTONIC);
+	TH_LOG("%ld timers over %d CPUs armed in %.1f s", n, nr_cpus,
+	       (double)(t0 - t) / NSEC_PER_SEC);
+
+	if (clockid == CLOCK_REALTIME) {
+		pid = start_probe(p, t0);
+		ASSERT_LE(0, pid);
+		/* Now they are all due. */
+		storm = qt_now(CLOCK_MONOTONIC);
+		self->stepped = true;
+		ASSERT_EQ(0, set_realtime(when + NSEC_PER_MSEC));
+	} else {
+		storm = when;
+		if (t0 > when)
+			TH_LOG("arming overran the expiry by %.1f s: the storm started early",
+			       (double)(t0 - when) / NSEC_PER_SEC);
+		pid = start_probe(p, when);
+		ASSERT_LE(0, pid);
+	}
+	while (got < n) {
+		int r;
+
+		if (qt_wait_readable(fd, 60 * 1000) != 1)
+			break;
+		r = qt_read(fd, recs, cap);
+		if (r <= 0)
+			break;
+		t = qt_now(clockid);
+		for (i = 0; i < r; i++) {
+			__u64 c = recs[i].cookie;
+
+			if (c >= (__u64)n || seen[c] ||
+			    recs[i].expires_ns != when ||
+			    recs[i].flags != QTIMER_REC_LAST ||
+			    recs[i].count != 1 || t < when) {
+				EXPECT_TRUE(0) TH_LOG("bad record: cookie %llu (seen %d) expires %lld (want %lld) flags %#x count %u",
+					(unsigned long long)c,
+					c < (__u64)n ? seen[c] : -1,
+					(long long)recs[i].expires_ns,
+					(long long)when, recs[i].flags,
+					recs[i].count);
+				goto out;
+			}
+			seen[c] = 1;
+		}
+		got += r;
+		last_ns = qt_now(CLOCK_MONOTONIC);
+	}
+out:
+	probe_rc = stop_probe(p, pid);
+	if (self->stepped) {
+		EXPECT_EQ(0, set_realtime(qt_now(CLOCK_MONOTONIC) + self->real_offset));
+		self->stepped = false;
+	}
+	EXPECT_EQ(n, got);
+	TH_LOG("%ld delivered within %.2f s; %ld spawns meanwhile, the slowest %.3f s (bound %.0f s)",
+	       got, (double)(last_ns - storm) / NSEC_PER_SEC, (long)p->spawns,
+	       (double)p->worst_ns / NSEC_PER_SEC, (double)bound / NSEC_PER_SEC);
+	EXPECT_EQ(0, probe_rc) TH_LOG("spawn error %d", p->error);
+	EXPECT_LT(0, p->spawns);
+	EXPECT_GT(bound, p->worst_ns);
+	EXPECT_EQ(0, qt_nothing_pending(fd));
+	t = qt_now(CLOCK_MONOTONIC);
+	close(fd);
+	TH_LOG("closed in %.2f s", (double)(qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_SEC);
+	free(recs);
+	free(seen);
+	munmap(p, sizeof(*p));
+}
+
+/* Busy fraction of all CPUs over @ms, from /proc/stat. */
+static double cpu_busy(int ms)
+{
+	unsigned long long a[10], b[10], busy = 0, total = 0;
+	int i, k;
+
+	for (k = 0; k < 2; k++) {
+		unsigned long long *x = k ? b : a;
+		FILE *f = fopen("/proc/stat", "re");
+
+		if (!f)
+			return -1;
+		memset(x, 0, sizeof(a));
+		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+			   &x[0], &x[1], &x[2], &x[3], &x[4], &x[5], &x[6],
+			   &x[7], &x[8], &x[9]) < 8) {
+			fclose(f);
+			return -1;
+		}
+		fclose(f);
+		if (!k)
+			qt_sleep_ms(ms);
+	}
+	/* user nice system idle iowait irq softirq steal (guest counted in user) */
+	for (i = 0; i < 8; i++) {
+		unsigned long long d = b[i] - a[i];
+
+		total += d;
+		if (i != 3 && i != 4 && i != 7)
+			busy += d;
+	}
+	return total ? (double)busy / total : 0;
+}
+
+TEST_F_TIMEOUT(dos, unread_nanosecond_tickers_stay_idle, 120)
+{
+	enum { NR = 256 };
+	int fd = qt_open(O_NONBLOCK), i, n, nr_cpus = qt_nr_cpus(), pass;
+	__u64 ids[NR];
+	struct qtimer_record recs[NR];
+	__s64 armed, now, spawn, bound = spawn_bound_ns();
+	double busy;
+
+	ASSERT_LE(0, fd);
+	armed = qt_now(CLOCK_MONOTONIC);
+	for (i = 0; i < NR; i++) {
+		int cpu = i % nr_cpus;
+
+		if (!hd_cpu_online(cpu))
+			cpu = 0;
+		ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_MONOTONIC, 0, 0, 1, i, cpu,
+					&ids[i]));
+	}
+	for (pass = 0; pass < 2; pass++) {
+		qt_sleep_ms(300);
+		busy = cpu_busy(1000);
+		spawn = hd_spawn_true_ns();
+		TH_LOG("pass %d: CPUs %.1f%% busy, a spawn took %.3f s", pass,
+		       busy * 100, (double)spawn / NSEC_PER_SEC);
+		/* One expiry each, then nothing until read: idle CPUs. */
+		EXPECT_LE(0, busy);
+		EXPECT_GT(0.25, busy);
+		EXPECT_LT(0, spawn);
+		EXPECT_GT(bound, spawn);
+
+		n = qt_collect(fd, recs, NR, QT_ARRIVE_MS);
+		now = qt_now(CLOCK_MONOTONIC);
+		ASSERT_EQ(NR, n);
+		for (i = 0; i < n; i++) {
+			ASSERT_LT(recs[i].cookie, (__u64)NR);
+			EXPECT_EQ(ids[recs[i].cookie], recs[i].id);
+			EXPECT_EQ(0, recs[i].flags);
+			/* ~10^9 a second; at least a tenth of the time passed. */
+			EXPECT_LT(100000000U, recs[i].count);
+			EXPECT_GE(now, recs[i].expires_ns);
+			if (!pass)
+				EXPECT_GE((__u64)(now - armed), recs[i].count - 1ULL);
+		}
+	}
+	close(fd);
+}
+
+struct armer {
+	int fd;
+	long ok;
+	long other;
+	int want_err;
+	int last_err;
+	pthread_barrier_t *bar;
+};
+
+/* Arms until the expected error; counts successes and anything else. */
+static void *armer_fn(void *p)
+{
+	struct armer *a = p;
+	int ret;
+
+	pthread_barrier_wait(a->bar);
+	for (;;) {
+		ret = qt_arm(a->fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0,
+			     0, NULL);
+		if (!ret) {
+			a->ok++;
+			continue;
+		}
+		a->last_err = ret;
+		if (ret != a->want_err)
+			a->other++;
+		break;
+	}
+	return NULL;
+}
+
+static long run_armers(int *fds, int nr, int want_err, long *other)
+{
+	pthread_t th[8];
+	struct armer a[8];
+	pthread_barrier_t bar;
+	long ok = 0;
+	int i;
+
+	pthread_barrier_init(&bar, NULL, nr);
+	for (i = 0; i < nr; i++) {
+		a[i] = (struct armer){ .fd = fds[i], .want_err = want_err, .bar = &bar };
+		pthread_create(&th[i], NULL, armer_fn, &a[i]);
+	}
+	*other = 0;
+	for (i = 0; i < nr; i++) {
+		pthread_join(th[i], NULL);
+		ok += a[i].ok;
+		*other += a[i].other;
+	}
+	pthread_barrier_destroy(&bar);
+	return ok;
+}
+
+TEST_F(dos, per_file_cap_is_exact_under_concurrency)
+{
+	enum { CAP = 2000 };
+	int fds[8], i;
+	struct hd_fdinfo fi;
+	long other;
+
+	if (!self->root)
+		SKIP(return, "needs root for the module parameters");
+	ASSERT_EQ(0, set_param(self, PARAM_FD, CAP));
+	fds[0] = qt_open(0);
+	ASSERT_LE(0, fds[0]);
+	for (i = 1; i < 8; i++)
+		fds[i] = fds[0];
+	EXPECT_EQ(CAP, run_armers(fds, 8, -ENOSPC, &other));
+	EXPECT_EQ(0, other);
+	ASSERT_EQ(0, hd_fdinfo(fds[0], &fi));
+	EXPECT_EQ(CAP, fi.timers);
+	EXPECT_EQ(CAP, fi.user_timers);
+	EXPECT_EQ(-ENOSPC, qt_arm(fds[0], CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
+	/* Another file is not full. */
+	fds[1] = qt_open(0);
+	ASSERT_LE(0, fds[1]);
+	EXPECT_EQ(0, qt_arm(fds[1], CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
+	close(fds[1]);
+	close(fds[0]);
+}
+
+TEST_F(dos, per_file_cap_frees_up)
+{
+	enum { CAP = 100 };
+	int fd = qt_open(0), i;
+	__u64 ids[CAP];
+
+	if (!self->root)
+		SKIP(return, "needs root for the module parameters");
+	ASSERT_EQ(0, set_param(self, PARAM_FD, CAP));
+	ASSERT_LE(0, fd);
+	for (i = 0; i < CAP; i++)
+		ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC,
+				    0, i, &ids[i]));
+	EXPECT_EQ(-ENOSPC, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 0, NULL));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(fd, ids[0]));
+	EXPECT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0,
+			    &ids[0]));
+	EXPECT_EQ(-ENOSPC, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 0, NULL));
+	close(fd);
+}
+
+TEST_F(dos, per_user_cap_is_exact_and_per_user)
+{
+	enum { CAP = 3000 };
+	int fds[8], i, status;
+	struct hd_fdinfo fi;
+	long other;
+	pid_t pid;
+
+	if (!self->root)
+		SKIP(return, "needs root for the module parameters");
+	ASSERT_EQ(0, set_param(self, PARAM_USER, CAP));
+	for (i = 0; i < 8; i++) {
+		fds[i] = qt_open(0);
+		ASSERT_LE(0, fds[i]);
+	}
+	EXPECT_EQ(CAP, run_armers(fds, 8, -EDQUOT, &other));
+	EXPECT_EQ(0, other);
+	ASSERT_EQ(0, hd_fdinfo(fds[0], &fi));
+	EXPECT_EQ(CAP, fi.user_timers);
+	EXPECT_EQ(-EDQUOT, qt_arm(fds[0], CLOCK_MONOTONIC, 0, 0, 0, 0, NULL));
+
+	/* Another user has a quota of its own. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd, k;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(10);
+		fd = qt_open(0);
+		if (fd < 0)
+			_exit(11);
+		for (k = 0; k < 100; k++)
+			if (qt_arm(fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC,
+				   0, k, NULL))
+				_exit(12);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("status %#x", status);
+
+	/* A closed file gives its timers back (one that has some). */
+	for (i = 7; i > 0; i--) {
+		ASSERT_EQ(0, hd_fdinfo(fds[i], &fi));
+		if (fi.timers)
+			break;
+	}
+	ASSERT_LT(0, i) TH_LOG("all %d timers in one file", CAP);
+	close(fds[i]);
+	fds[i] = -1;
+	EXPECT_EQ(0, qt_arm(fds[0], CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC,
+			    0, 0, NULL));
+	for (i = 0; i < 8; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/* --- memory cgroup ---------------------------------------------------------- */
+
+#define CGROOT	"/sys/fs/cgroup/"
+
+static long long cg_read(const char *cg, const char *file)
+{
+	char path[256], buf[64];
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	if (hd_read_str(path, buf, sizeof(buf)))
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+struct cg_report {
+	long long base, mid, peak, after;
+	long mid_timers, timers;
+	int fail_err;
+	_Atomic int stage;	/* child: 1 at the peak, 2 after close */
+	_Atomic int go;		/* parent: measured stage n */
+};
+
+/*
+ * At the limit the child cannot even open memory.current (the struct file
+ * is charged too): it stops at each stage and the parent, outside the
+ * cgroup, measures.  Flags in a shared page and nanosleep: no allocation.
+ */
+static void cg_stop(struct cg_report *r, int stage)
+{
+	r->stage = stage;
+	while (r->go < stage)
+		qt_sleep_ms(1);
+}
+
+static void cg_measure(struct cg_report *r, const char *cg, int stage,
+		       long long *val, pid_t pid)
+{
+	while (r->stage < stage) {
+		siginfo_t si = { .si_pid = 0 };
+
+		/* Died: leave it to the caller's waitpid() to say how. */
+		if (!waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) &&
+		    si.si_pid == pid)
+			return;
+		qt_sleep_ms(1);
+	}
+	*val = cg_read(cg, "memory.current");
+	r->go = stage;
+}
+
+/*
+ * In the cgroup: arm 50000 timers and measure, then arm until failure, then
+ * close.  Unkillable by the OOM killer, so that a charge the cgroup cannot
+ * take fails with -ENOMEM instead of killing us.
+ */
+static int cg_child(const char *cg, struct cg_report *r)
+{
+	static struct qtimer_op ops[1024];
+	char pid[32];
+	int fd, i;
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	{
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+		if (hd_write_str(path, pid))
+			return 1;
+	}
+	if (hd_write_str("/proc/self/oom_score_adj", "-1000"))
+		return 2;
+	fd = qt_open(0);
+	if (fd < 0)
+		return 3;
+	r->base = cg_read(cg, "memory.current");
+	for (;;) {
+		int ret;
+
+		for (i = 0; i < 1024; i++) {
+			ops[i] = qt_op(CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC,
+				       0, r->timers + i);
+			ops[i].opcode = QTIMER_OP_ARM;
+		}
+		ret = qt_submit(fd, ops, 1024, QTIMER_SUBMIT_STOP_ON_ERROR, NULL);
+		if (ret < 0) {
+			r->fail_err = ret;
+			break;
+		}
+		r->timers += ret;
+		if (ret < 1024 || ops[ret - 1].result) {
+			r->timers--;
+			r->fail_err = ops[ret - 1].result;
+			break;
+		}
+		if (!r->mid_timers && r->timers >= 50000) {
+			r->mid_timers = r->timers;
+			r->mid = cg_read(cg, "memory.current");
+		}
+		if (r->timers > 20000000)
+			return 4;
+	}
+	cg_stop(r, 1);
+	close(fd);
+	/* Each close lets the per-CPU heaps shrink by half. */
+	for (i = 0; i < 40; i++) {
+		fd = qt_open(0);
+		if (fd >= 0)
+			close(fd);
+	}
+	sleep(1);	/* RCU-freed contexts */
+	cg_stop(r, 2);
+	return 0;
+}
+
+TEST_F_TIMEOUT(dos, memcg_charges_and_contains, 600)
+{
+	char cg[128], buf[256];
+	struct cg_report *r;
+	bool added = false;
+	int status;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root for cgroups");
+	if (hd_read_str(CGROOT "cgroup.controllers", buf, sizeof(buf)) ||
+	    !strstr(buf, "memory"))
+		SKIP(return, "no cgroup2 memory controller at " CGROOT);
+	ASSERT_EQ(0, hd_read_str(CGROOT "cgroup.subtree_control", buf, sizeof(buf)));
+	if (!strstr(buf, "memory")) {
+		ASSERT_EQ(0, hd_write_str(CGROOT "cgroup.subtree_control", "+memory"));
+		added = true;
+	}
+	snprintf(cg, sizeof(cg), CGROOT "qtimer-hardening-%d", getpid());
+	ASSERT_EQ(0, mkdir(cg, 0755));
+	snprintf(buf, sizeof(buf), "%s/memory.max", cg);
+	ASSERT_EQ(0, hd_write_str(buf, "16M"));
+	snprintf(buf, sizeof(buf), "%s/memory.swap.max", cg);
+	hd_write_str(buf, "0");
+
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(cg_child(cg, r));
+	cg_measure(r, cg, 1, &r->peak, pid);
+	cg_measure(r, cg, 2, &r->after, pid);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, rmdir(cg));
+	if (added)
+		hd_write_str(CGROOT "cgroup.subtree_control", "-memory");
+
+	TH_LOG("base %lld, %ld timers %lld, failed at %ld timers with %d, peak %lld, after close %lld",
+	       r->base, r->mid_timers, r->mid, r->timers, r->fail_err, r->peak,
+	       r->after);
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child killed by signal %d",
+					      WTERMSIG(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(-ENOMEM, r->fail_err);
+	ASSERT_LT(0, r->mid_timers);
+	/* Each timer costs 64 bytes of object plus id slot and heap entry. */
+	EXPECT_LE(80LL * r->mid_timers, r->mid - r->base);
+	EXPECT_GE(2048LL * r->mid_timers, r->mid - r->base);
+	EXPECT_LT(r->mid, r->peak);
+	/* Back near where it started. */
+	EXPECT_GT(r->base + 4 * 1024 * 1024, r->after);
+	munmap(r, sizeof(*r));
+}
+
+TEST_HARNESS_MAIN

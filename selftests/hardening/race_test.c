@@ -1,0 +1,1363 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Race stress with exact accounting.  Worker threads arm, cancel, modify
+ * and SUBMIT timers on two shared files, on a private file each (which they
+ * also read, dup and close with timers live) and on dups of the shared
+ * files, and now and then fork a child that works on a shared file it
+ * inherited; reader threads drain the shared files, while the timers expire
+ * under them.  Every timer carries a unique cookie (a slot of a table in
+ * shared memory, plus a generation), and every schedule of it (ARM, then
+ * each MODIFY) a distinct expiry, so each record names exactly one schedule.
+ * The rules checked, record by record and at the end:
+ *
+ *  - a one-shot schedule that no CANCEL or MODIFY prevented (result > 0) is
+ *    delivered exactly once; a prevented one never;
+ *  - a record is never early: its expires_ns is the schedule's expiry, and
+ *    the clock read after read() returned is at or past it;
+ *  - linearisation: a record is never returned by a read() that started
+ *    after the CANCEL or MODIFY that ended its schedule returned (read()
+ *    takes records at dequeue; a ticket counter orders the calls);
+ *  - CANCEL/MODIFY of a one-shot return a non-zero mask when they
+ *    prevented its record, else -ENOENT: it was read, or a read() has
+ *    taken its record (and delivers it; never 0 for a one-shot), and no
+ *    record of it comes after that LAST one;
+ *  - a ticker's records are aligned to its period, never early, and count
+ *    no more periods than elapsed;
+ *  - nothing else: no unknown cookies, no stale generations, no errors.
+ *
+ * The run lasts QT_STRESS_SECONDS (default 5).  Then the deterministic
+ * cases the stress can only hit by chance: CANCEL and MODIFY of a timer
+ * whose record a read() is copying out, held there by a userfaultfd page
+ * (skipped without CONFIG_USERFAULTFD).
+ */
+#define _GNU_SOURCE
+#include <linux/userfaultfd.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+
+#include "kselftest_harness.h"
+#include "hardening.h"
+
+#define NR_WORKERS_DEF	4
+#define NR_READERS	2
+#define PER_WORKER	4096		/* table slots per worker */
+#define MAX_LIVE	384		/* timers a worker keeps at once */
+#define MAXV		8		/* schedules per timer (ARM + 7 MODIFY) */
+#define FORK_TIMERS	8
+
+enum { K_ONESHOT, K_PERIODIC };
+/* Per schedule. */
+enum {
+	F_UNUSED,
+	F_LIVE,		/* current: at most one record (exactly one at the end) */
+	F_PREVENTED,	/* CANCEL/MODIFY returned a mask: never delivered */
+	F_VOID,		/* MODIFY returned -ENOENT: this schedule never existed */
+	F_GONE,		/* CANCEL/MODIFY said it was read: exactly one record */
+	F_CLOSED,	/* its file was closed: at most one record */
+	F_ENDED,	/* ticker cancelled: records only from earlier reads */
+	F_AFTER_LAST,	/* MODIFY returned 0: its record (LAST) was being read */
+};
+/* Owner's view of a table slot. */
+enum { O_FREE, O_LIVE, O_WAIT };
+/* File classes. */
+enum { FD_S0, FD_S1, FD_PRIV };
+
+/* Violations, each counted and the first few described. */
+enum {
+	V_COOKIE, V_STALE, V_EXPIRY, V_EARLY, V_PREVENTED, V_AFTER, V_DOUBLE,
+	V_FLAGS, V_ERRNO, V_MISSING, V_ID, V_TICKS, V_ENOENT_LIVE, V_CHILD,
+	V_FDINFO, V_RESURRECT, V_ZERO, NR_V
+};
+
+static const char *const v_names[NR_V] = {
+	"record with an unknown cookie",
+	"record of a finished timer (stale generation)",
+	"record whose expires_ns matches no schedule of its timer",
+	"record read before its expiry",
+	"record of a schedule CANCEL/MODIFY prevented",
+	"record read by a read() that started after CANCEL/MODIFY returned",
+	"schedule delivered twice",
+	"record flags or count wrong",
+	"unexpected errno",
+	"schedule never delivered",
+	"record id differs from the id ARM returned",
+	"ticker counted more periods than elapsed",
+	"CANCEL/MODIFY returned -ENOENT for a ticker",
+	"forked child failed",
+	"fdinfo counts wrong at the end",
+	"record after a one-shot's LAST record (MODIFY returned 0 yet re-armed it)",
+	"CANCEL/MODIFY of a one-shot returned 0 (the header says -ENOENT once a read took its record)",
+};
+
+struct ent {
+	_Atomic uint32_t gen;
+	uint32_t kind;
+	uint32_t clock;
+	uint32_t fdk;
+	_Atomic uint64_t id;
+	uint64_t period;
+	_Atomic uint32_t nsched;
+	uint32_t cur;			/* owner: current schedule */
+	_Atomic uint32_t ostate;
+	int64_t lo[MAXV], hi[MAXV];	/* expiry range of each schedule */
+	_Atomic uint64_t ended[MAXV];	/* ticket after the ending call */
+	_Atomic uint8_t fate[MAXV];
+	_Atomic uint32_t delivered[MAXV];
+	_Atomic uint32_t records;
+	_Atomic uint64_t rec_id;
+	_Atomic uint64_t count_sum;
+	int64_t cancel_ns;		/* ticker: its clock when cancelled */
+};
+
+struct shared {
+	_Atomic uint64_t ticket;
+	_Atomic uint64_t inflight[NR_READERS];	/* reader's ticket, or ~0 */
+	_Atomic uint64_t violations[NR_V];
+	_Atomic int diag_budget;
+	_Atomic uint64_t ops, arms, cancels, modifies, submits, reads,
+			 records, forks, closes, dups;
+	_Atomic int stop;		/* workers stop */
+	_Atomic int stop_readers;
+	int fds[2];			/* the shared files */
+	int nr_workers;
+	int nr_cpus;
+	struct ent tbl[];
+};
+
+static struct shared *sh;
+
+#define IDLE	(~0ULL)
+
+static uint64_t ticket(void)
+{
+	return atomic_fetch_add(&sh->ticket, 1) + 1;
+}
+
+static void __attribute__((format(printf, 2, 3))) violation(int v, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int len;
+
+	atomic_fetch_add(&sh->violations[v], 1);
+	if (atomic_fetch_sub(&sh->diag_budget, 1) <= 0)
+		return;
+	/* write(2), not stdio: children of a threaded process may call this. */
+	len = snprintf(buf, sizeof(buf), "# VIOLATION %s: ", v_names[v]);
+	va_start(ap, fmt);
+	len += vsnprintf(buf + len, sizeof(buf) - len - 1, fmt, ap);
+	va_end(ap);
+	if (len > (int)sizeof(buf) - 2)
+		len = sizeof(buf) - 2;
+	buf[len++] = '\n';
+	if (write(STDERR_FILENO, buf, len) < 0)
+		return;
+}
+
+static const int clocks[3] = { CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_REALTIME };
+
+static int clock_idx(int clockid)
+{
+	return clockid == CLOCK_MONOTONIC ? 0 : clockid == CLOCK_BOOTTIME ? 1 : 2;
+}
+
+static uint32_t ent_idx(const struct ent *e)
+{
+	return e - sh->tbl;
+}
+
+static uint64_t ent_cookie(struct ent *e)
+{
+	return (uint64_t)atomic_load(&e->gen) << 32 | ent_idx(e);
+}
+
+/*
+ * Account one record.  @rticket is the reader's ticket taken before its
+ * read() began; @now are the three clocks read after it returned.
+ */
+static void account(const struct qtimer_record *rec, uint64_t rticket,
+		    const __s64 now[3])
+{
+	uint64_t idx = rec->cookie & 0xffffffffULL;
+	uint32_t gen = rec->cookie >> 32, v, nsched;
+	uint64_t ended;
+	struct ent *e;
+
+	atomic_fetch_add(&sh->records, 1);
+	if (idx >= (uint64_t)sh->nr_workers * PER_WORKER) {
+		violation(V_COOKIE, "cookie %#llx", (unsigned long long)rec->cookie);
+		return;
+	}
+	e = &sh->tbl[idx];
+	if (atomic_load(&e->gen) != gen) {
+		violation(V_STALE, "cookie %#llx, slot now at generation %u",
+			  (unsigned long long)rec->cookie, atomic_load(&e->gen));
+		return;
+	}
+	atomic_store(&e->rec_id, rec->id);
+	atomic_fetch_add(&e->records, 1);
+	if (now[clock_idx(e->clock)] < rec->expires_ns)
+		violation(V_EARLY, "cookie %#llx expires %lld, read at %lld",
+			  (unsigned long long)rec->cookie,
+			  (long long)rec->expires_ns,
+			  (long long)now[clock_idx(e->clock)]);
+
+	if (e->kind == K_PERIODIC) {
+		if (rec->flags || !rec->count)
+			violation(V_FLAGS, "ticker %#llx flags %#x count %u",
+				  (unsigned long long)rec->cookie, rec->flags,
+				  rec->count);
+		if (rec->expires_ns < e->lo[0] ||
+		    (rec->expires_ns - e->lo[0]) % e->period)
+			violation(V_EXPIRY, "ticker %#llx expires %lld, first %lld period %llu",
+				  (unsigned long long)rec->cookie,
+				  (long long)rec->expires_ns, (long long)e->lo[0],
+				  (unsigned long long)e->period);
+		ended = atomic_load(&e->ended[0]);
+		if (ended && rticket > ended)
+			violation(V_AFTER, "ticker %#llx: read ticket %llu, cancel ticket %llu",
+				  (unsigned long long)rec->cookie,
+				  (unsigned long long)rticket,
+				  (unsigned long long)ended);
+		atomic_fetch_add(&e->count_sum, rec->count);
+		return;
+	}
+
+	nsched = atomic_load(&e->nsched);
+	for (v = 0; v < nsched; v++)
+		if (rec->expires_ns >= e->lo[v] && rec->expires_ns <= e->hi[v])
+			break;
+	if (v == nsched) {
+		violation(V_EXPIRY, "one-shot %#llx expires %lld, %u schedules",
+			  (unsigned long long)rec->cookie,
+			  (long long)rec->expires_ns, nsched);
+		return;
+	}
+	if (rec->flags != QTIMER_REC_LAST || rec->count != 1)
+		violation(V_FLAGS, "one-shot %#llx flags %#x count %u",
+			  (unsigned long long)rec->cookie, rec->flags, rec->count);
+	switch (atomic_load(&e->fate[v])) {
+	case F_PREVENTED:
+	case F_VOID:
+		violation(V_PREVENTED, "one-shot %#llx schedule %u",
+			  (unsigned long long)rec->cookie, v);
+		break;
+	case F_AFTER_LAST:
+		violation(V_RESURRECT, "one-shot %#llx schedule %u",
+			  (unsigned long long)rec->cookie, v);
+		break;
+	}
+	ended = atomic_load(&e->ended[v]);
+	if (ended && rticket > ended)
+		violation(V_AFTER, "one-shot %#llx schedule %u: read ticket %llu, ending call ticket %llu",
+			  (unsigned long long)rec->cookie, v,
+			  (unsigned long long)rticket, (unsigned long long)ended);
+	if (atomic_fetch_add(&e->delivered[v], 1))
+		violation(V_DOUBLE, "one-shot %#llx schedule %u",
+			  (unsigned long long)rec->cookie, v);
+}
+
+/* Read what is there (O_NONBLOCK file) and account it. */
+static int drain(int fd, struct hd_rng *rng, int reader)
+{
+	struct qtimer_record recs[64];
+	size_t want = 1 + hd_below(rng, 64);
+	uint64_t t = ticket();
+	__s64 now[3];
+	ssize_t n;
+	int i;
+
+	if (reader >= 0)
+		atomic_store(&sh->inflight[reader], t);
+	/* A length that is not a multiple of the record size is fine too. */
+	n = read(fd, recs, want * sizeof(recs[0]) + hd_below(rng, 2) * 7);
+	for (i = 0; i < 3; i++)
+		now[i] = qt_now(clocks[i]);
+	if (n < 0) {
+		if (errno != EAGAIN)
+			violation(V_ERRNO, "read: %s", strerror(errno));
+		n = 0;
+	} else if (n % sizeof(recs[0])) {
+		violation(V_ERRNO, "read returned %zd bytes", n);
+	}
+	atomic_fetch_add(&sh->reads, 1);
+	for (i = 0; i < n / (ssize_t)sizeof(recs[0]); i++)
+		account(&recs[i], t, now);
+	if (reader >= 0)
+		atomic_store(&sh->inflight[reader], IDLE);
+	return n / sizeof(recs[0]);
+}
+
+struct reader_arg {
+	int idx;
+	uint64_t seed;
+};
+
+static void *reader_fn(void *p)
+{
+	struct reader_arg *a = p;
+	struct hd_rng rng;
+
+	hd_rng_seed(&rng, a->seed);
+	while (!atomic_load(&sh->stop_readers)) {
+		struct pollfd pfd[2] = {
+			{ .fd = sh->fds[0], .events = POLLIN },
+			{ .fd = sh->fds[1], .events = POLLIN },
+		};
+		int i;
+
+		if (poll(pfd, 2, 20) <= 0)
+			continue;
+		for (i = 0; i < 2; i++)
+			if (pfd[i].revents & POLLIN)
+				drain(sh->fds[i], &rng, a->idx);
+	}
+	return NULL;
+}
+
+/* --- the owner's side ----------------------------------------------------- */
+
+struct worker {
+	int idx;
+	struct hd_rng rng;
+	uint32_t base;			/* first table slot */
+	uint32_t free[PER_WORKER];
+	int nr_free;
+	uint32_t live[PER_WORKER];	/* O_LIVE and O_WAIT slots */
+	int nr_live;
+	int priv;			/* private file */
+	int priv_dup;			/* a dup of it, or -1 */
+	int sdup;			/* a dup of a shared file, or -1 */
+	int sdup_k;
+	int nr_periodic;
+	bool in_child;
+};
+
+static int fd_of(struct worker *w, int fdk)
+{
+	if (fdk == FD_PRIV)
+		return w->priv_dup >= 0 && hd_chance(&w->rng, 50) ? w->priv_dup : w->priv;
+	if (w->sdup >= 0 && w->sdup_k == fdk && hd_chance(&w->rng, 50))
+		return w->sdup;
+	return sh->fds[fdk];
+}
+
+static struct ent *ent_alloc(struct worker *w)
+{
+	struct ent *e;
+	int i;
+
+	if (!w->nr_free || w->nr_live >= MAX_LIVE)
+		return NULL;
+	e = &sh->tbl[w->free[--w->nr_free]];
+	atomic_fetch_add(&e->gen, 1);
+	e->nsched = 0;
+	e->cur = 0;
+	e->id = 0;
+	e->records = 0;
+	e->rec_id = 0;
+	e->count_sum = 0;
+	e->cancel_ns = 0;
+	for (i = 0; i < MAXV; i++) {
+		e->ended[i] = 0;
+		e->fate[i] = F_UNUSED;
+		e->delivered[i] = 0;
+	}
+	return e;
+}
+
+static void ent_free(struct worker *w, struct ent *e)
+{
+	atomic_store(&e->ostate, O_FREE);
+	w->free[w->nr_free++] = ent_idx(e);
+}
+
+/*
+ * Verify a timer whose life is over (or the run is): every schedule got
+ * what its fate says.
+ */
+static void ent_verify(struct ent *e, bool final)
+{
+	uint32_t v, nsched = atomic_load(&e->nsched), d;
+	uint64_t cookie = ent_cookie(e);
+
+	if (atomic_load(&e->records) && atomic_load(&e->rec_id) != atomic_load(&e->id))
+		violation(V_ID, "cookie %#llx: id %#llx, record id %#llx",
+			  (unsigned long long)cookie,
+			  (unsigned long long)atomic_load(&e->id),
+			  (unsigned long long)atomic_load(&e->rec_id));
+	if (e->kind == K_PERIODIC) {
+		uint64_t sum = atomic_load(&e->count_sum);
+
+		if (e->cancel_ns &&
+		    sum > (uint64_t)(e->cancel_ns - e->lo[0]) / e->period + 1)
+			violation(V_TICKS, "ticker %#llx: %llu periods in %lld ns of %llu",
+				  (unsigned long long)cookie,
+				  (unsigned long long)sum,
+				  (long long)(e->cancel_ns - e->lo[0]),
+				  (unsigned long long)e->period);
+		return;
+	}
+	for (v = 0; v < nsched; v++) {
+		d = atomic_load(&e->delivered[v]);
+		switch (atomic_load(&e->fate[v])) {
+		case F_PREVENTED:
+		case F_VOID:
+			if (d)
+				violation(V_PREVENTED, "one-shot %#llx schedule %u delivered %u times",
+					  (unsigned long long)cookie, v, d);
+			break;
+		case F_AFTER_LAST:
+			if (d)
+				violation(V_RESURRECT, "one-shot %#llx schedule %u delivered %u times",
+					  (unsigned long long)cookie, v, d);
+			break;
+		case F_GONE:
+		case F_LIVE:
+			if (d > 1)
+				violation(V_DOUBLE, "one-shot %#llx schedule %u: %u",
+					  (unsigned long long)cookie, v, d);
+			else if (!d && final)
+				violation(V_MISSING, "one-shot %#llx schedule %u (%s, expiry %lld..%lld on clock %u)",
+					  (unsigned long long)cookie, v,
+					  atomic_load(&e->fate[v]) == F_GONE ?
+					  "CANCEL/MODIFY said it was read" : "never cancelled",
+					  (long long)e->lo[v], (long long)e->hi[v],
+					  e->clock);
+			break;
+		case F_CLOSED:
+			if (d > 1)
+				violation(V_DOUBLE, "one-shot %#llx schedule %u: %u",
+					  (unsigned long long)cookie, v, d);
+			break;
+		}
+	}
+}
+
+/* A one-shot is over when its current schedule is settled. */
+static bool oneshot_over(struct ent *e)
+{
+	uint8_t f = atomic_load(&e->fate[e->cur]);
+	uint32_t v;
+
+	/* Records said to be in flight must have landed (MODIFY gave 0). */
+	for (v = 0; v < e->cur; v++)
+		if (atomic_load(&e->fate[v]) == F_GONE &&
+		    !atomic_load(&e->delivered[v]))
+			return false;
+	if (f == F_PREVENTED || f == F_CLOSED)
+		return true;
+	return atomic_load(&e->delivered[e->cur]) > 0;
+}
+
+/*
+ * MODIFY returned 0 for it: a record after its LAST one would be a bug, so
+ * keep its slot (and generation) until the end, where it shows up as that
+ * rather than as a stale generation.
+ */
+static bool after_last(struct ent *e)
+{
+	uint32_t v, n = atomic_load(&e->nsched);
+
+	for (v = 0; v < n; v++)
+		if (atomic_load(&e->fate[v]) == F_AFTER_LAST)
+			return true;
+	return false;
+}
+
+/* A cancelled ticker is over when no read that began before is running. */
+static bool ticker_quiet(struct ent *e)
+{
+	uint64_t ended = atomic_load(&e->ended[0]);
+	int r;
+
+	if (e->fdk == FD_PRIV)
+		return true;
+	for (r = 0; r < NR_READERS; r++) {
+		uint64_t t = atomic_load(&sh->inflight[r]);
+
+		if (t != IDLE && t <= ended)
+			return false;
+	}
+	return true;
+}
+
+static void live_remove(struct worker *w, int i)
+{
+	w->live[i] = w->live[--w->nr_live];
+}
+
+/* Retire finished timers; a few per call, round robin over the list. */
+static void reap(struct worker *w, int budget)
+{
+	int i;
+
+	for (i = 0; i < w->nr_live && budget > 0; budget--) {
+		int j = hd_below(&w->rng, w->nr_live);
+		struct ent *e = &sh->tbl[w->live[j]];
+		bool over;
+
+		if (e->kind == K_PERIODIC)
+			over = atomic_load(&e->ostate) == O_WAIT && ticker_quiet(e);
+		else
+			over = oneshot_over(e) && !after_last(e);
+		if (!over)
+			continue;
+		ent_verify(e, true);
+		if (e->kind == K_PERIODIC)
+			w->nr_periodic--;
+		live_remove(w, j);
+		ent_free(w, e);
+	}
+}
+
+static __s64 pick_expiry(struct worker *w, int clockid, bool *abs)
+{
+	struct hd_rng *r = &w->rng;
+	unsigned int p = hd_below(r, 100);
+	__s64 rel;
+
+	if (p < 60)
+		rel = hd_below(r, 20 * NSEC_PER_MSEC);
+	else if (p < 85)
+		rel = 20 * NSEC_PER_MSEC + hd_below(r, 180 * NSEC_PER_MSEC);
+	else if (p < 95)
+		rel = NSEC_PER_SEC + hd_below(r, 2 * NSEC_PER_SEC);
+	else
+		rel = -(__s64)hd_below(r, 10 * NSEC_PER_MSEC);	/* the past */
+	*abs = rel < 0 || hd_chance(r, 50);
+	return *abs ? qt_now(clockid) + rel : rel;
+}
+
+/* Fill @op for an ARM of @e; records the schedule. */
+static void prep_arm(struct worker *w, struct ent *e, struct qtimer_op *op,
+		     bool periodic, int fdk)
+{
+	int clockid = clocks[hd_below(&w->rng, 3)];
+	bool abs;
+	__s64 x;
+
+	memset(op, 0, sizeof(*op));
+	e->kind = periodic ? K_PERIODIC : K_ONESHOT;
+	e->clock = clockid;
+	e->fdk = fdk;
+	e->period = 0;
+	if (periodic) {
+		e->period = NSEC_PER_MSEC + hd_below(&w->rng, 9 * NSEC_PER_MSEC);
+		x = qt_now(clockid) + hd_below(&w->rng, 10 * NSEC_PER_MSEC);
+		abs = true;
+	} else {
+		x = pick_expiry(w, clockid, &abs);
+	}
+	op->opcode = QTIMER_OP_ARM;
+	op->clockid = clockid;
+	op->flags = abs ? QTIMER_F_ABSTIME : 0;
+	op->expires_ns = x;
+	op->period_ns = e->period;
+	op->cookie = ent_cookie(e);
+	if (hd_chance(&w->rng, 15)) {
+		op->flags |= QTIMER_F_CPU;
+		op->cpu = hd_below(&w->rng, sh->nr_cpus);
+	}
+	if (hd_chance(&w->rng, 20))
+		op->slack_ns = hd_below(&w->rng, NSEC_PER_MSEC);
+	if (abs) {
+		e->lo[0] = e->hi[0] = x;
+	} else {
+		/* The kernel adds its now, taken inside the call. */
+		e->lo[0] = qt_now(clockid) + x;
+		e->hi[0] = INT64_MAX;	/* set when the call returned */
+	}
+	e->fate[0] = F_LIVE;
+	atomic_store(&e->nsched, 1);
+	atomic_store(&e->ostate, O_LIVE);
+}
+
+static void arm_done(struct worker *w, struct ent *e, const struct qtimer_op *op,
+		     int ret)
+{
+	if (!(op->flags & QTIMER_F_ABSTIME))
+		e->hi[0] = qt_now(e->clock) + op->expires_ns;
+	if (ret) {
+		violation(V_ERRNO, "ARM: %s", strerror(-ret));
+		e->fate[0] = F_VOID;
+		ent_free(w, e);
+		return;
+	}
+	atomic_store(&e->id, op->id);
+	if (e->kind == K_PERIODIC)
+		w->nr_periodic++;
+	w->live[w->nr_live++] = ent_idx(e);
+	atomic_fetch_add(&sh->arms, 1);
+}
+
+/* A new schedule for MODIFY of a one-shot: distinct from the others. */
+static void prep_modify(struct worker *w, struct ent *e, struct qtimer_op *op)
+{
+	uint32_t v = e->cur + 1, u;
+	__s64 x = qt_now(e->clock) + hd_below(&w->rng, 30 * NSEC_PER_MSEC);
+
+	if (hd_chance(&w->rng, 10))
+		x += NSEC_PER_SEC;
+	for (;;) {
+		bool clash = false;
+
+		for (u = 0; u < v; u++)
+			if (x >= e->lo[u] && x <= e->hi[u])
+				clash = true;
+		if (!clash)
+			break;
+		x = (x > e->hi[0] ? x : e->hi[0]) + 1000;
+	}
+	memset(op, 0, sizeof(*op));
+	op->opcode = QTIMER_OP_MODIFY;
+	op->id = atomic_load(&e->id);
+	op->flags = QTIMER_F_ABSTIME;
+	op->expires_ns = x;
+	if (hd_chance(&w->rng, 20))
+		op->slack_ns = hd_below(&w->rng, NSEC_PER_MSEC);
+	e->lo[v] = e->hi[v] = x;
+	e->fate[v] = F_LIVE;
+	atomic_store(&e->nsched, v + 1);
+}
+
+static void modify_done(struct ent *e, int ret, uint64_t t)
+{
+	uint32_t v = e->cur;
+
+	if (ret > 0 && !(ret & ~(QTIMER_CANCEL_ARMED | QTIMER_CANCEL_QUEUED))) {
+		atomic_store(&e->ended[v], t);
+		atomic_store(&e->fate[v], F_PREVENTED);
+		e->cur = v + 1;
+	} else if (ret == -ENOENT || ret == 0) {
+		/*
+		 * -ENOENT: it was read.  0: a read() has its record, which
+		 * says LAST; either way the one-shot is over.
+		 */
+		atomic_store(&e->ended[v], t);
+		atomic_store(&e->fate[v], F_GONE);
+		atomic_store(&e->fate[v + 1], ret ? F_VOID : F_AFTER_LAST);
+		atomic_store(&e->ostate, O_WAIT);
+		if (!ret)
+			violation(V_ZERO, "MODIFY of one-shot %#llx",
+				  (unsigned long long)ent_cookie(e));
+	} else {
+		violation(V_ERRNO, "MODIFY: %d", ret);
+		atomic_store(&e->fate[v + 1], F_VOID);
+		atomic_store(&e->ostate, O_WAIT);
+	}
+	atomic_fetch_add(&sh->modifies, 1);
+}
+
+static void cancel_done(struct ent *e, int ret, uint64_t t)
+{
+	uint32_t v = e->cur;
+
+	atomic_fetch_add(&sh->cancels, 1);
+	atomic_store(&e->ostate, O_WAIT);
+	if (e->kind == K_PERIODIC) {
+		e->cancel_ns = qt_now(e->clock);
+		atomic_store(&e->ended[0], t);
+		atomic_store(&e->fate[0], F_ENDED);
+		if (ret == -ENOENT)
+			violation(V_ENOENT_LIVE, "ticker %#llx", (unsigned long long)ent_cookie(e));
+		else if (ret < 0)
+			violation(V_ERRNO, "CANCEL of a ticker: %d", ret);
+		return;
+	}
+	atomic_store(&e->ended[v], t);
+	if (ret > 0 && !(ret & ~(QTIMER_CANCEL_ARMED | QTIMER_CANCEL_QUEUED))) {
+		atomic_store(&e->fate[v], F_PREVENTED);
+	} else if (ret == -ENOENT || ret == 0) {
+		/* 0 would say a read() had its record: -ENOENT for one-shots. */
+		atomic_store(&e->fate[v], F_GONE);
+		if (!ret)
+			violation(V_ZERO, "CANCEL of one-shot %#llx",
+				  (unsigned long long)ent_cookie(e));
+	} else {
+		violation(V_ERRNO, "CANCEL: %d", ret);
+	}
+}
+
+/* A random timer the worker can still cancel or modify, or NULL. */
+static struct ent *pick_live(struct worker *w, bool oneshot_only)
+{
+	int tries;
+
+	for (tries = 0; tries < 8 && w->nr_live; tries++) {
+		struct ent *e = &sh->tbl[w->live[hd_below(&w->rng, w->nr_live)]];
+
+		if (atomic_load(&e->ostate) != O_LIVE)
+			continue;
+		if (oneshot_only && (e->kind != K_ONESHOT || e->cur + 1 >= MAXV))
+			continue;
+		return e;
+	}
+	return NULL;
+}
+
+static int pick_fdk(struct worker *w)
+{
+	unsigned int p = hd_below(&w->rng, 100);
+
+	return p < 35 ? FD_S0 : p < 70 ? FD_S1 : FD_PRIV;
+}
+
+static void op_arm(struct worker *w, bool periodic)
+{
+	struct ent *e = ent_alloc(w);
+	struct qtimer_op op;
+	int fdk = pick_fdk(w), ret;
+
+	if (!e)
+		return;
+	prep_arm(w, e, &op, periodic, fdk);
+	op.opcode = hd_chance(&w->rng, 50) ? QTIMER_OP_ARM : 0;
+	ret = qt_arm_op(fd_of(w, fdk), &op);
+	arm_done(w, e, &op, ret);
+}
+
+static void op_cancel(struct worker *w, struct ent *e)
+{
+	int ret;
+
+	if (!e)
+		return;
+	ret = qt_cancel(fd_of(w, e->fdk), atomic_load(&e->id));
+	cancel_done(e, ret, ticket());
+}
+
+static void op_modify(struct worker *w, struct ent *e)
+{
+	struct qtimer_op op;
+	int ret;
+
+	if (!e)
+		return;
+	prep_modify(w, e, &op);
+	op.opcode = 0;
+	ret = qt_ioctl(fd_of(w, e->fdk), QTIMER_IOC_MODIFY, &op);
+	modify_done(e, ret, ticket());
+}
+
+/* A SUBMIT of up to 16 mixed ops on one file; each timer at most once. */
+static void op_submit(struct worker *w)
+{
+	struct qtimer_op ops[16];
+	struct ent *ents[16];
+	int kinds[16], nr = 0, want = 1 + hd_below(&w->rng, 16), i, ret;
+	int tries = 0;
+	int fdk = pick_fdk(w);
+	uint64_t t;
+
+	while (nr < want && tries++ < 4 * want) {
+		unsigned int p = hd_below(&w->rng, 100);
+		struct ent *e = NULL;
+		int j;
+
+		if (p < 50) {
+			e = ent_alloc(w);
+			if (!e)
+				continue;
+			prep_arm(w, e, &ops[nr], false, fdk);
+			kinds[nr] = QTIMER_OP_ARM;
+		} else {
+			e = pick_live(w, p >= 75);
+			if (!e || e->fdk != fdk)
+				continue;
+			for (j = 0; j < nr; j++)
+				if (ents[j] == e)
+					break;
+			if (j < nr)
+				continue;
+			if (p < 75) {
+				memset(&ops[nr], 0, sizeof(ops[0]));
+				ops[nr].opcode = QTIMER_OP_CANCEL;
+				ops[nr].id = atomic_load(&e->id);
+				kinds[nr] = QTIMER_OP_CANCEL;
+			} else {
+				prep_modify(w, e, &ops[nr]);
+				kinds[nr] = QTIMER_OP_MODIFY;
+			}
+		}
+		ops[nr].result = 0x5a5a5a5a;
+		ents[nr++] = e;
+	}
+	if (!nr)
+		return;
+	ret = qt_submit(fd_of(w, fdk), ops, nr, 0, NULL);
+	t = ticket();
+	atomic_fetch_add(&sh->submits, 1);
+	if (ret != nr)
+		violation(V_ERRNO, "SUBMIT of %d returned %d", nr, ret);
+	for (i = 0; i < nr; i++) {
+		int r = ret == nr ? ops[i].result : -EIO;
+
+		switch (kinds[i]) {
+		case QTIMER_OP_ARM:
+			arm_done(w, ents[i], &ops[i], r);
+			break;
+		case QTIMER_OP_CANCEL:
+			cancel_done(ents[i], r, t);
+			break;
+		case QTIMER_OP_MODIFY:
+			modify_done(ents[i], r, t);
+			break;
+		}
+	}
+}
+
+/* Close the private file (and its dup) with its timers live; reopen. */
+static void op_close_private(struct worker *w)
+{
+	int i;
+
+	if (w->priv_dup >= 0)
+		close(w->priv_dup);
+	w->priv_dup = -1;
+	close(w->priv);
+	for (i = 0; i < w->nr_live; ) {
+		struct ent *e = &sh->tbl[w->live[i]];
+
+		if (e->fdk != FD_PRIV) {
+			i++;
+			continue;
+		}
+		/* Whatever was read before is accounted; nothing comes now. */
+		if (atomic_load(&e->fate[e->cur]) == F_LIVE)
+			atomic_store(&e->fate[e->cur], F_CLOSED);
+		ent_verify(e, false);
+		if (e->kind == K_PERIODIC)
+			w->nr_periodic--;
+		live_remove(w, i);
+		ent_free(w, e);
+	}
+	w->priv = qt_open(O_NONBLOCK);
+	if (w->priv < 0)
+		violation(V_ERRNO, "open: %d", w->priv);
+	atomic_fetch_add(&sh->closes, 1);
+}
+
+/*
+ * Fork: the child arms, cancels and modifies timers of this worker's table
+ * on an inherited shared file (the readers here account their records),
+ * plays with a file of its own, and exits holding the inherited files.
+ * The worker then adopts the child's timers.
+ */
+static void op_fork(struct worker *w)
+{
+	uint32_t slots[FORK_TIMERS];
+	int k, i, status;
+	pid_t pid;
+
+	if (w->nr_free < FORK_TIMERS || w->nr_live + FORK_TIMERS > MAX_LIVE)
+		return;
+	/* The child takes these off its copy of the free list, in order. */
+	for (i = 0; i < FORK_TIMERS; i++)
+		slots[i] = w->free[w->nr_free - 1 - i];
+	k = w->nr_live;
+	pid = fork();
+	if (pid < 0) {
+		violation(V_ERRNO, "fork: %s", strerror(errno));
+		return;
+	}
+	if (!pid) {
+		struct qtimer_record recs[4];
+		int fd, n;
+
+		w->in_child = true;
+		for (i = 0; i < FORK_TIMERS; i++) {
+			struct ent *e = ent_alloc(w);
+			struct qtimer_op op;
+			int fdk = hd_chance(&w->rng, 50) ? FD_S0 : FD_S1;
+
+			prep_arm(w, e, &op, false, fdk);
+			arm_done(w, e, &op, qt_arm_op(sh->fds[fdk], &op));
+		}
+		for (i = k; i < w->nr_live; i++) {
+			struct ent *e = &sh->tbl[w->live[i]];
+
+			if (hd_chance(&w->rng, 30))
+				op_cancel(w, e);
+			else if (hd_chance(&w->rng, 30))
+				op_modify(w, e);
+		}
+		fd = qt_open(O_NONBLOCK);
+		if (fd < 0)
+			_exit(1);
+		for (i = 0; i < 3; i++)
+			if (qt_arm(fd, CLOCK_MONOTONIC, 0, i * NSEC_PER_MSEC, 0,
+				   i, NULL))
+				_exit(2);
+		n = qt_collect(fd, recs, 3, QT_ARRIVE_MS);
+		_exit(n == 3 ? 0 : 3);
+	}
+	w->nr_free -= FORK_TIMERS;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		violation(V_CHILD, "status %#x", status);
+	/* Adopt: the table, and so the child's bookkeeping, is shared. */
+	for (i = 0; i < FORK_TIMERS; i++) {
+		struct ent *e = &sh->tbl[slots[i]];
+
+		if (atomic_load(&e->ostate) == O_FREE) {
+			w->free[w->nr_free++] = slots[i];
+			continue;
+		}
+		w->live[w->nr_live++] = slots[i];
+	}
+	atomic_fetch_add(&sh->forks, 1);
+}
+
+static void worker_init_fds(struct worker *w)
+{
+	w->priv = qt_open(O_NONBLOCK);
+	w->priv_dup = -1;
+	w->sdup = -1;
+}
+
+static void *worker_fn(void *p)
+{
+	struct worker *w = p;
+	__s64 deadline;
+	int i;
+
+	worker_init_fds(w);
+	while (!atomic_load(&sh->stop)) {
+		unsigned int r = hd_below(&w->rng, 1000);
+
+		atomic_fetch_add(&sh->ops, 1);
+		if (r < 300)
+			op_arm(w, false);
+		else if (r < 330 && w->nr_periodic < 6)
+			op_arm(w, true);
+		else if (r < 520)
+			op_cancel(w, pick_live(w, false));
+		else if (r < 680)
+			op_modify(w, pick_live(w, true));
+		else if (r < 760)
+			op_submit(w);
+		else if (r < 880)
+			drain(w->priv, &w->rng, -1);
+		else if (r < 910) {
+			if (w->sdup >= 0) {
+				close(w->sdup);
+				w->sdup = -1;
+			} else {
+				w->sdup_k = hd_below(&w->rng, 2);
+				w->sdup = dup(sh->fds[w->sdup_k]);
+				atomic_fetch_add(&sh->dups, 1);
+			}
+		} else if (r < 930) {
+			if (w->priv_dup >= 0) {
+				close(w->priv_dup);
+				w->priv_dup = -1;
+			} else {
+				w->priv_dup = dup(w->priv);
+			}
+		} else if (r < 945) {
+			op_close_private(w);
+		} else if (r < 950) {
+			op_fork(w);
+		} else if (r < 980) {
+			sched_yield();
+		} else {
+			qt_sleep_ns(hd_below(&w->rng, 2 * NSEC_PER_MSEC));
+		}
+		reap(w, 4);
+	}
+
+	/* Wind down: tickers and far timers go; the rest must arrive. */
+	for (i = 0; i < w->nr_live; i++) {
+		struct ent *e = &sh->tbl[w->live[i]];
+
+		if (atomic_load(&e->ostate) != O_LIVE)
+			continue;
+		if (e->kind == K_PERIODIC ||
+		    e->lo[e->cur] > qt_now(e->clock) + 100 * NSEC_PER_MSEC)
+			op_cancel(w, e);
+	}
+	deadline = qt_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
+	while (qt_now(CLOCK_MONOTONIC) < deadline) {
+		bool pending = false;
+
+		for (i = 0; i < w->nr_live; i++) {
+			struct ent *e = &sh->tbl[w->live[i]];
+
+			if (e->kind == K_ONESHOT && !oneshot_over(e))
+				pending = true;
+		}
+		if (!pending)
+			break;
+		if (qt_wait_readable(w->priv, 20) > 0)
+			drain(w->priv, &w->rng, -1);
+	}
+	return NULL;
+}
+
+FIXTURE(race)
+{
+	size_t map_len;
+	struct worker *workers;
+};
+
+FIXTURE_SETUP(race)
+{
+	int nr = hd_tunable("QT_RACE_WORKERS", NR_WORKERS_DEF);
+
+	if (nr < 1 || nr > 64)
+		nr = NR_WORKERS_DEF;
+	self->map_len = sizeof(struct shared) +
+			(size_t)nr * PER_WORKER * sizeof(struct ent);
+	sh = mmap(NULL, self->map_len, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	sh->nr_workers = nr;
+	sh->nr_cpus = qt_nr_cpus();
+	sh->diag_budget = 60;
+	sh->fds[0] = qt_open(O_NONBLOCK);
+	sh->fds[1] = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, sh->fds[0]);
+	ASSERT_LE(0, sh->fds[1]);
+	self->workers = calloc(nr, sizeof(*self->workers));
+	ASSERT_NE(NULL, self->workers);
+}
+
+FIXTURE_TEARDOWN(race)
+{
+	if (sh && sh != MAP_FAILED) {
+		close(sh->fds[0]);
+		close(sh->fds[1]);
+		munmap(sh, self->map_len);
+	}
+	free(self->workers);
+}
+
+static bool shared_pending(void)
+{
+	uint32_t i, n = sh->nr_workers * PER_WORKER;
+
+	for (i = 0; i < n; i++) {
+		struct ent *e = &sh->tbl[i];
+
+		if (atomic_load(&e->ostate) != O_FREE && e->kind == K_ONESHOT &&
+		    e->fdk != FD_PRIV && !oneshot_over(e))
+			return true;
+	}
+	return false;
+}
+
+TEST_F_TIMEOUT(race, stress, 3700)
+{
+	int secs = hd_stress_seconds(5), nr = sh->nr_workers, i, v;
+	uint64_t seed = hd_tunable("QT_SEED", 0) ?: (uint64_t)qt_now(CLOCK_REALTIME);
+	pthread_t wt[64], rt[NR_READERS];
+	struct reader_arg ra[NR_READERS];
+	struct hd_fdinfo fi;
+	__s64 deadline;
+	uint32_t e;
+
+	TH_LOG("%d workers, %d readers, %d s, seed %llu (QT_SEED)", nr,
+	       NR_READERS, secs, (unsigned long long)seed);
+	for (i = 0; i < NR_READERS; i++) {
+		sh->inflight[i] = IDLE;
+		ra[i].idx = i;
+		ra[i].seed = seed + 1000 + i;
+		ASSERT_EQ(0, pthread_create(&rt[i], NULL, reader_fn, &ra[i]));
+	}
+	for (i = 0; i < nr; i++) {
+		struct worker *w = &self->workers[i];
+
+		w->idx = i;
+		hd_rng_seed(&w->rng, seed + i);
+		w->base = i * PER_WORKER;
+		for (e = 0; e < PER_WORKER; e++)
+			w->free[w->nr_free++] = w->base + PER_WORKER - 1 - e;
+		ASSERT_EQ(0, pthread_create(&wt[i], NULL, worker_fn, w));
+	}
+	qt_sleep_ns((__s64)secs * NSEC_PER_SEC);
+	atomic_store(&sh->stop, 1);
+	for (i = 0; i < nr; i++)
+		pthread_join(wt[i], NULL);
+
+	/* Let the readers bring in what is still due on the shared files. */
+	deadline = qt_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
+	while (shared_pending() && qt_now(CLOCK_MONOTONIC) < deadline)
+		qt_sleep_ms(20);
+	atomic_store(&sh->stop_readers, 1);
+	for (i = 0; i < NR_READERS; i++)
+		pthread_join(rt[i], NULL);
+
+	/* Anything still queued now was not expected: account it. */
+	{
+		struct hd_rng rng;
+
+		hd_rng_seed(&rng, seed);
+		for (i = 0; i < 2; i++)
+			while (drain(sh->fds[i], &rng, -1) > 0)
+				;
+		for (i = 0; i < nr; i++)
+			while (drain(self->workers[i].priv, &rng, -1) > 0)
+				;
+	}
+	for (e = 0; e < (uint32_t)nr * PER_WORKER; e++)
+		if (atomic_load(&sh->tbl[e].ostate) != O_FREE)
+			ent_verify(&sh->tbl[e], true);
+	/* Everything left on the shared files was cancelled or delivered. */
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, hd_fdinfo(sh->fds[i], &fi));
+		if (fi.timers || fi.pending)
+			violation(V_FDINFO, "shared file %d: timers %lld pending %lld",
+				  i, fi.timers, fi.pending);
+	}
+	for (i = 0; i < nr; i++) {
+		struct worker *w = &self->workers[i];
+
+		if (w->priv_dup >= 0)
+			close(w->priv_dup);
+		if (w->sdup >= 0)
+			close(w->sdup);
+		close(w->priv);
+	}
+
+	TH_LOG("ops %llu: arms %llu cancels %llu modifies %llu submits %llu reads %llu records %llu forks %llu closes %llu dups %llu",
+	       (unsigned long long)sh->ops, (unsigned long long)sh->arms,
+	       (unsigned long long)sh->cancels, (unsigned long long)sh->modifies,
+	       (unsigned long long)sh->submits, (unsigned long long)sh->reads,
+	       (unsigned long long)sh->records, (unsigned long long)sh->forks,
+	       (unsigned long long)sh->closes, (unsigned long long)sh->dups);
+	for (v = 0; v < NR_V; v++) {
+		const char *what = v_names[v] ?: "?";
+
+		EXPECT_EQ(0, sh->violations[v]) TH_LOG("%s: %llu", what,
+			(unsigned long long)sh->violations[v]);
+	}
+	ASSERT_LT(0, sh->records);
+	ASSERT_LT(0, sh->cancels);
+	ASSERT_LT(0, sh->modifies);
+}
+
+/* --- a record held in mid-copy by userfaultfd ------------------------------ */
+
+struct held_read {
+	int fd;
+	int uffd;
+	char *page;
+	long pagesz;
+	pthread_t thread;
+	ssize_t ret;
+	int err;
+};
+
+static void *held_read_fn(void *p)
+{
+	struct held_read *h = p;
+
+	h->ret = read(h->fd, h->page, sizeof(struct qtimer_record));
+	h->err = errno;
+	return NULL;
+}
+
+/*
+ * Start a read() of @fd into a missing userfaultfd page and wait until it
+ * faults: from then until held_read_release() its record is being copied
+ * out.  0, -errno, or 1 when userfaultfd is not available.
+ */
+static int held_read_start(struct held_read *h, int fd)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct pollfd pfd;
+	struct uffd_msg msg;
+
+	memset(h, 0, sizeof(*h));
+	h->fd = fd;
+	h->pagesz = sysconf(_SC_PAGESIZE);
+	h->uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (h->uffd < 0)
+		return errno == ENOSYS || errno == EPERM ? 1 : -errno;
+	if (ioctl(h->uffd, UFFDIO_API, &api))
+		return -errno;
+	h->page = mmap(NULL, h->pagesz, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (h->page == MAP_FAILED)
+		return -errno;
+	reg.range.start = (uintptr_t)h->page;
+	reg.range.len = h->pagesz;
+	if (ioctl(h->uffd, UFFDIO_REGISTER, &reg))
+		return -errno;
+	if (pthread_create(&h->thread, NULL, held_read_fn, h))
+		return -EAGAIN;
+	pfd.fd = h->uffd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, QT_ARRIVE_MS) != 1)
+		return -ETIME;
+	if (read(h->uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+	    msg.event != UFFD_EVENT_PAGEFAULT)
+		return -EIO;
+	return 0;
+}
+
+static ssize_t held_read_release(struct held_read *h, struct qtimer_record *rec)
+{
+	static char src[65536] __attribute__((aligned(4096)));
+	struct uffdio_copy copy = {
+		.dst = (uintptr_t)h->page,
+		.src = (uintptr_t)src,
+		.len = h->pagesz,
+	};
+
+	ioctl(h->uffd, UFFDIO_COPY, &copy);
+	pthread_join(h->thread, NULL);
+	memcpy(rec, h->page, sizeof(*rec));
+	close(h->uffd);
+	munmap(h->page, h->pagesz);
+	return h->ret;
+}
+
+#define HOLD_OR_SKIP(h, fd) do {					\
+	int __r = held_read_start(h, fd);				\
+	if (__r == 1)							\
+		SKIP(return, "no userfaultfd (CONFIG_USERFAULTFD)");	\
+	ASSERT_EQ(0, __r);						\
+} while (0)
+
+/*
+ * The read() took the one-shot's record: the read wins and the timer is
+ * gone, so CANCEL returns -ENOENT; the record arrives, once.
+ */
+TEST(cancel_oneshot_while_its_record_is_copied)
+{
+	int fd = qt_open(0), ret;
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 77, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	ret = qt_cancel(fd, id);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_EQ(77, rec.cookie);
+	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	EXPECT_EQ(-ENOENT, ret);
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/*
+ * MODIFY while the read has the one-shot's record: the read wins and the
+ * record says LAST ("the timer no longer exists"), so MODIFY is -ENOENT and
+ * must not bring it back: no record of that id ever comes after the LAST
+ * one.
+ */
+TEST(modify_oneshot_while_its_record_is_copied)
+{
+	int fd = qt_open(0), ret;
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 78, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	ret = qt_modify(fd, id, 0, 10 * NSEC_PER_MSEC, 0, 0);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_EQ(78, rec.cookie);
+	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	EXPECT_EQ(-ENOENT, ret);
+	/* Nothing after a LAST record. */
+	EXPECT_EQ(0, qt_wait_readable(fd, 300))
+		TH_LOG("a record of id %#llx came after its LAST record",
+		       (unsigned long long)id);
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/*
+ * A ticker whose record is being read: CANCEL returns 0 (the read took the
+ * record, and a ticker with a record out is not armed); the record in
+ * flight is delivered and nothing after it.
+ */
+TEST(cancel_ticker_while_its_record_is_copied)
+{
+	int fd = qt_open(0), ret;
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 20 * NSEC_PER_MSEC,
+			    79, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	ret = qt_cancel(fd, id);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_EQ(79, rec.cookie);
+	EXPECT_EQ(0, rec.flags);
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(0, qt_wait_readable(fd, 200));
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/*
+ * MODIFY of a ticker being read re-times it: the old record in flight is
+ * delivered (the read won, so 0), then only the new schedule.
+ */
+TEST(modify_ticker_while_its_record_is_copied)
+{
+	int fd = qt_open(0), ret;
+	struct qtimer_record rec;
+	struct held_read h;
+	__s64 t0;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 10 * NSEC_PER_MSEC,
+			    80, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	t0 = qt_now(CLOCK_MONOTONIC);
+	ret = qt_modify(fd, id, 0, 100 * NSEC_PER_MSEC, 0, 0);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_EQ(80, rec.cookie);
+	EXPECT_EQ(0, rec.flags);
+	EXPECT_LT(rec.expires_ns, t0);
+	EXPECT_EQ(0, ret);
+	/* The new schedule: a one-shot 100 ms after the modify. */
+	ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_LE(t0 + 100 * NSEC_PER_MSEC, rec.expires_ns);
+	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	EXPECT_EQ(0, qt_wait_readable(fd, 200));
+	close(fd);
+}
+
+/* The last close of a file while a read() of it is mid-copy. */
+TEST(close_while_a_record_is_copied)
+{
+	int fd = qt_open(0), i;
+	struct qtimer_record rec;
+	struct held_read h;
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0,
+				    i ? 0 : NSEC_PER_MSEC, 81 + i, NULL));
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, NSEC_PER_SEC, 0, 90, NULL));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	qt_sleep_ms(50);
+	HOLD_OR_SKIP(&h, fd);
+	/* The read holds the file: this close is not the last reference. */
+	close(fd);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_LE(81, rec.cookie);
+	EXPECT_GE(84, rec.cookie);
+}
+
+TEST_HARNESS_MAIN
