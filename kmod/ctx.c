@@ -345,8 +345,15 @@ static atomic_t qt_clock_sets = ATOMIC_INIT(0);
 static atomic_t qt_clock_sets_done = ATOMIC_INIT(0);
 
 /* Files with cancel-on-set timers are walked when the clock is set. */
+static void qt_clock_set_sync(void);
+
 static void qt_cos_track(struct qt_ctx *ctx)
 {
+	/*
+	 * A clock set still being applied must not cancel a timer armed
+	 * after it: let it finish first.  One comparison when none is.
+	 */
+	qt_clock_set_sync();
 	if (!list_empty_careful(&ctx->cos_node))
 		return;
 	mutex_lock(&qt_cos_mutex);
@@ -881,6 +888,14 @@ static void qt_clock_set_irq_work(struct irq_work *work)
 }
 
 static DEFINE_IRQ_WORK(qt_clock_set_iw, qt_clock_set_irq_work);
+
+static void qt_clock_set_sync(void)
+{
+	if (atomic_read(&qt_clock_sets) == atomic_read(&qt_clock_sets_done))
+		return;
+	irq_work_sync(&qt_clock_set_iw);
+	flush_work(&qt_clock_set_work);
+}
 
 static int qt_clock_notify(struct notifier_block *nb, unsigned long was_set,
 			   void *priv)
