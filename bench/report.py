@@ -14,6 +14,7 @@ import argparse
 import csv
 import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -77,7 +78,7 @@ def row_marks(mech, workload, n, batch, flags):
     for text in flags.get(key, []):
         if text.startswith("partial: "):
             phase = text.split()[1]
-            if phase == workload or (workload == "fire" and phase == "arm"):
+            if phase == workload or (workload == "fire" and phase in ("arm", "delivery")):
                 marks.append("PARTIAL")
         elif text.startswith(("LOST", "EARLY", "TOO MANY")):
             marks.append(text.split(":")[0])
@@ -232,7 +233,8 @@ def goals(rows, idx):
 def plot(rows, plot_dir, kernel):
     """ns_per_op.png (one panel per op) and fire.png (CPU/expiry, p99)."""
     data_dir = os.path.join(plot_dir, "plotdata")
-    os.makedirs(data_dir, exist_ok=True)
+    shutil.rmtree(data_dir, ignore_errors=True)
+    os.makedirs(data_dir)
     series = {}
     for r in rows:
         series.setdefault((r["workload"], label(r)), []).append(r)

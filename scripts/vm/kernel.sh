@@ -23,14 +23,16 @@ case "$name" in
 debug-6.1 | kcsan-6.1)
 	script=$top/scripts/debug-kernel/build.sh
 	[ -x "$script" ] || die "$name is built by scripts/debug-kernel/build.sh, which does not exist (yet)"
-	log=$top/build/vm/$name.kernel-build.log
-	mkdir -p "$(dirname "$log")"
-	# Its stdout ends with the build directory; keep the chatter in a log.
+	# Its stdout ends with the build directory; its progress goes to
+	# stderr.  Private files: several runs may resolve the kernel at once.
+	mkdir -p "$top/build/vm"
+	log=$(mktemp "$top/build/vm/$name.kernel-build.XXXXXX")
 	if ! "$script" "${name%-6.1}" >"$log" 2> >(tee "$log.stderr" >&2); then
 		tail -n 30 "$log" "$log.stderr" >&2 || true
 		die "building kernel $name failed (logs: $log, $log.stderr)"
 	fi
 	dir=$(tail -n 1 "$log")
+	rm -f "$log" "$log.stderr"
 	[ -s "$dir/vmlinuz" ] && [ -s "$dir/release" ] ||
 		die "scripts/debug-kernel/build.sh gave '$dir', which has no vmlinuz or release"
 	vmlinuz=$dir/vmlinuz

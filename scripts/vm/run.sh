@@ -266,7 +266,7 @@ qemu_pid=$!
 doomed_re='rcu: INFO: .*detected stall|self-detected stall|soft lockup|hard LOCKUP|blocked for more than|Kernel panic'
 doomed_at='' verdict_at='' stopped_early=''
 while kill -0 "$qemu_pid" 2>/dev/null; do
-	sleep 2
+	sleep 1
 	if [ -z "$doomed_at" ] && grep -aqE "$doomed_re" "$console" 2>/dev/null; then
 		doomed_at=$SECONDS
 		say "the guest looks wedged (see console.log); stopping it in 30s"
@@ -410,7 +410,7 @@ splat_re+='|hrtimer: interrupt took|Kernel panic|Oops|general protection fault|d
 splat_re+='|list_add corruption|list_del corruption|refcount_t:'
 ts_re='\[ *[0-9]+\.[0-9]+\]'
 #
-# Two kinds of hits are shown but not counted:
+# Three kinds of hits are shown but not counted:
 # - "hrtimer: interrupt took" under TCG.  It is printed when the timer
 #   interrupt finds more expired timers after three rounds, which is what
 #   happens whenever the emulator deschedules a virtual CPU for some tens of
@@ -421,12 +421,6 @@ ts_re='\[ *[0-9]+\.[0-9]+\]'
 # - kmemleak's own "N new suspected memory leaks": it counts boot-time
 #   objects too, while the init counts only those allocated after the
 #   insmod and reports them on the result channel, which is judged above.
-noise_re='kmemleak: [0-9]+ new suspected memory leak'
-[ "$accel" = kvm ] || noise_re+='|hrtimer: interrupt took'
-splat_lines=$({ grep -anE "$ts_re.*($splat_re)" "$console" || true; } |
-	awk -F: -v re="$noise_re" '
-		$0 ~ re { print "    shown, not counted: " substr($0, length($1) + 2) > "/dev/stderr"; next }
-		{ print $1 }')
 # - Linux 6.1's known false positive (fixed in 6.12 by "printk: Avoid false
 #   positive lockdep report for legacy printing"): with
 #   PROVE_RAW_LOCK_NESTING, any printk from hard irq reaches the 8250
@@ -435,6 +429,12 @@ splat_lines=$({ grep -anE "$ts_re.*($splat_re)" "$console" || true; } |
 #   "hrtimer: interrupt took" after a vCPU stall, before qtimer is loaded.
 #   Only a report whose stack is that console write is passed over; lockdep
 #   then switches itself off for the rest of the boot, which is said loudly.
+noise_re='kmemleak: [0-9]+ new suspected memory leak'
+[ "$accel" = kvm ] || noise_re+='|hrtimer: interrupt took'
+splat_lines=$({ grep -anE "$ts_re.*($splat_re)" "$console" || true; } |
+	awk -F: -v re="$noise_re" '
+		$0 ~ re { print "    shown, not counted: " substr($0, length($1) + 2) > "/dev/stderr"; next }
+		{ print $1 }')
 if [ -n "$splat_lines" ]; then
 	splat_lines=$(while read -r n; do
 		if sed -n "${n}p" "$console" | grep -aq 'Invalid wait context' &&
