@@ -55,6 +55,9 @@ endif
 endif
 
 include $(TOP)/scripts/vm/guest.mk
+# make install [DESTDIR=] [PREFIX=/usr/local] [KDIR=]: module, headers,
+# qtimerctl, libtimerdev, man pages, the udev rule and the DKMS tree.
+include $(TOP)/packaging/install.mk
 
 component_dirs := $(filter-out kmod build,$(patsubst %/Makefile,%,$(wildcard */Makefile))) scripts/demo
 guest_dirs := $(foreach d,$(component_dirs),$(if $(call has_target,guest,$(d)/Makefile),$(d)))
@@ -124,4 +127,4 @@ clean:
 	rm -f kmod/*.o kmod/*.ko kmod/*.mod kmod/*.mod.c kmod/.*.cmd kmod/modules.order \
 		modules.order Module.symvers .*.cmd
 	@set -e; for d in $(clean_dirs); do $(MAKE) -C $(TOP)/$$d clean; done
-	rm -rf build/user build/vm
+	rm -rf build/user build/vm build/install

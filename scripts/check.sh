@@ -61,24 +61,38 @@ fi
 mkdir -p "$log_dir"
 
 # --- Native user-space tests ------------------------------------------------
-if [ -f selftests/heap/Makefile ]; then
-	stage "native tests: make -C selftests/heap check"
-	log=$log_dir/heap.log
-	make -C selftests/heap check >"$log" 2>&1
+# native_check NAME CMD...: a host-side check that prints kselftest TAP
+# (its "# Totals:" lines are summed); one without TAP counts as one test.
+# A non-zero exit with no failing test counts as one failure.
+native_check() {
+	local name=$1 log=$log_dir/$1.log rc p f found
+	shift
+	stage "native: $*"
+	"$@" >"$log" 2>&1
 	rc=$?
 	read -r p f found < <(sum_totals "$log")
-	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+	if [ "$found" = 0 ]; then
+		if [ "$rc" = 0 ]; then p=1; else f=1; fi
+	elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 		f=1
-		tail -n 30 "$log" >&2
-		note "make -C selftests/heap check exited with $rc (log: ${log#$top/})"
-	elif [ "$found" = 0 ]; then
-		f=$((f + 1))
-		note "make -C selftests/heap check printed no '# Totals:' line (log: ${log#$top/})"
-	elif [ "$f" != 0 ]; then
-		grep -E '^not ok' "$log" | head -n 20 >&2
 	fi
-	tally "$p" "$f" "native heap tests"
-fi
+	if [ "$f" != 0 ]; then
+		grep -E '^not ok' "$log" | head -n 20 >&2
+		tail -n 30 "$log" >&2
+		note "$* exited with $rc (log: ${log#$top/})"
+	fi
+	tally "$p" "$f" "$name"
+}
+
+native_check heap make -C selftests/heap check
+# libtimerdev: unit tests against a fake device, ABI, headers, man pages,
+# install; qtimerctl: man page and the checks that need no module (the
+# rest runs in the VM); Documentation: every page renders, the YNL spec
+# matches the uapi header; the whole tree's make install under DESTDIR.
+native_check libtimerdev make -C libtimerdev check O="$top/build/check/libtimerdev"
+native_check qtimerctl make -C qtimerctl check O="$top/build/check/qtimerctl"
+native_check documentation make -C Documentation check
+native_check install scripts/install-check.sh
 
 # --- Debug kernels ----------------------------------------------------------
 run_kernels=()

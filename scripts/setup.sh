@@ -25,7 +25,7 @@ host_packages=(
 	kmod xz-utils rsync python3
 	qemu-system-x86 busybox-static
 	liburing-dev libuv1-dev libmnl-dev pkg-config
-	gnuplot-nox valgrind sparse
+	gnuplot-nox valgrind sparse python3-docutils python3-yaml
 	linux-source-6.1
 )
 
