@@ -116,8 +116,36 @@ static int qt_read_one(int fd, struct qtimer_record *rec)
 	return n == sizeof(*rec) ? 0 : -EIO;
 }
 
+/*
+ * With the "record-cmd" option on (the default), enabling the first event
+ * anywhere also hooks sched_switch to record command names, which patches
+ * a static branch in __schedule().  Under QEMU TCG with several vCPUs that
+ * cross-modification of hot code sometimes leaves a stale int3 behind
+ * (6.12 oopsed in __schedule with "int3"), so the tests turn it off for
+ * their instance's lifetime: instances copy the option when created.  The
+ * qtimer events still patch the module's own static keys, which the tests
+ * need.
+ */
+static int record_cmd_set(const char *root, char value, char *old)
+{
+	char path[128], buf[2] = { value, 0 };
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/options/record-cmd", root);
+	if (old) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || read(fd, old, 1) != 1)
+			*old = 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	return write_file(path, buf);
+}
+
 FIXTURE(trace) {
 	char dir[PATH_MAX];	/* the private instance */
+	char root[64];
+	char record_cmd;	/* its value before the test, or 0 */
 	char *buf;
 	int fd;
 };
@@ -131,6 +159,9 @@ FIXTURE_SETUP(trace)
 		SKIP(return, "tracefs is not mounted");
 	if (geteuid())
 		SKIP(return, "tracefs instances need root");
+	snprintf(self->root, sizeof(self->root), "%s", root);
+	if (record_cmd_set(root, '0', &self->record_cmd))
+		self->record_cmd = 0;
 	snprintf(self->dir, sizeof(self->dir), "%s/instances/qtimer_test_%d",
 		 root, getpid());
 	rmdir(self->dir);
@@ -155,6 +186,8 @@ FIXTURE_TEARDOWN(trace)
 	write_file(path, "0");
 	EXPECT_EQ(0, rmdir(self->dir)) TH_LOG("rmdir %s: %s", self->dir,
 					     strerror(errno));
+	if (self->record_cmd)
+		record_cmd_set(self->root, self->record_cmd, NULL);
 }
 
 /* 6.1's harness runs the test body even when its setup skipped. */
