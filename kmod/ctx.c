@@ -58,28 +58,51 @@ struct qt_user {
 static DEFINE_HASHTABLE(qt_users, 6);
 static DEFINE_SPINLOCK(qt_users_lock);
 
+static struct qt_user *qt_user_find(kuid_t uid)
+{
+	struct qt_user *user;
+
+	lockdep_assert_held(&qt_users_lock);
+	hash_for_each_possible(qt_users, user, node, __kuid_val(uid))
+		if (uid_eq(user->uid, uid)) {
+			/* Only ever 0 under the lock, and then unhashed. */
+			refcount_inc(&user->ref);
+			return user;
+		}
+	return NULL;
+}
+
+/*
+ * The accounting record of the caller's effective uid, created on its first
+ * open.  Only that first open allocates (unlocked, then looked up again: a
+ * racing open may have added the same uid meanwhile).
+ */
 struct qt_user *qt_user_get(void)
 {
 	kuid_t uid = current_euid();
 	struct qt_user *user, *fresh;
 
-	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
 	spin_lock(&qt_users_lock);
-	hash_for_each_possible(qt_users, user, node, __kuid_val(uid)) {
-		if (uid_eq(user->uid, uid)) {
-			refcount_inc(&user->ref);
-			spin_unlock(&qt_users_lock);
-			kfree(fresh);
-			return user;
-		}
-	}
-	if (fresh) {
-		fresh->uid = uid;
-		refcount_set(&fresh->ref, 1);
+	user = qt_user_find(uid);
+	spin_unlock(&qt_users_lock);
+	if (user)
+		return user;
+
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+	if (!fresh)
+		return NULL;
+	fresh->uid = uid;
+	refcount_set(&fresh->ref, 1);
+	spin_lock(&qt_users_lock);
+	user = qt_user_find(uid);
+	if (!user) {
 		hash_add(qt_users, &fresh->node, __kuid_val(uid));
+		user = fresh;
+		fresh = NULL;
 	}
 	spin_unlock(&qt_users_lock);
-	return fresh;
+	kfree(fresh);
+	return user;
 }
 
 void qt_user_put(struct qt_user *user)
@@ -501,15 +524,24 @@ static int qt_modify_armed(struct qt_base *base, struct qt_timer *t,
  * Re-time a timer whose old record is queued or being read.  That record
  * must never be read, and the object is still linked where it is, so the id
  * moves to a fresh object and the old one is left to die where it stands.
+ * The timer keeps its CPU (MODIFY keeps id, clock, CPU and cookie): the
+ * fresh object goes back on the base it fired from, unless that CPU has
+ * gone offline since, when it goes where arming it now would put it.
+ * *basep is that base (on -EAGAIN, the one whose heap needs room).
  */
 static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
-			   struct qt_timer *fresh, const struct qt_arm_args *args)
+			   struct qt_timer *fresh, const struct qt_arm_args *args,
+			   struct qt_base **basep)
 {
-	unsigned int clock = qt_timer_clock(t);
-	struct qt_base *base = qt_base_get(smp_processor_id(), clock);
+	struct qt_base *base = qt_base_lock_timer(t);
 	int ret = 0;
 
-	spin_lock(&base->lock);
+	if (!base->online) {
+		spin_unlock(&base->lock);
+		base = qt_base_get(smp_processor_id(), qt_timer_clock(t));
+		spin_lock(&base->lock);
+	}
+	*basep = base;
 	if (base->heap.nr >= base->heap.cap) {
 		spin_unlock(&base->lock);
 		return -EAGAIN;
@@ -543,8 +575,8 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args)
 {
 	struct qt_timer *t, *fresh = NULL;
 	struct qt_base *base;
+	int ret, cpu = -1;
 	bool was_cos;
-	int ret;
 
 	if (args->flags & QTIMER_F_CANCEL_ON_SET)
 		qt_cos_track(ctx);
@@ -563,8 +595,7 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args)
 				base->stats.modified++;
 			spin_unlock(&base->lock);
 		} else if (fresh) {
-			base = NULL;
-			ret = qt_modify_fired(ctx, t, fresh, args);
+			ret = qt_modify_fired(ctx, t, fresh, args, &base);
 			if (ret >= 0)
 				fresh = NULL;
 		} else {
@@ -576,21 +607,21 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args)
 			continue;
 		}
 		if (ret != -EAGAIN) {
+			if (ret >= 0)
+				cpu = base->idx / QT_NR_CLOCKS;
 			if (was_cos != !!(args->flags & QTIMER_F_CANCEL_ON_SET))
 				ctx->nr_cancel_on_set += was_cos ? -1 : 1;
 			break;
 		}
 		/* The heap is full: grow it unlocked and look again. */
 		spin_unlock_irq(&ctx->wqh.lock);
-		if (!base)
-			base = qt_base_get(raw_smp_processor_id(), qt_id_clock(id));
 		ret = qt_base_reserve(base, 1);
 		if (ret)
 			goto out;
 	}
 	spin_unlock_irq(&ctx->wqh.lock);
 out:
-	trace_qtimer_modify(id, args, ret);
+	trace_qtimer_modify(id, args, ret, cpu);
 	if (fresh)
 		qt_timer_free(fresh);
 	return ret;

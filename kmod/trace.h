@@ -84,9 +84,9 @@ TRACE_EVENT(qtimer_cancel,
 
 TRACE_EVENT(qtimer_modify,
 
-	TP_PROTO(u64 id, const struct qt_arm_args *args, int result),
+	TP_PROTO(u64 id, const struct qt_arm_args *args, int result, int cpu),
 
-	TP_ARGS(id, args, result),
+	TP_ARGS(id, args, result, cpu),
 
 	TP_STRUCT__entry(
 		__field(u64,		id)
@@ -94,6 +94,7 @@ TRACE_EVENT(qtimer_modify,
 		__field(u64,		period)
 		__field(u32,		slack)
 		__field(int,		result)
+		__field(int,		cpu)
 	),
 
 	TP_fast_assign(
@@ -102,11 +103,12 @@ TRACE_EVENT(qtimer_modify,
 		__entry->period = args->period;
 		__entry->slack = args->slack;
 		__entry->result = result;
+		__entry->cpu = cpu;
 	),
 
-	TP_printk("id=0x%llx expires=%lld period=%llu slack=%u result=%d",
+	TP_printk("id=0x%llx expires=%lld period=%llu slack=%u result=%d cpu=%d",
 		  __entry->id, __entry->expires, __entry->period,
-		  __entry->slack, __entry->result)
+		  __entry->slack, __entry->result, __entry->cpu)
 );
 
 TRACE_EVENT(qtimer_expire,

@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -377,6 +378,52 @@ TEST_F(trace, read_event)
 	snprintf(want, sizeof(want), "id=0x%llx count=1 flags=LAST\n", once);
 	EXPECT_NE(NULL, strstr(self->buf, want)) TH_LOG("no '%s' in:\n%s", want, self->buf);
 	EXPECT_EQ(2, count_events(self->buf, "qtimer_read"));
+}
+
+/*
+ * A timer pinned with QTIMER_F_CPU keeps its CPU when MODIFY re-arms it
+ * after it fired (its record pending), although the caller runs on another
+ * CPU: the modify event names the CPU whose heap holds the timer.
+ */
+TEST_F(trace, modify_fired_keeps_cpu)
+{
+	struct qtimer_op op = {
+		.clockid = CLOCK_MONOTONIC,
+		.flags = QTIMER_F_CPU,
+		.expires_ns = 1000000,
+		.cpu = 1,
+	};
+	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
+	struct qtimer_record rec;
+	cpu_set_t set;
+	char want[96];
+
+	RETURN_IF_SETUP_SKIPPED();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+
+	ASSERT_EQ(0, qt_op(self->fd, QTIMER_IOC_ARM, &op));
+	ASSERT_EQ(1, poll(&pfd, 1, ARRIVE_MS));
+	/* Fired, record unread: MODIFY drops the record and re-arms. */
+	ASSERT_EQ(0, event_enable(self->dir, "qtimer_modify"));
+	op.clockid = 0;		/* MODIFY: clockid, cpu and cookie zero */
+	op.flags = 0;
+	op.cpu = 0;
+	op.expires_ns = 2000000;
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, qt_op(self->fd, QTIMER_IOC_MODIFY, &op));
+	ASSERT_EQ(0, qt_read_one(self->fd, &rec));
+	EXPECT_EQ(op.id, rec.id);
+	EXPECT_EQ(0, rec.flags & QTIMER_REC_CANCELED);
+
+	trace_text(self->dir, self->buf);
+	snprintf(want, sizeof(want), "id=0x%llx ", (unsigned long long)op.id);
+	EXPECT_NE(NULL, find_event(self->buf, "qtimer_modify", want))
+		TH_LOG("no modify of %s in:\n%s", want, self->buf);
+	snprintf(want, sizeof(want), "result=%d cpu=1\n", QTIMER_CANCEL_QUEUED);
+	EXPECT_NE(NULL, strstr(self->buf, want)) TH_LOG("no '%s' in:\n%s", want, self->buf);
 }
 
 /* Events that are not enabled leave nothing in the buffer. */
