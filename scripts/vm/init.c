@@ -495,12 +495,31 @@ static bool run_program(const char *name, char *const argv[])
 		kill(-pid, SIGKILL);
 		waitpid(pid, &status, 0);
 	}
+	/*
+	 * The kselftest harness puts each test in a process group of its own
+	 * (setpgrp() in the forked test), out of reach of the kill above, and
+	 * a test that outlived its harness could keep /dev/qtimer open.  We
+	 * are PID 1 and run one program at a time, so every other process is
+	 * the program's: kill(-1) reaches them all, and init is spared.
+	 */
+	kill(-1, SIGKILL);
 	relay_flush(&relay);
 	close(pipefd[0]);
 	if (pidfd >= 0)
 		close(pidfd);
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;	/* orphans re-parented to us */
+	/*
+	 * Reap the rest, re-parented to us, until none is left; one stuck in
+	 * the kernel for 5 s is left behind (and shows in the rmmod).
+	 */
+	for (ms = now_ms() + 5000;;) {
+		pid_t reaped = waitpid(-1, NULL, WNOHANG);
+
+		if (reaped > 0)
+			continue;
+		if (reaped < 0 || now_ms() >= ms)
+			break;
+		usleep(10000);
+	}
 
 	ms = now_ms() - start;
 	if (timed_out) {
