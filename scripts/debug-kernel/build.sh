@@ -33,7 +33,10 @@ esac
 
 [ -f "$src/Makefile" ] || die "no kernel source at $src; run scripts/setup.sh"
 
-hash=$(cat "${fragments[@]}" "$here/build.sh" | sha256sum | cut -c1-12)
+# Patches applied to the source before building (see each one's comment).
+patches=("$here"/*.patch)
+
+hash=$(cat "${fragments[@]}" "${patches[@]}" "$here/build.sh" | sha256sum | cut -c1-12)
 out="$top/build/debug-kernel/$variant-$hash"
 stamp="$out/.qtimer-build-complete"
 
@@ -150,6 +153,26 @@ check_module_build() {
 	log "out-of-tree module build: ok"
 }
 
+# Apply each patch once; the source tree is shared by every variant, so
+# under its own lock.  A patch that neither applies nor is already applied
+# (a new linux-source-6.1 moved the code) stops the build.
+apply_patches() {
+	local p
+	exec 8>"$top/build/src/.qtimer-patch.lock"
+	flock 8
+	for p in "${patches[@]}"; do
+		if patch -d "$src" -p1 -R -s -f --dry-run <"$p" >/dev/null 2>&1; then
+			continue
+		fi
+		patch -d "$src" -p1 -N -s -f --dry-run <"$p" >/dev/null ||
+			die "$(basename "$p") does not apply to $src"
+		patch -d "$src" -p1 -N -s -f <"$p" >/dev/null
+		log "applied $(basename "$p")"
+	done
+	exec 8>&-
+}
+
+apply_patches
 log "building into $out with $jobs jobs"
 kmake tinyconfig
 # merge_config.sh puts its temporary files in the current directory.

@@ -410,7 +410,7 @@ splat_re+='|hrtimer: interrupt took|Kernel panic|Oops|general protection fault|d
 splat_re+='|list_add corruption|list_del corruption|refcount_t:'
 ts_re='\[ *[0-9]+\.[0-9]+\]'
 #
-# Three kinds of hits are shown but not counted:
+# Two kinds of hits are shown but not counted:
 # - "hrtimer: interrupt took" under TCG.  It is printed when the timer
 #   interrupt finds more expired timers after three rounds, which is what
 #   happens whenever the emulator deschedules a virtual CPU for some tens of
@@ -421,30 +421,15 @@ ts_re='\[ *[0-9]+\.[0-9]+\]'
 # - kmemleak's own "N new suspected memory leaks": it counts boot-time
 #   objects too, while the init counts only those allocated after the
 #   insmod and reports them on the result channel, which is judged above.
-# - Linux 6.1's known false positive (fixed in 6.12 by "printk: Avoid false
-#   positive lockdep report for legacy printing"): with
-#   PROVE_RAW_LOCK_NESTING, any printk from hard irq reaches the 8250
-#   console's spinlock_t and lockdep reports "Invalid wait context" in
-#   serial8250_console_write.  Under TCG the printk is the kernel's own
-#   "hrtimer: interrupt took" after a vCPU stall, before qtimer is loaded.
-#   Only a report whose stack is that console write is passed over; lockdep
-#   then switches itself off for the rest of the boot, which is said loudly.
+# (6.1's printk/8250 "Invalid wait context" false positive is fixed in the
+# debug kernel itself, by scripts/debug-kernel/printk-legacy-wait-override.patch,
+# so every lockdep report counts.)
 noise_re='kmemleak: [0-9]+ new suspected memory leak'
 [ "$accel" = kvm ] || noise_re+='|hrtimer: interrupt took'
 splat_lines=$({ grep -anE "$ts_re.*($splat_re)" "$console" || true; } |
 	awk -F: -v re="$noise_re" '
 		$0 ~ re { print "    shown, not counted: " substr($0, length($1) + 2) > "/dev/stderr"; next }
 		{ print $1 }')
-if [ -n "$splat_lines" ]; then
-	splat_lines=$(while read -r n; do
-		if sed -n "${n}p" "$console" | grep -aq 'Invalid wait context' &&
-		   sed -n "$((n + 1)),$((n + 40))p" "$console" | grep -aq 'serial8250_console_write'; then
-			say "shown, not counted: 6.1 printk/8250 lockdep false positive at console line $n; lockdep is off for the rest of this boot" >&2
-			continue
-		fi
-		echo "$n"
-	done <<<"$splat_lines")
-fi
 if [ -n "$splat_lines" ]; then
 	kinds=$(sed -n "$(sed 's/$/p/' <<<"$splat_lines" | paste -sd';' -)" "$console" |
 		grep -aoE "$splat_re" | sort -u | paste -sd, -)
