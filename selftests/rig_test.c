@@ -8,9 +8,13 @@
  */
 
 #include <fcntl.h>
+#include <time.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include <linux/qtimer.h>
 
 #include "kselftest_harness.h"
 
@@ -66,6 +70,45 @@ TEST(two_opens_are_independent)
 	EXPECT_EQ(0, fstat(b, &st));
 	EXPECT_TRUE(S_ISCHR(st.st_mode));
 	EXPECT_EQ(0, close(b));
+}
+
+/*
+ * Leaves behind, on purpose, a process in a session of its own that holds
+ * /dev/qtimer open with a timer armed, as a test that outlived its harness
+ * would.  The VM's init must kill it when this program ends: otherwise the
+ * rmmod at the end of the run fails, and with it the run.
+ */
+TEST(stray_process_is_reaped_by_the_rig)
+{
+	int ready[2];
+	char c;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd;
+
+		setsid();
+		fd = open(QT_DEV, O_RDWR);
+		if (fd >= 0) {
+			struct qtimer_op op = {
+				.clockid = CLOCK_MONOTONIC,
+				.expires_ns = 3600LL * 1000000000LL,
+			};
+
+			ioctl(fd, QTIMER_IOC_ARM, &op);
+		}
+		c = fd >= 0 ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	EXPECT_EQ('y', c);
 }
 
 TEST_HARNESS_MAIN

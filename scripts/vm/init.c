@@ -482,8 +482,12 @@ static bool run_program(const char *name, char *const argv[])
 			siginfo_t si = { .si_pid = 0 };
 
 			if (!waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid) {
-				/* Still a zombie, so its group id cannot be reused yet. */
-				kill(-pid, SIGKILL);
+				/*
+				 * It is still a zombie, so its pid is not reused
+				 * yet; whatever it left behind is killed now
+				 * (see below), which also ends the output.
+				 */
+				kill(-1, SIGKILL);
 				waitpid(pid, &status, 0);
 				exited = true;
 				if (deadline > now_ms() + 5000)
