@@ -46,6 +46,42 @@ void qt_timer_free(struct qt_timer *t)
 	kmem_cache_free(qt_timer_cache, t);
 }
 
+/*
+ * Best effort: with the bulk allocation failed, each ARM allocates its own
+ * timer, so that only an ARM whose own allocation fails gets -ENOMEM.
+ */
+void qt_timer_pool_fill(struct qt_timer_pool *pool, unsigned int want)
+{
+	want = min_t(unsigned int, want, QT_TIMER_POOL_MAX);
+	if (want > 1)
+		pool->nr = kmem_cache_alloc_bulk(qt_timer_cache, GFP_KERNEL,
+						 want, (void **)pool->timers);
+}
+
+void qt_timer_pool_drain(struct qt_timer_pool *pool)
+{
+	if (pool->nr)
+		kmem_cache_free_bulk(qt_timer_cache, pool->nr,
+				     (void **)pool->timers);
+	pool->nr = 0;
+}
+
+static struct qt_timer *qt_timer_alloc(struct qt_timer_pool *pool)
+{
+	if (pool && pool->nr)
+		return pool->timers[--pool->nr];
+	return kmem_cache_alloc(qt_timer_cache, GFP_KERNEL);
+}
+
+/* A timer that an ARM did not use goes back where it came from. */
+static void qt_timer_unalloc(struct qt_timer_pool *pool, struct qt_timer *t)
+{
+	if (pool && pool->nr < QT_TIMER_POOL_MAX)
+		pool->timers[pool->nr++] = t;
+	else
+		qt_timer_free(t);
+}
+
 /* --- per-user accounting ------------------------------------------------ */
 
 struct qt_user {
@@ -373,7 +409,8 @@ static void qt_timer_set(struct qt_timer *t, const struct qt_arm_args *args)
 		t->flags &= ~QT_TF_CANCEL_ON_SET;
 }
 
-int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args, u64 *id)
+int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
+	       struct qt_timer_pool *pool, u64 *id)
 {
 	bool pinned = args->flags & QTIMER_F_CPU;
 	struct qt_base *base;
@@ -386,7 +423,7 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args, u64 *id)
 		ret = -EDQUOT;
 		goto out_user;
 	}
-	t = kmem_cache_alloc(qt_timer_cache, GFP_KERNEL);
+	t = qt_timer_alloc(pool);
 	if (!t) {
 		ret = -ENOMEM;
 		goto out_user;
@@ -450,7 +487,7 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args, u64 *id)
 out_unlock:
 	spin_unlock_irq(&ctx->wqh.lock);
 out_free:
-	qt_timer_free(t);
+	qt_timer_unalloc(pool, t);
 out_user:
 	atomic_long_dec(&ctx->user->nr_timers);
 	return ret;

@@ -128,11 +128,26 @@ struct qt_arm_args {
 	u64 cookie;
 };
 
+/*
+ * Timers allocated ahead, in bulk, for the ARMs of a SUBMIT chunk: one slab
+ * call (and one memcg charge) for the chunk instead of one per timer.
+ */
+#define QT_TIMER_POOL_MAX	16
+
+struct qt_timer_pool {
+	unsigned int nr;
+	struct qt_timer *timers[QT_TIMER_POOL_MAX];
+};
+
+void qt_timer_pool_fill(struct qt_timer_pool *pool, unsigned int want);
+void qt_timer_pool_drain(struct qt_timer_pool *pool);
+
 int qt_ctx_init(void);
 void qt_ctx_exit(void);
 struct qt_ctx *qt_ctx_create(void);
 void qt_ctx_release(struct qt_ctx *ctx);
-int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args, u64 *id);
+int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
+	       struct qt_timer_pool *pool, u64 *id);
 int qt_ctx_cancel(struct qt_ctx *ctx, u64 id);
 int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args);
 ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
