@@ -129,6 +129,28 @@ void qt_user_put(struct qt_user *user)
 
 /* --- ids ---------------------------------------------------------------- */
 
+/*
+ * The id table: a slot's word and its generation sit in the same page, so
+ * that looking an id up touches one page of the table.  341 slots of 12
+ * bytes fill a 4 KiB page.
+ */
+#define QT_SLOTS_PER_BLOCK	(PAGE_SIZE / (sizeof(unsigned long) + sizeof(u32)))
+
+struct qt_slot_block {
+	unsigned long word[QT_SLOTS_PER_BLOCK];
+	u32 gen[QT_SLOTS_PER_BLOCK];
+};
+
+static unsigned long *qt_slot_word(const struct qt_ctx *ctx, u32 slot)
+{
+	return &ctx->slot_blocks[slot / QT_SLOTS_PER_BLOCK]->word[slot % QT_SLOTS_PER_BLOCK];
+}
+
+static u32 *qt_slot_gen(const struct qt_ctx *ctx, u32 slot)
+{
+	return &ctx->slot_blocks[slot / QT_SLOTS_PER_BLOCK]->gen[slot % QT_SLOTS_PER_BLOCK];
+}
+
 static unsigned int qt_timer_clock(const struct qt_timer *t)
 {
 	return READ_ONCE(t->base_idx) % QT_NR_CLOCKS;
@@ -136,23 +158,26 @@ static unsigned int qt_timer_clock(const struct qt_timer *t)
 
 static u64 qt_timer_id(const struct qt_ctx *ctx, const struct qt_timer *t)
 {
-	return (u64)(ctx->gens[t->slot] & QT_ID_GEN_MASK) << QT_ID_GEN_SHIFT |
+	return (u64)(*qt_slot_gen(ctx, t->slot) & QT_ID_GEN_MASK) << QT_ID_GEN_SHIFT |
 	       (u64)qt_timer_clock(t) << QT_ID_CLOCK_SHIFT | (t->slot + 1);
 }
 
 static struct qt_timer *qt_lookup(struct qt_ctx *ctx, u64 id)
 {
 	u32 slot = (u32)id - 1;
+	struct qt_slot_block *block;
 	struct qt_timer *t;
 	unsigned long v;
 
 	lockdep_assert_held(&ctx->wqh.lock);
 	if (slot >= ctx->nr_slots)
 		return NULL;
-	v = ctx->slots[slot];
+	block = ctx->slot_blocks[slot / QT_SLOTS_PER_BLOCK];
+	slot %= QT_SLOTS_PER_BLOCK;
+	v = block->word[slot];
 	if (v & 1)
 		return NULL;
-	if ((ctx->gens[slot] & QT_ID_GEN_MASK) != id >> QT_ID_GEN_SHIFT)
+	if ((block->gen[slot] & QT_ID_GEN_MASK) != id >> QT_ID_GEN_SHIFT)
 		return NULL;
 	t = (struct qt_timer *)v;
 	if (qt_timer_clock(t) != qt_id_clock(id))
@@ -179,75 +204,80 @@ static struct qt_timer *qt_lookup_live(struct qt_ctx *ctx, u64 id)
 static u32 qt_slot_alloc(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	u32 slot = ctx->free_slot;
+	unsigned long *word = qt_slot_word(ctx, slot);
 
-	WRITE_ONCE(ctx->free_slot, ctx->slots[slot] >> 1);
-	ctx->slots[slot] = (unsigned long)t;
+	WRITE_ONCE(ctx->free_slot, *word >> 1);
+	*word = (unsigned long)t;
 	return slot;
 }
 
 static void qt_slot_free(struct qt_ctx *ctx, u32 slot)
 {
-	ctx->gens[slot]++;
-	ctx->slots[slot] = (unsigned long)ctx->free_slot << 1 | 1;
+	(*qt_slot_gen(ctx, slot))++;
+	*qt_slot_word(ctx, slot) = (unsigned long)ctx->free_slot << 1 | 1;
 	WRITE_ONCE(ctx->free_slot, slot);
 }
 
-/* Grow the id table in process context until a slot is free. */
+/* Add a block of slots, in process context, until a slot is free. */
 static int qt_slots_reserve(struct qt_ctx *ctx)
 {
-	unsigned long *slots, *old_slots;
-	u32 *gens, *old_gens;
-	u32 cap, next, i;
+	struct qt_slot_block *block, **blocks = NULL, **old_blocks = NULL;
+	u32 nr_blocks, max_blocks, first, next, i;
 
 	/* Racy peek: the common case has a free slot and takes no lock. */
 	if (READ_ONCE(ctx->free_slot) != QT_NO_SLOT)
 		return 0;
 	spin_lock_irq(&ctx->wqh.lock);
-	cap = ctx->nr_slots;
+	first = ctx->nr_slots;
+	max_blocks = ctx->nr_slot_blocks;
 	next = ctx->free_slot;
 	spin_unlock_irq(&ctx->wqh.lock);
 	if (next != QT_NO_SLOT)
 		return 0;
-	if (cap >= QT_MAX_SLOTS)
+	if (first + QT_SLOTS_PER_BLOCK > QT_MAX_SLOTS)
 		return -ENOSPC;
 
-	next = cap < 65536 ? max(cap * 2, 64U) : cap + cap / 4;
-	next = min(next, QT_MAX_SLOTS);
-	slots = kvmalloc_array(next, sizeof(*slots), GFP_KERNEL_ACCOUNT);
-	gens = kvmalloc_array(next, sizeof(*gens), GFP_KERNEL_ACCOUNT);
-	if (!slots || !gens) {
-		kvfree(slots);
-		kvfree(gens);
+	nr_blocks = first / QT_SLOTS_PER_BLOCK;
+	block = kmalloc(sizeof(*block), GFP_KERNEL_ACCOUNT);
+	if (!block)
 		return -ENOMEM;
+	if (nr_blocks == max_blocks) {
+		/* Pointers only: 8 bytes per 341 timers, doubling is fine. */
+		max_blocks = max(2 * max_blocks, 8U);
+		blocks = kvmalloc_array(max_blocks, sizeof(*blocks),
+					GFP_KERNEL_ACCOUNT);
+		if (!blocks) {
+			kfree(block);
+			return -ENOMEM;
+		}
 	}
 
 	spin_lock_irq(&ctx->wqh.lock);
-	if (ctx->nr_slots != cap) {
+	if (ctx->nr_slots != first) {
 		/* Someone else grew it. */
 		spin_unlock_irq(&ctx->wqh.lock);
-		kvfree(slots);
-		kvfree(gens);
+		kfree(block);
+		kvfree(blocks);
 		return 0;
 	}
-	if (cap) {
-		memcpy(slots, ctx->slots, cap * sizeof(*slots));
-		memcpy(gens, ctx->gens, cap * sizeof(*gens));
+	if (blocks) {
+		if (nr_blocks)
+			memcpy(blocks, ctx->slot_blocks, nr_blocks * sizeof(*blocks));
+		old_blocks = ctx->slot_blocks;
+		ctx->slot_blocks = blocks;
+		ctx->nr_slot_blocks = max_blocks;
 	}
-	for (i = cap; i < next; i++) {
-		u32 link = i + 1 < next ? i + 1 : ctx->free_slot;
+	for (i = 0; i < QT_SLOTS_PER_BLOCK; i++) {
+		u32 link = i + 1 < QT_SLOTS_PER_BLOCK ? first + i + 1 : ctx->free_slot;
 
-		slots[i] = (unsigned long)link << 1 | 1;
-		gens[i] = 0;
+		block->word[i] = (unsigned long)link << 1 | 1;
+		block->gen[i] = 0;
 	}
-	WRITE_ONCE(ctx->free_slot, cap);
-	old_slots = ctx->slots;
-	old_gens = ctx->gens;
-	ctx->slots = slots;
-	ctx->gens = gens;
-	ctx->nr_slots = next;
+	ctx->slot_blocks[nr_blocks] = block;
+	ctx->nr_slots = first + QT_SLOTS_PER_BLOCK;
+	WRITE_ONCE(ctx->free_slot, first);
 	spin_unlock_irq(&ctx->wqh.lock);
-	kvfree(old_slots);
-	kvfree(old_gens);
+	kvfree(old_blocks);
 	return 0;
 }
 
@@ -560,7 +590,7 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 	fresh->base_idx = base->idx;
 	qt_timer_set(fresh, args);
 	fresh->state = QT_ARMED;
-	ctx->slots[t->slot] = (unsigned long)fresh;
+	*qt_slot_word(ctx, t->slot) = (unsigned long)fresh;
 	qt_base_push(base, fresh);
 	spin_unlock(&base->lock);
 
@@ -888,7 +918,7 @@ static void qt_clock_set_workfn(struct work_struct *work)
 	list_for_each_entry(ctx, &qt_cos_list, cos_node) {
 		spin_lock_irq(&ctx->wqh.lock);
 		for (slot = 0; ctx->nr_cancel_on_set && slot < ctx->nr_slots; slot++) {
-			struct qt_timer *t = (struct qt_timer *)ctx->slots[slot];
+			struct qt_timer *t = (struct qt_timer *)*qt_slot_word(ctx, slot);
 			struct qt_base *base;
 
 			if ((unsigned long)t & 1 || !(t->flags & QT_TF_CANCEL_ON_SET))
@@ -982,7 +1012,7 @@ void qt_ctx_release(struct qt_ctx *ctx)
 
 	spin_lock_irq(&ctx->wqh.lock);
 	for (slot = 0; slot < ctx->nr_slots; slot++) {
-		unsigned long v = ctx->slots[slot];
+		unsigned long v = *qt_slot_word(ctx, slot);
 
 		if (!(v & 1))
 			qt_timer_kill(ctx, (struct qt_timer *)v);
@@ -997,8 +1027,9 @@ void qt_ctx_release(struct qt_ctx *ctx)
 		qt_timer_bury(t);
 	spin_unlock_irq(&ctx->wqh.lock);
 
-	kvfree(ctx->slots);
-	kvfree(ctx->gens);
+	for (slot = 0; slot < ctx->nr_slots; slot += QT_SLOTS_PER_BLOCK)
+		kfree(ctx->slot_blocks[slot / QT_SLOTS_PER_BLOCK]);
+	kvfree(ctx->slot_blocks);
 	qt_user_put(ctx->user);
 	/* An expirer may still hold a timer of ours in transit. */
 	kfree_rcu(ctx, rcu);

@@ -66,7 +66,7 @@ struct qt_timer {
 	u64 period;			/* (C) 0: one-shot */
 	s64 heap_key;			/* (B) key of the live entry, or NONE */
 	struct qt_timer *next;		/* (C) ready queue link */
-	u32 slot : 24;			/* (C) index in ctx->slots */
+	u32 slot : 24;			/* (C) index in the id table */
 	u32 flags : 8;			/* (C) QT_TF_* */
 	u32 count;			/* (C) expirations pending */
 	u32 slack;			/* (C) ns */
@@ -86,11 +86,13 @@ struct qt_ctx {
 	/*
 	 * (C) Timer ids: slot index + 1 in the low half, the slot's
 	 * generation in the high half.  A used slot holds the timer pointer; a
-	 * free one holds (next free index << 1) | 1.
+	 * free one holds (next free index << 1) | 1.  Slots come in page-sized
+	 * blocks (see struct qt_slot_block in ctx.c) that are never moved, so
+	 * the table grows by a page with no copying and wastes at most one.
 	 */
-	unsigned long *slots;
-	u32 *gens;
-	u32 nr_slots;
+	struct qt_slot_block **slot_blocks;
+	u32 nr_slot_blocks;		/* (C) slot_blocks[] allocated */
+	u32 nr_slots;			/* (C) in the blocks attached */
 	u32 free_slot;			/* (C) head of the free list, or ~0 */
 	u32 nr_timers;			/* (C) live ids */
 	u32 nr_cancel_on_set;		/* (C) */
