@@ -57,13 +57,27 @@ ktime_t qt_clock_now(unsigned int clock)
 static u32 qt_heap_grow_cap(u32 cap, u32 need)
 {
 	/*
-	 * Double while small; grow by a quarter once large, so that a big
-	 * heap wastes little memory (the per-timer budget is 96 bytes) while
-	 * copies stay amortised O(1).
+	 * Double while small; grow by an eighth once large, so that a big
+	 * heap wastes little memory (the per-timer budget is 96 bytes, 16 of
+	 * them this entry) while copies stay amortised O(1).
 	 */
-	u32 next = cap < 65536 ? max(cap * 2, 64U) : cap + cap / 4;
+	u32 next = cap < 65536 ? max(cap * 2, 64U) : cap + cap / 8;
+	size_t size;
 
-	return max(next, need);
+	next = max(next, need);
+	/*
+	 * kvmalloc() backs a large array with 2 MiB pages where it can,
+	 * rounding the size up to them: take the entries that memory holds
+	 * anyway rather than pay for a copy to get them later.
+	 */
+	size = qt_heap_storage_size(next);
+	if (size >= PMD_SIZE && size <= SIZE_MAX - PMD_SIZE) {
+		size_t fits = (ALIGN(size, PMD_SIZE) - qt_heap_storage_size(0)) /
+			      sizeof(struct qt_heap_entry);
+
+		next = min_t(size_t, fits, U32_MAX);
+	}
+	return next;
 }
 
 /* Swap in storage of @cap entries; NULL when another task already did. */
