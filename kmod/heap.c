@@ -264,7 +264,7 @@ void qt_heap_replace_top(struct qt_heap *h, s64 key)
  * Neither callback may call into this heap.  Removal compacts the array in
  * one pass and Floyd's heapify restores order in O(n), which beats one
  * O(log n) deletion per entry once a sizeable fraction is dead (the engine
- * compacts when more than a quarter is) or when a whole file's timers go.
+ * compacts when more than half is) or when a whole file's timers go.
  *
  * Return: the number of entries removed.
  */
