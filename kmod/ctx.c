@@ -47,37 +47,89 @@ void qt_timer_free(struct qt_timer *t)
 }
 
 /*
- * Best effort: with the bulk allocation failed, each ARM allocates its own
- * timer, so that only an ARM whose own allocation fails gets -ENOMEM.
+ * Start a SUBMIT chunk with timers for its @nr_arm ARMs.  Best effort: with
+ * the bulk allocation failed, each ARM allocates its own timer, so that
+ * only an ARM whose own allocation fails gets -ENOMEM.
  */
-void qt_timer_pool_fill(struct qt_timer_pool *pool, unsigned int want)
+void qt_batch_begin(struct qt_batch *batch, unsigned int nr_arm)
 {
-	want = min_t(unsigned int, want, QT_TIMER_POOL_MAX);
-	if (want > 1)
-		pool->nr = kmem_cache_alloc_bulk(qt_timer_cache, GFP_KERNEL,
-						 want, (void **)pool->timers);
+	nr_arm = min_t(unsigned int, nr_arm, QT_BATCH_MAX);
+	batch->nr = 0;
+	batch->locked = false;
+	if (nr_arm > 1)
+		batch->nr = kmem_cache_alloc_bulk(qt_timer_cache, GFP_KERNEL,
+						  nr_arm, (void **)batch->timers);
 }
 
-void qt_timer_pool_drain(struct qt_timer_pool *pool)
+/*
+ * An op's lock: a batch's if it holds it already.  (__acquire() and
+ * __release() tell sparse that each op takes and gives up the lock once,
+ * as far as the op is concerned.)
+ */
+static void qt_ctx_lock(struct qt_ctx *ctx, struct qt_batch *batch)
+	__acquires(&ctx->wqh.lock)
 {
-	if (pool->nr)
-		kmem_cache_free_bulk(qt_timer_cache, pool->nr,
-				     (void **)pool->timers);
-	pool->nr = 0;
+	if (batch && batch->locked) {
+		lockdep_assert_held(&ctx->wqh.lock);
+		__acquire(&ctx->wqh.lock);
+		return;
+	}
+	spin_lock_irq(&ctx->wqh.lock);
+	if (batch)
+		batch->locked = true;
 }
 
-static struct qt_timer *qt_timer_alloc(struct qt_timer_pool *pool)
+/* The op is done with the lock: a batch keeps it for its next op. */
+static void qt_ctx_unlock(struct qt_ctx *ctx, struct qt_batch *batch)
+	__releases(&ctx->wqh.lock)
 {
-	if (pool && pool->nr)
-		return pool->timers[--pool->nr];
+	if (!batch)
+		spin_unlock_irq(&ctx->wqh.lock);
+	else
+		__release(&ctx->wqh.lock);
+}
+
+/* The op, holding the lock, is about to sleep. */
+static void qt_ctx_drop(struct qt_ctx *ctx, struct qt_batch *batch)
+	__releases(&ctx->wqh.lock)
+{
+	spin_unlock_irq(&ctx->wqh.lock);
+	if (batch)
+		batch->locked = false;
+}
+
+/* The op, before taking the lock, is about to sleep. */
+static void qt_ctx_let_go(struct qt_ctx *ctx, struct qt_batch *batch)
+{
+	if (batch && batch->locked) {
+		__acquire(&ctx->wqh.lock);
+		qt_ctx_drop(ctx, batch);
+	}
+}
+
+/* End a chunk: let the lock go and free the timers no ARM took. */
+void qt_batch_end(struct qt_ctx *ctx, struct qt_batch *batch)
+{
+	qt_ctx_let_go(ctx, batch);
+	if (batch->nr)
+		kmem_cache_free_bulk(qt_timer_cache, batch->nr,
+				     (void **)batch->timers);
+	batch->nr = 0;
+}
+
+static struct qt_timer *qt_timer_alloc(struct qt_ctx *ctx, struct qt_batch *batch)
+{
+	if (batch && batch->nr)
+		return batch->timers[--batch->nr];
+	qt_ctx_let_go(ctx, batch);
 	return kmem_cache_alloc(qt_timer_cache, GFP_KERNEL);
 }
 
 /* A timer that an ARM did not use goes back where it came from. */
-static void qt_timer_unalloc(struct qt_timer_pool *pool, struct qt_timer *t)
+static void qt_timer_unalloc(struct qt_batch *batch, struct qt_timer *t)
 {
-	if (pool && pool->nr < QT_TIMER_POOL_MAX)
-		pool->timers[pool->nr++] = t;
+	if (batch && batch->nr < QT_BATCH_MAX)
+		batch->timers[batch->nr++] = t;
 	else
 		qt_timer_free(t);
 }
@@ -440,7 +492,7 @@ static void qt_timer_set(struct qt_timer *t, const struct qt_arm_args *args)
 }
 
 int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
-	       struct qt_timer_pool *pool, u64 *id)
+	       struct qt_batch *batch, u64 *id)
 {
 	bool pinned = args->flags & QTIMER_F_CPU;
 	struct qt_base *base;
@@ -453,7 +505,7 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 		ret = -EDQUOT;
 		goto out_user;
 	}
-	t = qt_timer_alloc(pool);
+	t = qt_timer_alloc(ctx, batch);
 	if (!t) {
 		ret = -ENOMEM;
 		goto out_user;
@@ -463,29 +515,33 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 	t->cookie = args->cookie;
 	t->heap_key = QT_KEY_NONE;
 	qt_timer_set(t, args);
-	if (args->flags & QTIMER_F_CANCEL_ON_SET)
+	if (args->flags & QTIMER_F_CANCEL_ON_SET) {
+		qt_ctx_let_go(ctx, batch);
 		qt_cos_track(ctx);
+	}
 
 	for (;;) {
-		cpu = pinned ? args->cpu : raw_smp_processor_id();
-		ret = qt_base_reserve(qt_base_get(cpu, args->clock), 1);
-		if (ret)
-			goto out_free;
-		ret = qt_slots_reserve(ctx);
-		if (ret)
-			goto out_free;
+		/* Held by the batch: room is checked under the locks below. */
+		if (!batch || !batch->locked) {
+			cpu = pinned ? args->cpu : raw_smp_processor_id();
+			ret = qt_base_reserve(qt_base_get(cpu, args->clock), 1);
+			if (ret)
+				goto out_free;
+			ret = qt_slots_reserve(ctx);
+			if (ret)
+				goto out_free;
+		}
 
-		spin_lock_irq(&ctx->wqh.lock);
+		qt_ctx_lock(ctx, batch);
 		if (ctx->nr_timers >= READ_ONCE(qt_max_timers_per_fd)) {
 			ret = -ENOSPC;
 			goto out_unlock;
 		}
 		if (ctx->free_slot == QT_NO_SLOT) {
-			spin_unlock_irq(&ctx->wqh.lock);
+			qt_ctx_drop(ctx, batch);
 			continue;
 		}
-		if (!pinned)
-			cpu = smp_processor_id();
+		cpu = pinned ? args->cpu : smp_processor_id();
 		base = qt_base_get(cpu, args->clock);
 		spin_lock(&base->lock);
 		if (pinned && !base->online) {
@@ -495,7 +551,7 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 		}
 		if (base->heap.nr >= base->heap.cap) {
 			spin_unlock(&base->lock);
-			spin_unlock_irq(&ctx->wqh.lock);
+			qt_ctx_drop(ctx, batch);
 			continue;
 		}
 		t->slot = qt_slot_alloc(ctx, t);
@@ -510,25 +566,25 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 			ctx->nr_cancel_on_set++;
 		*id = qt_timer_id(ctx, t);
 		trace_qtimer_arm(*id, args, cpu);
-		spin_unlock_irq(&ctx->wqh.lock);
+		qt_ctx_unlock(ctx, batch);
 		return 0;
 	}
 
 out_unlock:
-	spin_unlock_irq(&ctx->wqh.lock);
+	qt_ctx_unlock(ctx, batch);
 out_free:
-	qt_timer_unalloc(pool, t);
+	qt_timer_unalloc(batch, t);
 out_user:
 	atomic_long_dec(&ctx->user->nr_timers);
 	return ret;
 }
 
-int qt_ctx_cancel(struct qt_ctx *ctx, u64 id)
+int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch)
 {
 	struct qt_timer *t;
 	int ret;
 
-	spin_lock_irq(&ctx->wqh.lock);
+	qt_ctx_lock(ctx, batch);
 	t = qt_lookup_live(ctx, id);
 	if (t) {
 		ret = qt_timer_kill(ctx, t);
@@ -537,7 +593,7 @@ int qt_ctx_cancel(struct qt_ctx *ctx, u64 id)
 		ret = -ENOENT;
 	}
 	trace_qtimer_cancel(id, ret);
-	spin_unlock_irq(&ctx->wqh.lock);
+	qt_ctx_unlock(ctx, batch);
 	return ret;
 }
 
@@ -606,17 +662,20 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 	return ret;
 }
 
-int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args)
+int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
+		  struct qt_batch *batch)
 {
 	struct qt_timer *t, *fresh = NULL;
 	struct qt_base *base;
 	bool was_cos;
 	int ret;
 
-	if (args->flags & QTIMER_F_CANCEL_ON_SET)
+	if (args->flags & QTIMER_F_CANCEL_ON_SET) {
+		qt_ctx_let_go(ctx, batch);
 		qt_cos_track(ctx);
+	}
 	for (;;) {
-		spin_lock_irq(&ctx->wqh.lock);
+		qt_ctx_lock(ctx, batch);
 		t = qt_lookup_live(ctx, id);
 		if (!t) {
 			ret = -ENOENT;
@@ -636,7 +695,7 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args)
 				fresh = NULL;
 		} else {
 			/* A fired timer needs a fresh object: allocate unlocked. */
-			spin_unlock_irq(&ctx->wqh.lock);
+			qt_ctx_drop(ctx, batch);
 			fresh = kmem_cache_alloc(qt_timer_cache, GFP_KERNEL);
 			if (!fresh)
 				return -ENOMEM;
@@ -648,14 +707,14 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args)
 			break;
 		}
 		/* The heap is full: grow it unlocked and look again. */
-		spin_unlock_irq(&ctx->wqh.lock);
+		qt_ctx_drop(ctx, batch);
 		if (!base)
 			base = qt_base_get(raw_smp_processor_id(), qt_id_clock(id));
 		ret = qt_base_reserve(base, 1);
 		if (ret)
 			goto out;
 	}
-	spin_unlock_irq(&ctx->wqh.lock);
+	qt_ctx_unlock(ctx, batch);
 out:
 	trace_qtimer_modify(id, args, ret);
 	if (fresh)

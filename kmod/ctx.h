@@ -131,27 +131,35 @@ struct qt_arm_args {
 };
 
 /*
- * Timers allocated ahead, in bulk, for the ARMs of a SUBMIT chunk: one slab
- * call (and one memcg charge) for the chunk instead of one per timer.
+ * What a SUBMIT chunk carries from one op to the next: timers allocated
+ * ahead in bulk for its ARMs (one slab call and memcg charge per chunk
+ * instead of one per timer), and the context lock.  Each op takes the lock
+ * if the chunk does not hold it yet and leaves it held for the next op; an
+ * op that must sleep (to allocate or grow something) drops it first.  So a
+ * chunk pays for one irq-off lock round trip instead of one per op, and
+ * holds interrupts off for at most a chunk's worth of ops.  The single
+ * ioctls pass no batch: their op locks and unlocks for itself.
  */
-#define QT_TIMER_POOL_MAX	16
+#define QT_BATCH_MAX		16
 
-struct qt_timer_pool {
-	unsigned int nr;
-	struct qt_timer *timers[QT_TIMER_POOL_MAX];
+struct qt_batch {
+	unsigned int nr;		/* timers[] left */
+	bool locked;			/* holds ctx->wqh.lock */
+	struct qt_timer *timers[QT_BATCH_MAX];
 };
 
-void qt_timer_pool_fill(struct qt_timer_pool *pool, unsigned int want);
-void qt_timer_pool_drain(struct qt_timer_pool *pool);
+void qt_batch_begin(struct qt_batch *batch, unsigned int nr_arm);
+void qt_batch_end(struct qt_ctx *ctx, struct qt_batch *batch);
 
 int qt_ctx_init(void);
 void qt_ctx_exit(void);
 struct qt_ctx *qt_ctx_create(void);
 void qt_ctx_release(struct qt_ctx *ctx);
 int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
-	       struct qt_timer_pool *pool, u64 *id);
-int qt_ctx_cancel(struct qt_ctx *ctx, u64 id);
-int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args);
+	       struct qt_batch *batch, u64 *id);
+int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch);
+int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
+		  struct qt_batch *batch);
 ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 		    bool nonblock);
 void qt_timer_free(struct qt_timer *t);

@@ -76,7 +76,7 @@ static int qt_check_schedule(const struct qtimer_op *op, unsigned int clock,
 }
 
 static int qt_op_arm(struct qt_ctx *ctx, struct qtimer_op *op,
-		     struct qt_timer_pool *pool)
+		     struct qt_batch *batch)
 {
 	struct qt_arm_args args = { .cookie = op->cookie };
 	int clock = qt_clock_from_user(op->clockid);
@@ -94,18 +94,20 @@ static int qt_op_arm(struct qt_ctx *ctx, struct qtimer_op *op,
 	ret = qt_check_schedule(op, clock, &args);
 	if (ret)
 		return ret;
-	return qt_ctx_arm(ctx, &args, pool, &op->id);
+	return qt_ctx_arm(ctx, &args, batch, &op->id);
 }
 
-static int qt_op_cancel(struct qt_ctx *ctx, const struct qtimer_op *op)
+static int qt_op_cancel(struct qt_ctx *ctx, const struct qtimer_op *op,
+			struct qt_batch *batch)
 {
 	if (op->clockid || op->flags || op->expires_ns || op->period_ns ||
 	    op->slack_ns || op->cookie || op->cpu || op->reserved)
 		return -EINVAL;
-	return qt_ctx_cancel(ctx, op->id);
+	return qt_ctx_cancel(ctx, op->id, batch);
 }
 
-static int qt_op_modify(struct qt_ctx *ctx, const struct qtimer_op *op)
+static int qt_op_modify(struct qt_ctx *ctx, const struct qtimer_op *op,
+			struct qt_batch *batch)
 {
 	unsigned int clock = qt_id_clock(op->id);
 	struct qt_arm_args args = {};
@@ -120,19 +122,20 @@ static int qt_op_modify(struct qt_ctx *ctx, const struct qtimer_op *op)
 	ret = qt_check_schedule(op, clock, &args);
 	if (ret)
 		return ret;
-	return qt_ctx_modify(ctx, op->id, &args);
+	return qt_ctx_modify(ctx, op->id, &args, batch);
 }
 
+/* @batch: the SUBMIT chunk's, NULL for the single ioctls. */
 static int qt_op_run(struct qt_ctx *ctx, struct qtimer_op *op,
-		     struct qt_timer_pool *pool)
+		     struct qt_batch *batch)
 {
 	switch (op->opcode) {
 	case QTIMER_OP_ARM:
-		return qt_op_arm(ctx, op, pool);
+		return qt_op_arm(ctx, op, batch);
 	case QTIMER_OP_CANCEL:
-		return qt_op_cancel(ctx, op);
+		return qt_op_cancel(ctx, op, batch);
 	case QTIMER_OP_MODIFY:
-		return qt_op_modify(ctx, op);
+		return qt_op_modify(ctx, op, batch);
 	}
 	return -EINVAL;
 }
@@ -173,7 +176,7 @@ static long qt_ioctl_single(struct qt_ctx *ctx, struct qtimer_op __user *uop,
 	ret = qt_op_run(ctx, &op, NULL);
 	if (opcode == QTIMER_OP_ARM && !ret && put_user(op.id, &uop->id)) {
 		/* The caller cannot learn the id: the timer must not exist. */
-		qt_ctx_cancel(ctx, op.id);
+		qt_ctx_cancel(ctx, op.id, NULL);
 		return -EFAULT;
 	}
 	return ret;
@@ -181,12 +184,14 @@ static long qt_ioctl_single(struct qt_ctx *ctx, struct qtimer_op __user *uop,
 
 /*
  * SUBMIT works a chunk of ops at a time: one copy in, one user-access
- * window to mark the chunk's results, the ops, one window to report them.
- * Per op, four user copies and a slab round trip cost more than the timer
- * work itself.  A chunk lives on the stack, so SUBMIT allocates nothing of
- * its own that could fail.
+ * window to mark the chunk's results, the ops (with their timers allocated
+ * in bulk and the context lock held from one op to the next, see struct
+ * qt_batch), one window to report them.  Per op, four user copies, a slab
+ * round trip and an irq-off lock round trip cost more than the timer work
+ * itself.  A chunk lives on the stack, so SUBMIT allocates nothing of its
+ * own that could fail.
  */
-#define QT_SUBMIT_CHUNK		QT_TIMER_POOL_MAX
+#define QT_SUBMIT_CHUNK		QT_BATCH_MAX
 
 /*
  * Mark ops[0..nr) in progress (result -EINPROGRESS, an ARM's id 0) before
@@ -249,7 +254,7 @@ static unsigned int qt_submit_chunk(struct qt_ctx *ctx,
 				    u32 flags, bool *stop)
 {
 	int results[QT_SUBMIT_CHUNK];
-	struct qt_timer_pool pool = {};
+	struct qt_batch batch;
 	unsigned int readable, marked, ran, reported, nr_arm = 0, i;
 
 	readable = nr - DIV_ROUND_UP(copy_from_user(ops, uops, nr * sizeof(*ops)),
@@ -261,16 +266,16 @@ static unsigned int qt_submit_chunk(struct qt_ctx *ctx,
 	for (i = 0; i < marked; i++)
 		if (ops[i].opcode == QTIMER_OP_ARM)
 			nr_arm++;
-	qt_timer_pool_fill(&pool, nr_arm);
+	qt_batch_begin(&batch, nr_arm);
 
 	for (ran = 0; ran < marked; ) {
-		results[ran] = qt_op_run(ctx, &ops[ran], &pool);
+		results[ran] = qt_op_run(ctx, &ops[ran], &batch);
 		if (results[ran++] < 0 && (flags & QTIMER_SUBMIT_STOP_ON_ERROR)) {
 			*stop = true;
 			break;
 		}
 	}
-	qt_timer_pool_drain(&pool);
+	qt_batch_end(ctx, &batch);
 
 	/*
 	 * A failed ARM leaves its id as marked, 0.  Ops that did not run
@@ -284,7 +289,7 @@ static unsigned int qt_submit_chunk(struct qt_ctx *ctx,
 		/* Unmapped under us: the caller cannot learn these ids. */
 		for (i = reported; i < ran; i++)
 			if (ops[i].opcode == QTIMER_OP_ARM && !results[i])
-				qt_ctx_cancel(ctx, ops[i].id);
+				qt_ctx_cancel(ctx, ops[i].id, NULL);
 		*stop = true;
 	}
 	return reported;
