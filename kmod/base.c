@@ -9,7 +9,7 @@
  * leaves the rest to a worker, so that no number of simultaneous deadlines
  * can hold a CPU in hard-irq context.  Cancelled and re-timed entries are
  * left in place and skipped when they surface, and compacted away in O(n)
- * once they make up more than a quarter of a heap.  When a CPU goes offline
+ * once they make up more than half of a heap.  When a CPU goes offline
  * its heaps merge into the heaps of the CPU running the hotplug teardown.
  */
 
@@ -57,13 +57,27 @@ ktime_t qt_clock_now(unsigned int clock)
 static u32 qt_heap_grow_cap(u32 cap, u32 need)
 {
 	/*
-	 * Double while small; grow by a quarter once large, so that a big
-	 * heap wastes little memory (the per-timer budget is 96 bytes) while
-	 * copies stay amortised O(1).
+	 * Double while small; grow by an eighth once large, so that a big
+	 * heap wastes little memory (the per-timer budget is 96 bytes, 16 of
+	 * them this entry) while copies stay amortised O(1).
 	 */
-	u32 next = cap < 65536 ? max(cap * 2, 64U) : cap + cap / 4;
+	u32 next = cap < 65536 ? max(cap * 2, 64U) : cap + cap / 8;
+	size_t size;
 
-	return max(next, need);
+	next = max(next, need);
+	/*
+	 * kvmalloc() backs a large array with 2 MiB pages where it can,
+	 * rounding the size up to them: take the entries that memory holds
+	 * anyway rather than pay for a copy to get them later.
+	 */
+	size = qt_heap_storage_size(next);
+	if (size >= PMD_SIZE && size <= SIZE_MAX - PMD_SIZE) {
+		size_t fits = (ALIGN(size, PMD_SIZE) - qt_heap_storage_size(0)) /
+			      sizeof(struct qt_heap_entry);
+
+		next = min_t(size_t, fits, U32_MAX);
+	}
+	return next;
 }
 
 /* Swap in storage of @cap entries; NULL when another task already did. */
@@ -227,14 +241,18 @@ void qt_base_push(struct qt_base *base, struct qt_timer *t)
  * @t: a timer live in the heap.
  *
  * O(1): the entry stays where it is and is dropped when it surfaces, or by
- * compaction once stale entries exceed a quarter of the heap (Go's rule).
+ * compaction once stale entries exceed half of the heap.  Go compacts at a
+ * quarter; but every entry a compaction looks at costs a miss on its timer,
+ * and cancelling a whole heap then looks at four entries per cancel (a sum
+ * of n * (3/4)^k) and re-sifts three.  At a half it is two and one, for at
+ * most one stale entry (and its dead timer) per live one.
  */
 void qt_base_unlink(struct qt_base *base, struct qt_timer *t)
 {
 	lockdep_assert_held(&base->lock);
 	t->heap_key = QT_KEY_NONE;
 	base->nr_dead++;
-	if (base->nr_dead > base->heap.nr / 4)
+	if (base->nr_dead > base->heap.nr / 2)
 		qt_base_compact(base);
 }
 

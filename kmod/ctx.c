@@ -46,6 +46,94 @@ void qt_timer_free(struct qt_timer *t)
 	kmem_cache_free(qt_timer_cache, t);
 }
 
+/*
+ * Start a SUBMIT chunk with timers for its @nr_arm ARMs.  Best effort: with
+ * the bulk allocation failed, each ARM allocates its own timer, so that
+ * only an ARM whose own allocation fails gets -ENOMEM.
+ */
+void qt_batch_begin(struct qt_batch *batch, unsigned int nr_arm)
+{
+	nr_arm = min_t(unsigned int, nr_arm, QT_BATCH_MAX);
+	batch->nr = 0;
+	batch->locked = false;
+	if (nr_arm > 1)
+		batch->nr = kmem_cache_alloc_bulk(qt_timer_cache, GFP_KERNEL,
+						  nr_arm, (void **)batch->timers);
+}
+
+/*
+ * An op's lock: a batch's if it holds it already.  (__acquire() and
+ * __release() tell sparse that each op takes and gives up the lock once,
+ * as far as the op is concerned.)
+ */
+static void qt_ctx_lock(struct qt_ctx *ctx, struct qt_batch *batch)
+	__acquires(&ctx->wqh.lock)
+{
+	if (batch && batch->locked) {
+		lockdep_assert_held(&ctx->wqh.lock);
+		__acquire(&ctx->wqh.lock);
+		return;
+	}
+	spin_lock_irq(&ctx->wqh.lock);
+	if (batch)
+		batch->locked = true;
+}
+
+/* The op is done with the lock: a batch keeps it for its next op. */
+static void qt_ctx_unlock(struct qt_ctx *ctx, struct qt_batch *batch)
+	__releases(&ctx->wqh.lock)
+{
+	if (!batch)
+		spin_unlock_irq(&ctx->wqh.lock);
+	else
+		__release(&ctx->wqh.lock);
+}
+
+/* The op, holding the lock, is about to sleep. */
+static void qt_ctx_drop(struct qt_ctx *ctx, struct qt_batch *batch)
+	__releases(&ctx->wqh.lock)
+{
+	spin_unlock_irq(&ctx->wqh.lock);
+	if (batch)
+		batch->locked = false;
+}
+
+/* The op, before taking the lock, is about to sleep. */
+static void qt_ctx_let_go(struct qt_ctx *ctx, struct qt_batch *batch)
+{
+	if (batch && batch->locked) {
+		__acquire(&ctx->wqh.lock);
+		qt_ctx_drop(ctx, batch);
+	}
+}
+
+/* End a chunk: let the lock go and free the timers no ARM took. */
+void qt_batch_end(struct qt_ctx *ctx, struct qt_batch *batch)
+{
+	qt_ctx_let_go(ctx, batch);
+	if (batch->nr)
+		kmem_cache_free_bulk(qt_timer_cache, batch->nr,
+				     (void **)batch->timers);
+	batch->nr = 0;
+}
+
+static struct qt_timer *qt_timer_alloc(struct qt_ctx *ctx, struct qt_batch *batch)
+{
+	if (batch && batch->nr)
+		return batch->timers[--batch->nr];
+	qt_ctx_let_go(ctx, batch);
+	return kmem_cache_alloc(qt_timer_cache, GFP_KERNEL);
+}
+
+/* A timer that an ARM did not use goes back where it came from. */
+static void qt_timer_unalloc(struct qt_batch *batch, struct qt_timer *t)
+{
+	if (batch && batch->nr < QT_BATCH_MAX)
+		batch->timers[batch->nr++] = t;
+	else
+		qt_timer_free(t);
+}
+
 /* --- per-user accounting ------------------------------------------------ */
 
 struct qt_user {
@@ -116,6 +204,28 @@ void qt_user_put(struct qt_user *user)
 
 /* --- ids ---------------------------------------------------------------- */
 
+/*
+ * The id table: a slot's word and its generation sit in the same page, so
+ * that looking an id up touches one page of the table.  341 slots of 12
+ * bytes fill a 4 KiB page.
+ */
+#define QT_SLOTS_PER_BLOCK	(PAGE_SIZE / (sizeof(unsigned long) + sizeof(u32)))
+
+struct qt_slot_block {
+	unsigned long word[QT_SLOTS_PER_BLOCK];
+	u32 gen[QT_SLOTS_PER_BLOCK];
+};
+
+static unsigned long *qt_slot_word(const struct qt_ctx *ctx, u32 slot)
+{
+	return &ctx->slot_blocks[slot / QT_SLOTS_PER_BLOCK]->word[slot % QT_SLOTS_PER_BLOCK];
+}
+
+static u32 *qt_slot_gen(const struct qt_ctx *ctx, u32 slot)
+{
+	return &ctx->slot_blocks[slot / QT_SLOTS_PER_BLOCK]->gen[slot % QT_SLOTS_PER_BLOCK];
+}
+
 static unsigned int qt_timer_clock(const struct qt_timer *t)
 {
 	return READ_ONCE(t->base_idx) % QT_NR_CLOCKS;
@@ -123,23 +233,26 @@ static unsigned int qt_timer_clock(const struct qt_timer *t)
 
 static u64 qt_timer_id(const struct qt_ctx *ctx, const struct qt_timer *t)
 {
-	return (u64)(ctx->gens[t->slot] & QT_ID_GEN_MASK) << QT_ID_GEN_SHIFT |
+	return (u64)(*qt_slot_gen(ctx, t->slot) & QT_ID_GEN_MASK) << QT_ID_GEN_SHIFT |
 	       (u64)qt_timer_clock(t) << QT_ID_CLOCK_SHIFT | (t->slot + 1);
 }
 
 static struct qt_timer *qt_lookup(struct qt_ctx *ctx, u64 id)
 {
 	u32 slot = (u32)id - 1;
+	struct qt_slot_block *block;
 	struct qt_timer *t;
 	unsigned long v;
 
 	lockdep_assert_held(&ctx->wqh.lock);
 	if (slot >= ctx->nr_slots)
 		return NULL;
-	v = ctx->slots[slot];
+	block = ctx->slot_blocks[slot / QT_SLOTS_PER_BLOCK];
+	slot %= QT_SLOTS_PER_BLOCK;
+	v = block->word[slot];
 	if (v & 1)
 		return NULL;
-	if ((ctx->gens[slot] & QT_ID_GEN_MASK) != id >> QT_ID_GEN_SHIFT)
+	if ((block->gen[slot] & QT_ID_GEN_MASK) != id >> QT_ID_GEN_SHIFT)
 		return NULL;
 	t = (struct qt_timer *)v;
 	if (qt_timer_clock(t) != qt_id_clock(id))
@@ -166,75 +279,80 @@ static struct qt_timer *qt_lookup_live(struct qt_ctx *ctx, u64 id)
 static u32 qt_slot_alloc(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	u32 slot = ctx->free_slot;
+	unsigned long *word = qt_slot_word(ctx, slot);
 
-	WRITE_ONCE(ctx->free_slot, ctx->slots[slot] >> 1);
-	ctx->slots[slot] = (unsigned long)t;
+	WRITE_ONCE(ctx->free_slot, *word >> 1);
+	*word = (unsigned long)t;
 	return slot;
 }
 
 static void qt_slot_free(struct qt_ctx *ctx, u32 slot)
 {
-	ctx->gens[slot]++;
-	ctx->slots[slot] = (unsigned long)ctx->free_slot << 1 | 1;
+	(*qt_slot_gen(ctx, slot))++;
+	*qt_slot_word(ctx, slot) = (unsigned long)ctx->free_slot << 1 | 1;
 	WRITE_ONCE(ctx->free_slot, slot);
 }
 
-/* Grow the id table in process context until a slot is free. */
+/* Add a block of slots, in process context, until a slot is free. */
 static int qt_slots_reserve(struct qt_ctx *ctx)
 {
-	unsigned long *slots, *old_slots;
-	u32 *gens, *old_gens;
-	u32 cap, next, i;
+	struct qt_slot_block *block, **blocks = NULL, **old_blocks = NULL;
+	u32 nr_blocks, max_blocks, first, next, i;
 
 	/* Racy peek: the common case has a free slot and takes no lock. */
 	if (READ_ONCE(ctx->free_slot) != QT_NO_SLOT)
 		return 0;
 	spin_lock_irq(&ctx->wqh.lock);
-	cap = ctx->nr_slots;
+	first = ctx->nr_slots;
+	max_blocks = ctx->nr_slot_blocks;
 	next = ctx->free_slot;
 	spin_unlock_irq(&ctx->wqh.lock);
 	if (next != QT_NO_SLOT)
 		return 0;
-	if (cap >= QT_MAX_SLOTS)
+	if (first + QT_SLOTS_PER_BLOCK > QT_MAX_SLOTS)
 		return -ENOSPC;
 
-	next = cap < 65536 ? max(cap * 2, 64U) : cap + cap / 4;
-	next = min(next, QT_MAX_SLOTS);
-	slots = kvmalloc_array(next, sizeof(*slots), GFP_KERNEL_ACCOUNT);
-	gens = kvmalloc_array(next, sizeof(*gens), GFP_KERNEL_ACCOUNT);
-	if (!slots || !gens) {
-		kvfree(slots);
-		kvfree(gens);
+	nr_blocks = first / QT_SLOTS_PER_BLOCK;
+	block = kmalloc(sizeof(*block), GFP_KERNEL_ACCOUNT);
+	if (!block)
 		return -ENOMEM;
+	if (nr_blocks == max_blocks) {
+		/* Pointers only: 8 bytes per 341 timers, doubling is fine. */
+		max_blocks = max(2 * max_blocks, 8U);
+		blocks = kvmalloc_array(max_blocks, sizeof(*blocks),
+					GFP_KERNEL_ACCOUNT);
+		if (!blocks) {
+			kfree(block);
+			return -ENOMEM;
+		}
 	}
 
 	spin_lock_irq(&ctx->wqh.lock);
-	if (ctx->nr_slots != cap) {
+	if (ctx->nr_slots != first) {
 		/* Someone else grew it. */
 		spin_unlock_irq(&ctx->wqh.lock);
-		kvfree(slots);
-		kvfree(gens);
+		kfree(block);
+		kvfree(blocks);
 		return 0;
 	}
-	if (cap) {
-		memcpy(slots, ctx->slots, cap * sizeof(*slots));
-		memcpy(gens, ctx->gens, cap * sizeof(*gens));
+	if (blocks) {
+		if (nr_blocks)
+			memcpy(blocks, ctx->slot_blocks, nr_blocks * sizeof(*blocks));
+		old_blocks = ctx->slot_blocks;
+		ctx->slot_blocks = blocks;
+		ctx->nr_slot_blocks = max_blocks;
 	}
-	for (i = cap; i < next; i++) {
-		u32 link = i + 1 < next ? i + 1 : ctx->free_slot;
+	for (i = 0; i < QT_SLOTS_PER_BLOCK; i++) {
+		u32 link = i + 1 < QT_SLOTS_PER_BLOCK ? first + i + 1 : ctx->free_slot;
 
-		slots[i] = (unsigned long)link << 1 | 1;
-		gens[i] = 0;
+		block->word[i] = (unsigned long)link << 1 | 1;
+		block->gen[i] = 0;
 	}
-	WRITE_ONCE(ctx->free_slot, cap);
-	old_slots = ctx->slots;
-	old_gens = ctx->gens;
-	ctx->slots = slots;
-	ctx->gens = gens;
-	ctx->nr_slots = next;
+	ctx->slot_blocks[nr_blocks] = block;
+	ctx->nr_slots = first + QT_SLOTS_PER_BLOCK;
+	WRITE_ONCE(ctx->free_slot, first);
 	spin_unlock_irq(&ctx->wqh.lock);
-	kvfree(old_slots);
-	kvfree(old_gens);
+	kvfree(old_blocks);
 	return 0;
 }
 
@@ -396,7 +514,8 @@ static void qt_timer_set(struct qt_timer *t, const struct qt_arm_args *args)
 		t->flags &= ~QT_TF_CANCEL_ON_SET;
 }
 
-int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args, u64 *id)
+int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
+	       struct qt_batch *batch, u64 *id)
 {
 	bool pinned = args->flags & QTIMER_F_CPU;
 	struct qt_base *base;
@@ -409,7 +528,7 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args, u64 *id)
 		ret = -EDQUOT;
 		goto out_user;
 	}
-	t = kmem_cache_alloc(qt_timer_cache, GFP_KERNEL);
+	t = qt_timer_alloc(ctx, batch);
 	if (!t) {
 		ret = -ENOMEM;
 		goto out_user;
@@ -419,29 +538,33 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args, u64 *id)
 	t->cookie = args->cookie;
 	t->heap_key = QT_KEY_NONE;
 	qt_timer_set(t, args);
-	if (args->flags & QTIMER_F_CANCEL_ON_SET)
+	if (args->flags & QTIMER_F_CANCEL_ON_SET) {
+		qt_ctx_let_go(ctx, batch);
 		qt_cos_track(ctx);
+	}
 
 	for (;;) {
-		cpu = pinned ? args->cpu : raw_smp_processor_id();
-		ret = qt_base_reserve(qt_base_get(cpu, args->clock), 1);
-		if (ret)
-			goto out_free;
-		ret = qt_slots_reserve(ctx);
-		if (ret)
-			goto out_free;
+		/* Held by the batch: room is checked under the locks below. */
+		if (!batch || !batch->locked) {
+			cpu = pinned ? args->cpu : raw_smp_processor_id();
+			ret = qt_base_reserve(qt_base_get(cpu, args->clock), 1);
+			if (ret)
+				goto out_free;
+			ret = qt_slots_reserve(ctx);
+			if (ret)
+				goto out_free;
+		}
 
-		spin_lock_irq(&ctx->wqh.lock);
+		qt_ctx_lock(ctx, batch);
 		if (ctx->nr_timers >= READ_ONCE(qt_max_timers_per_fd)) {
 			ret = -ENOSPC;
 			goto out_unlock;
 		}
 		if (ctx->free_slot == QT_NO_SLOT) {
-			spin_unlock_irq(&ctx->wqh.lock);
+			qt_ctx_drop(ctx, batch);
 			continue;
 		}
-		if (!pinned)
-			cpu = smp_processor_id();
+		cpu = pinned ? args->cpu : smp_processor_id();
 		base = qt_base_get(cpu, args->clock);
 		spin_lock(&base->lock);
 		if (pinned && !base->online) {
@@ -451,7 +574,7 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args, u64 *id)
 		}
 		if (base->heap.nr >= base->heap.cap) {
 			spin_unlock(&base->lock);
-			spin_unlock_irq(&ctx->wqh.lock);
+			qt_ctx_drop(ctx, batch);
 			continue;
 		}
 		t->slot = qt_slot_alloc(ctx, t);
@@ -466,25 +589,25 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args, u64 *id)
 			ctx->nr_cancel_on_set++;
 		*id = qt_timer_id(ctx, t);
 		trace_qtimer_arm(*id, args, cpu);
-		spin_unlock_irq(&ctx->wqh.lock);
+		qt_ctx_unlock(ctx, batch);
 		return 0;
 	}
 
 out_unlock:
-	spin_unlock_irq(&ctx->wqh.lock);
+	qt_ctx_unlock(ctx, batch);
 out_free:
-	qt_timer_free(t);
+	qt_timer_unalloc(batch, t);
 out_user:
 	atomic_long_dec(&ctx->user->nr_timers);
 	return ret;
 }
 
-int qt_ctx_cancel(struct qt_ctx *ctx, u64 id)
+int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch)
 {
 	struct qt_timer *t;
 	int ret;
 
-	spin_lock_irq(&ctx->wqh.lock);
+	qt_ctx_lock(ctx, batch);
 	t = qt_lookup_live(ctx, id);
 	if (t) {
 		ret = qt_timer_kill(ctx, t);
@@ -493,7 +616,7 @@ int qt_ctx_cancel(struct qt_ctx *ctx, u64 id)
 		ret = -ENOENT;
 	}
 	trace_qtimer_cancel(id, ret);
-	spin_unlock_irq(&ctx->wqh.lock);
+	qt_ctx_unlock(ctx, batch);
 	return ret;
 }
 
@@ -555,7 +678,7 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 	fresh->base_idx = base->idx;
 	qt_timer_set(fresh, args);
 	fresh->state = QT_ARMED;
-	ctx->slots[t->slot] = (unsigned long)fresh;
+	*qt_slot_word(ctx, t->slot) = (unsigned long)fresh;
 	qt_base_push(base, fresh);
 	spin_unlock(&base->lock);
 
@@ -571,17 +694,20 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 	return ret;
 }
 
-int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args)
+int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
+		  struct qt_batch *batch)
 {
 	struct qt_timer *t, *fresh = NULL;
 	struct qt_base *base;
 	int ret, cpu = -1;
 	bool was_cos;
 
-	if (args->flags & QTIMER_F_CANCEL_ON_SET)
+	if (args->flags & QTIMER_F_CANCEL_ON_SET) {
+		qt_ctx_let_go(ctx, batch);
 		qt_cos_track(ctx);
+	}
 	for (;;) {
-		spin_lock_irq(&ctx->wqh.lock);
+		qt_ctx_lock(ctx, batch);
 		t = qt_lookup_live(ctx, id);
 		if (!t) {
 			ret = -ENOENT;
@@ -600,7 +726,7 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args)
 				fresh = NULL;
 		} else {
 			/* A fired timer needs a fresh object: allocate unlocked. */
-			spin_unlock_irq(&ctx->wqh.lock);
+			qt_ctx_drop(ctx, batch);
 			fresh = kmem_cache_alloc(qt_timer_cache, GFP_KERNEL);
 			if (!fresh)
 				return -ENOMEM;
@@ -614,12 +740,12 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args)
 			break;
 		}
 		/* The heap is full: grow it unlocked and look again. */
-		spin_unlock_irq(&ctx->wqh.lock);
+		qt_ctx_drop(ctx, batch);
 		ret = qt_base_reserve(base, 1);
 		if (ret)
 			goto out;
 	}
-	spin_unlock_irq(&ctx->wqh.lock);
+	qt_ctx_unlock(ctx, batch);
 out:
 	trace_qtimer_modify(id, args, ret, cpu);
 	if (fresh)
@@ -882,7 +1008,7 @@ static void qt_clock_set_workfn(struct work_struct *work)
 	list_for_each_entry(ctx, &qt_cos_list, cos_node) {
 		spin_lock_irq(&ctx->wqh.lock);
 		for (slot = 0; ctx->nr_cancel_on_set && slot < ctx->nr_slots; slot++) {
-			struct qt_timer *t = (struct qt_timer *)ctx->slots[slot];
+			struct qt_timer *t = (struct qt_timer *)*qt_slot_word(ctx, slot);
 			struct qt_base *base;
 
 			if ((unsigned long)t & 1 || !(t->flags & QT_TF_CANCEL_ON_SET))
@@ -976,7 +1102,7 @@ void qt_ctx_release(struct qt_ctx *ctx)
 
 	spin_lock_irq(&ctx->wqh.lock);
 	for (slot = 0; slot < ctx->nr_slots; slot++) {
-		unsigned long v = ctx->slots[slot];
+		unsigned long v = *qt_slot_word(ctx, slot);
 
 		if (!(v & 1))
 			qt_timer_kill(ctx, (struct qt_timer *)v);
@@ -991,8 +1117,9 @@ void qt_ctx_release(struct qt_ctx *ctx)
 		qt_timer_bury(t);
 	spin_unlock_irq(&ctx->wqh.lock);
 
-	kvfree(ctx->slots);
-	kvfree(ctx->gens);
+	for (slot = 0; slot < ctx->nr_slots; slot += QT_SLOTS_PER_BLOCK)
+		kfree(ctx->slot_blocks[slot / QT_SLOTS_PER_BLOCK]);
+	kvfree(ctx->slot_blocks);
 	qt_user_put(ctx->user);
 	/* An expirer may still hold a timer of ours in transit. */
 	kfree_rcu(ctx, rcu);

@@ -66,7 +66,7 @@ struct qt_timer {
 	u64 period;			/* (C) 0: one-shot */
 	s64 heap_key;			/* (B) key of the live entry, or NONE */
 	struct qt_timer *next;		/* (C) ready queue link */
-	u32 slot : 24;			/* (C) index in ctx->slots */
+	u32 slot : 24;			/* (C) index in the id table */
 	u32 flags : 8;			/* (C) QT_TF_* */
 	u32 count;			/* (C) expirations pending */
 	u32 slack;			/* (C) ns */
@@ -86,11 +86,13 @@ struct qt_ctx {
 	/*
 	 * (C) Timer ids: slot index + 1 in the low half, the slot's
 	 * generation in the high half.  A used slot holds the timer pointer; a
-	 * free one holds (next free index << 1) | 1.
+	 * free one holds (next free index << 1) | 1.  Slots come in page-sized
+	 * blocks (see struct qt_slot_block in ctx.c) that are never moved, so
+	 * the table grows by a page with no copying and wastes at most one.
 	 */
-	unsigned long *slots;
-	u32 *gens;
-	u32 nr_slots;
+	struct qt_slot_block **slot_blocks;
+	u32 nr_slot_blocks;		/* (C) slot_blocks[] allocated */
+	u32 nr_slots;			/* (C) in the blocks attached */
 	u32 free_slot;			/* (C) head of the free list, or ~0 */
 	u32 nr_timers;			/* (C) live ids */
 	u32 nr_cancel_on_set;		/* (C) */
@@ -128,13 +130,36 @@ struct qt_arm_args {
 	u64 cookie;
 };
 
+/*
+ * What a SUBMIT chunk carries from one op to the next: timers allocated
+ * ahead in bulk for its ARMs (one slab call and memcg charge per chunk
+ * instead of one per timer), and the context lock.  Each op takes the lock
+ * if the chunk does not hold it yet and leaves it held for the next op; an
+ * op that must sleep (to allocate or grow something) drops it first.  So a
+ * chunk pays for one irq-off lock round trip instead of one per op, and
+ * holds interrupts off for at most a chunk's worth of ops.  The single
+ * ioctls pass no batch: their op locks and unlocks for itself.
+ */
+#define QT_BATCH_MAX		16
+
+struct qt_batch {
+	unsigned int nr;		/* timers[] left */
+	bool locked;			/* holds ctx->wqh.lock */
+	struct qt_timer *timers[QT_BATCH_MAX];
+};
+
+void qt_batch_begin(struct qt_batch *batch, unsigned int nr_arm);
+void qt_batch_end(struct qt_ctx *ctx, struct qt_batch *batch);
+
 int qt_ctx_init(void);
 void qt_ctx_exit(void);
 struct qt_ctx *qt_ctx_create(void);
 void qt_ctx_release(struct qt_ctx *ctx);
-int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args, u64 *id);
-int qt_ctx_cancel(struct qt_ctx *ctx, u64 id);
-int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args);
+int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
+	       struct qt_batch *batch, u64 *id);
+int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch);
+int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
+		  struct qt_batch *batch);
 ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 		    bool nonblock);
 void qt_timer_free(struct qt_timer *t);

@@ -250,42 +250,14 @@ void qt_heap_replace_top(struct qt_heap *h, s64 key)
 }
 
 /**
- * qt_heap_filter() - Remove every entry that @keep rejects.
- * @h: the heap.
- * @keep: called exactly once per entry, in array order; false removes it.
- *        It sees the whole entry because a timer may have several (a
- *        modify-earlier leaves the old one behind), and only the caller
- *        can tell from the key which of them is live.
- * @drop: called exactly once per removed entry, right after @keep rejected
- *        it; it may free the timer once no other entry refers to it, as the
- *        heap never looks at the timer pointer.
- * @arg: passed to both callbacks.
+ * qt_heap_rebuild() - Restore heap order over all entries in O(n).
+ * @h: the heap, its entries in any order.
  *
- * Neither callback may call into this heap.  Removal compacts the array in
- * one pass and Floyd's heapify restores order in O(n), which beats one
- * O(log n) deletion per entry once a sizeable fraction is dead (the engine
- * compacts when more than a quarter is) or when a whole file's timers go.
- *
- * Return: the number of entries removed.
+ * For qt_heap_filter(), which moves the kept entries to new indices.
  */
-u32 qt_heap_filter(struct qt_heap *h,
-		   bool (*keep)(const struct qt_heap_entry *e, void *arg),
-		   void (*drop)(void *timer, void *arg), void *arg)
+void qt_heap_rebuild(struct qt_heap *h)
 {
-	struct qt_heap_entry *v = h->v;
-	u32 n = h->nr, kept = 0, i;
-
-	for (i = 0; i < n; i++) {
-		if (keep(&v[i], arg))
-			v[kept++] = v[i];
-		else
-			drop(v[i].timer, arg);
-	}
-	h->nr = kept;
-	/* Compaction moved entries to new indices; if none went, none moved. */
-	if (kept != n)
-		qt_heap_heapify(v, kept);
-	return n - kept;
+	qt_heap_heapify(h->v, h->nr);
 }
 
 /**

@@ -56,9 +56,51 @@ static inline const struct qt_heap_entry *qt_heap_top(const struct qt_heap *h)
 void qt_heap_push(struct qt_heap *h, s64 key, void *timer);
 void qt_heap_pop(struct qt_heap *h);
 void qt_heap_replace_top(struct qt_heap *h, s64 key);
-u32 qt_heap_filter(struct qt_heap *h,
-		   bool (*keep)(const struct qt_heap_entry *e, void *arg),
-		   void (*drop)(void *timer, void *arg), void *arg);
+void qt_heap_rebuild(struct qt_heap *h);
+
+/**
+ * qt_heap_filter() - Remove every entry that @keep rejects.
+ * @h: the heap.
+ * @keep: called exactly once per entry, in array order; false removes it.
+ *        It sees the whole entry because a timer may have several (a
+ *        modify-earlier leaves the old one behind), and only the caller
+ *        can tell from the key which of them is live.
+ * @drop: called exactly once per removed entry, right after @keep rejected
+ *        it; it may free the timer once no other entry refers to it, as the
+ *        heap never looks at the timer pointer.
+ * @arg: passed to both callbacks.
+ *
+ * Neither callback may call into this heap.  Removal compacts the array in
+ * one pass and Floyd's heapify restores order in O(n), which beats one
+ * O(log n) deletion per entry once a sizeable fraction is dead (the engine
+ * compacts when more than half is) or when a whole file's timers go.
+ *
+ * Inline so that the callbacks, called once per entry of a heap that may
+ * hold millions, are inlined too rather than called through pointers.
+ *
+ * Return: the number of entries removed.
+ */
+static __always_inline u32
+qt_heap_filter(struct qt_heap *h,
+	       bool (*keep)(const struct qt_heap_entry *e, void *arg),
+	       void (*drop)(void *timer, void *arg), void *arg)
+{
+	struct qt_heap_entry *v = h->v;
+	u32 n = h->nr, kept = 0, i;
+
+	for (i = 0; i < n; i++) {
+		if (keep(&v[i], arg))
+			v[kept++] = v[i];
+		else
+			drop(v[i].timer, arg);
+	}
+	h->nr = kept;
+	/* Compaction moved entries to new indices; if none went, none moved. */
+	if (kept != n)
+		qt_heap_rebuild(h);
+	return n - kept;
+}
+
 void qt_heap_merge(struct qt_heap *dst, struct qt_heap *src);
 
 #endif /* _QT_HEAP_H */

@@ -75,7 +75,8 @@ static int qt_check_schedule(const struct qtimer_op *op, unsigned int clock,
 				  &args->expires);
 }
 
-static int qt_op_arm(struct qt_ctx *ctx, struct qtimer_op *op)
+static int qt_op_arm(struct qt_ctx *ctx, struct qtimer_op *op,
+		     struct qt_batch *batch)
 {
 	struct qt_arm_args args = { .cookie = op->cookie };
 	int clock = qt_clock_from_user(op->clockid);
@@ -93,18 +94,20 @@ static int qt_op_arm(struct qt_ctx *ctx, struct qtimer_op *op)
 	ret = qt_check_schedule(op, clock, &args);
 	if (ret)
 		return ret;
-	return qt_ctx_arm(ctx, &args, &op->id);
+	return qt_ctx_arm(ctx, &args, batch, &op->id);
 }
 
-static int qt_op_cancel(struct qt_ctx *ctx, const struct qtimer_op *op)
+static int qt_op_cancel(struct qt_ctx *ctx, const struct qtimer_op *op,
+			struct qt_batch *batch)
 {
 	if (op->clockid || op->flags || op->expires_ns || op->period_ns ||
 	    op->slack_ns || op->cookie || op->cpu || op->reserved)
 		return -EINVAL;
-	return qt_ctx_cancel(ctx, op->id);
+	return qt_ctx_cancel(ctx, op->id, batch);
 }
 
-static int qt_op_modify(struct qt_ctx *ctx, const struct qtimer_op *op)
+static int qt_op_modify(struct qt_ctx *ctx, const struct qtimer_op *op,
+			struct qt_batch *batch)
 {
 	unsigned int clock = qt_id_clock(op->id);
 	struct qt_arm_args args = {};
@@ -119,18 +122,20 @@ static int qt_op_modify(struct qt_ctx *ctx, const struct qtimer_op *op)
 	ret = qt_check_schedule(op, clock, &args);
 	if (ret)
 		return ret;
-	return qt_ctx_modify(ctx, op->id, &args);
+	return qt_ctx_modify(ctx, op->id, &args, batch);
 }
 
-static int qt_op_run(struct qt_ctx *ctx, struct qtimer_op *op)
+/* @batch: the SUBMIT chunk's, NULL for the single ioctls. */
+static int qt_op_run(struct qt_ctx *ctx, struct qtimer_op *op,
+		     struct qt_batch *batch)
 {
 	switch (op->opcode) {
 	case QTIMER_OP_ARM:
-		return qt_op_arm(ctx, op);
+		return qt_op_arm(ctx, op, batch);
 	case QTIMER_OP_CANCEL:
-		return qt_op_cancel(ctx, op);
+		return qt_op_cancel(ctx, op, batch);
 	case QTIMER_OP_MODIFY:
-		return qt_op_modify(ctx, op);
+		return qt_op_modify(ctx, op, batch);
 	}
 	return -EINVAL;
 }
@@ -168,47 +173,136 @@ static long qt_ioctl_single(struct qt_ctx *ctx, struct qtimer_op __user *uop,
 	if (op.opcode && op.opcode != opcode)
 		return -EINVAL;
 	op.opcode = opcode;
-	ret = qt_op_run(ctx, &op);
+	ret = qt_op_run(ctx, &op, NULL);
 	if (opcode == QTIMER_OP_ARM && !ret && put_user(op.id, &uop->id)) {
 		/* The caller cannot learn the id: the timer must not exist. */
-		qt_ctx_cancel(ctx, op.id);
+		qt_ctx_cancel(ctx, op.id, NULL);
 		return -EFAULT;
 	}
 	return ret;
 }
 
 /*
- * Run one SUBMIT op.  Its result (and an ARM's id) must be writable before
- * it runs, so that an op whose outcome cannot be reported has no effect.
- * Returns -EFAULT when processing has to stop at this op.
+ * SUBMIT works a chunk of ops at a time: one copy in, one user-access
+ * window to mark the chunk's results, the ops (with their timers allocated
+ * in bulk and the context lock held from one op to the next, see struct
+ * qt_batch), one window to report them.  Per op, four user copies, a slab
+ * round trip and an irq-off lock round trip cost more than the timer work
+ * itself.  A chunk lives on the stack, so SUBMIT allocates nothing of its
+ * own that could fail.
  */
-static int qt_submit_one(struct qt_ctx *ctx, struct qtimer_op __user *uop,
-			 int *result)
-{
-	struct qtimer_op op;
+#define QT_SUBMIT_CHUNK		QT_BATCH_MAX
 
-	if (copy_from_user(&op, uop, sizeof(op)))
-		return -EFAULT;
-	if (put_user(-EINPROGRESS, &uop->result) ||
-	    (op.opcode == QTIMER_OP_ARM && put_user(0, &uop->id)))
-		return -EFAULT;
-	*result = qt_op_run(ctx, &op);
-	if (op.opcode == QTIMER_OP_ARM && *result == 0 &&
-	    put_user(op.id, &uop->id)) {
-		/* Unmapped under us: the caller cannot learn the id. */
-		qt_ctx_cancel(ctx, op.id);
-		return -EFAULT;
+/*
+ * Mark ops[0..nr) in progress (result -EINPROGRESS, an ARM's id 0) before
+ * any of them runs, so that an op whose outcome could not be reported never
+ * runs.  Returns how many were marked: a fault stops there.
+ */
+static unsigned int qt_submit_mark(struct qtimer_op __user *uops,
+				   const struct qtimer_op *ops, unsigned int nr)
+{
+	unsigned int i = 0;
+
+	if (!user_access_begin(uops, nr * sizeof(*uops)))
+		return 0;
+	for (; i < nr; i++) {
+		unsafe_put_user(-EINPROGRESS, &uops[i].result, out);
+		if (ops[i].opcode == QTIMER_OP_ARM)
+			unsafe_put_user(0, &uops[i].id, out);
 	}
-	return put_user(*result, &uop->result);
+out:
+	user_access_end();
+	return i;
+}
+
+/*
+ * Write back the results of ops[0..ran) and restore ops[ran..marked), which
+ * were marked but did not run, to what the caller wrote.  Returns how many
+ * results were written: only an unmap racing with the call makes that fewer
+ * than @ran, as the marks went through.
+ */
+static unsigned int qt_submit_report(struct qtimer_op __user *uops,
+				     const struct qtimer_op *ops,
+				     const int *results, unsigned int ran,
+				     unsigned int marked)
+{
+	unsigned int i = 0;
+
+	if (!user_access_begin(uops, marked * sizeof(*uops)))
+		return 0;
+	for (; i < marked; i++) {
+		const struct qtimer_op *op = &ops[i];
+
+		unsafe_put_user(i < ran ? results[i] : op->result,
+				&uops[i].result, out);
+		if (op->opcode == QTIMER_OP_ARM)
+			unsafe_put_user(op->id, &uops[i].id, out);
+	}
+out:
+	user_access_end();
+	return min(i, ran);
+}
+
+/*
+ * Run up to QT_SUBMIT_CHUNK ops.  Returns how many were processed; *stop
+ * says that processing ends with them (an op that could not be read or
+ * reported, STOP_ON_ERROR, a fatal signal).
+ */
+static unsigned int qt_submit_chunk(struct qt_ctx *ctx,
+				    struct qtimer_op __user *uops,
+				    struct qtimer_op *ops, unsigned int nr,
+				    u32 flags, bool *stop)
+{
+	int results[QT_SUBMIT_CHUNK];
+	struct qt_batch batch;
+	unsigned int readable, marked, ran, reported, nr_arm = 0, i;
+
+	readable = nr - DIV_ROUND_UP(copy_from_user(ops, uops, nr * sizeof(*ops)),
+				     sizeof(*ops));
+	marked = qt_submit_mark(uops, ops, readable);
+	if (marked < nr)
+		*stop = true;
+
+	for (i = 0; i < marked; i++)
+		if (ops[i].opcode == QTIMER_OP_ARM)
+			nr_arm++;
+	qt_batch_begin(&batch, nr_arm);
+
+	for (ran = 0; ran < marked; ) {
+		results[ran] = qt_op_run(ctx, &ops[ran], &batch);
+		if (results[ran++] < 0 && (flags & QTIMER_SUBMIT_STOP_ON_ERROR)) {
+			*stop = true;
+			break;
+		}
+	}
+	qt_batch_end(ctx, &batch);
+
+	/*
+	 * A failed ARM leaves its id as marked, 0.  Ops that did not run
+	 * still hold the caller's id and result, which go back.
+	 */
+	for (i = 0; i < ran; i++)
+		if (ops[i].opcode == QTIMER_OP_ARM && results[i])
+			ops[i].id = 0;
+	reported = qt_submit_report(uops, ops, results, ran, marked);
+	if (reported < ran) {
+		/* Unmapped under us: the caller cannot learn these ids. */
+		for (i = reported; i < ran; i++)
+			if (ops[i].opcode == QTIMER_OP_ARM && !results[i])
+				qt_ctx_cancel(ctx, ops[i].id, NULL);
+		*stop = true;
+	}
+	return reported;
 }
 
 static long qt_ioctl_submit(struct qt_ctx *ctx,
 			    struct qtimer_submit __user *usub)
 {
+	struct qtimer_op ops[QT_SUBMIT_CHUNK];
 	struct qtimer_op __user *uops;
 	struct qtimer_submit sub;
+	bool stop = false;
 	u32 done = 0;
-	int result;
 
 	if (copy_from_user(&sub, usub, sizeof(sub)))
 		return -EFAULT;
@@ -218,13 +312,11 @@ static long qt_ioctl_submit(struct qt_ctx *ctx,
 		return -EINVAL;
 	uops = u64_to_user_ptr(sub.ops);
 
-	while (done < sub.nr) {
-		if (qt_submit_one(ctx, uops + done, &result))
-			break;
-		done++;
-		if (result < 0 && (sub.flags & QTIMER_SUBMIT_STOP_ON_ERROR))
-			break;
-		if (!(done % 64)) {
+	while (done < sub.nr && !stop) {
+		done += qt_submit_chunk(ctx, uops + done, ops,
+					min_t(u32, sub.nr - done, QT_SUBMIT_CHUNK),
+					sub.flags, &stop);
+		if (done < sub.nr && !stop) {
 			if (fatal_signal_pending(current))
 				break;
 			cond_resched();

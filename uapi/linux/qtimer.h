@@ -57,8 +57,11 @@
  *	processed (also stored in done).  If the array cannot be read or a
  *	result cannot be written back, processing stops there: that op has no
  *	effect, and the call returns the number processed before it, or
- *	-EFAULT if that is zero.  Errors in struct qtimer_submit itself fail
- *	the whole call with nothing processed.
+ *	-EFAULT if that is zero.  (Results are made writable before the ops
+ *	run, a few ops at a time, so only another thread unmapping the array
+ *	during the call can leave an op run and unreported; an ARM whose id
+ *	cannot be written back is then cancelled.)  Errors in struct
+ *	qtimer_submit itself fail the whole call with nothing processed.
  *
  * Reading
  * -------
