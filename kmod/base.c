@@ -9,7 +9,7 @@
  * leaves the rest to a worker, so that no number of simultaneous deadlines
  * can hold a CPU in hard-irq context.  Cancelled and re-timed entries are
  * left in place and skipped when they surface, and compacted away in O(n)
- * once they make up more than half of a heap.  When a CPU goes offline
+ * once they make up more than a quarter of a heap.  When a CPU goes offline
  * its heaps merge into the heaps of the CPU running the hotplug teardown.
  */
 
@@ -241,18 +241,14 @@ void qt_base_push(struct qt_base *base, struct qt_timer *t)
  * @t: a timer live in the heap.
  *
  * O(1): the entry stays where it is and is dropped when it surfaces, or by
- * compaction once stale entries exceed half of the heap.  Go compacts at a
- * quarter; but every entry a compaction looks at costs a miss on its timer,
- * and cancelling a whole heap then looks at four entries per cancel (a sum
- * of n * (3/4)^k) and re-sifts three.  At a half it is two and one, for at
- * most one stale entry (and its dead timer) per live one.
+ * compaction once stale entries exceed a quarter of the heap (Go's rule).
  */
 void qt_base_unlink(struct qt_base *base, struct qt_timer *t)
 {
 	lockdep_assert_held(&base->lock);
 	t->heap_key = QT_KEY_NONE;
 	base->nr_dead++;
-	if (base->nr_dead > base->heap.nr / 2)
+	if (base->nr_dead > base->heap.nr / 4)
 		qt_base_compact(base);
 }
 

@@ -73,7 +73,7 @@ void qt_heap_rebuild(struct qt_heap *h);
  * Neither callback may call into this heap.  Removal compacts the array in
  * one pass and Floyd's heapify restores order in O(n), which beats one
  * O(log n) deletion per entry once a sizeable fraction is dead (the engine
- * compacts when more than half is) or when a whole file's timers go.
+ * compacts when more than a quarter is) or when a whole file's timers go.
  *
  * Inline so that the callbacks, called once per entry of a heap that may
  * hold millions, are inlined too rather than called through pointers.
