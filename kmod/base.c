@@ -5,9 +5,9 @@
  * Timer bases: for every CPU and clock, a 4-ary heap of armed timers and
  * one hrtimer programmed to the heap's earliest deadline, as Go's runtime
  * keeps one timer heap per P.  The hrtimer callback pops what is due and
- * hands each timer to its file (ctx.c); it does a bounded amount of work and
- * leaves the rest to a worker, so that no number of simultaneous deadlines
- * can hold a CPU in hard-irq context.  Cancelled and re-timed entries are
+ * hands it to the files (ctx.c) a batch at a time; it does a bounded amount
+ * of work and leaves the rest to a worker, so that no number of simultaneous
+ * deadlines can hold a CPU in hard-irq context.  Cancelled and re-timed entries are
  * left in place and skipped when they surface, and compacted away in O(n)
  * once they make up more than a quarter of a heap.  When a CPU goes offline
  * its heaps merge into the heaps of the CPU running the hotplug teardown.
@@ -25,8 +25,11 @@
 #define QT_IRQ_BUDGET		256
 /* Heap entries it may look at (dead ones are cheap but not free). */
 #define QT_IRQ_SCAN_BUDGET	1024
-/* Timers popped per lock hold, delivered after the base lock is dropped. */
-#define QT_BATCH		32
+/*
+ * Timers popped per lock hold, delivered after the base lock is dropped with
+ * one context-lock hold and one wakeup per file (qt_ctx_deliver()).
+ */
+#define QT_BATCH		64
 
 struct qt_base *qt_bases;
 static enum cpuhp_state qt_cpuhp_state;
@@ -310,7 +313,7 @@ static void qt_base_run(struct qt_base *base, bool worker)
 {
 	struct qt_timer *batch[QT_BATCH];
 	unsigned int budget = QT_IRQ_BUDGET, scan = QT_IRQ_SCAN_BUDGET;
-	unsigned int nr, i, fired = 0;
+	unsigned int nr, fired = 0;
 	unsigned long flags;
 	bool more, defer = false;
 	u64 start = ktime_get_ns();
@@ -330,8 +333,7 @@ static void qt_base_run(struct qt_base *base, bool worker)
 		spin_unlock_irqrestore(&base->lock, flags);
 
 		rcu_read_lock();
-		for (i = 0; i < nr; i++)
-			qt_ctx_deliver(batch[i], now);
+		qt_ctx_deliver(batch, nr, now);
 		rcu_read_unlock();
 		fired += nr;
 

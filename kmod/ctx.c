@@ -46,6 +46,11 @@ void qt_timer_free(struct qt_timer *t)
 	kmem_cache_free(qt_timer_cache, t);
 }
 
+static void qt_timers_free(unsigned int nr, void **timers)
+{
+	kmem_cache_free_bulk(qt_timer_cache, nr, timers);
+}
+
 /* --- per-user accounting ------------------------------------------------ */
 
 struct qt_user {
@@ -599,20 +604,14 @@ out:
 /* --- expiry ------------------------------------------------------------- */
 
 /*
- * Called by the base's expirer, under rcu_read_lock(), for a timer it popped
- * while ARMED.  The context may be closing: its memory stays valid for the
- * RCU grace period, and a closing context has made all its timers DEAD
- * under this lock, so nothing is queued on it.
+ * Settle one popped timer of @ctx: queue its record, or free it if it died
+ * in transit.  Both locks are held.  Returns true when a record was queued.
  */
-void qt_ctx_deliver(struct qt_timer *t, ktime_t now)
+static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
+			   struct qt_timer *t, ktime_t now)
 {
-	struct qt_ctx *ctx = t->ctx;
-	struct qt_base *base;
-	unsigned long flags;
-	bool wake = false;
-
-	spin_lock_irqsave(&ctx->wqh.lock, flags);
-	base = qt_base_lock_timer(t);
+	lockdep_assert_held(&ctx->wqh.lock);
+	lockdep_assert_held(&base->lock);
 	t->nr_entries--;	/* the transit reference */
 	if (t->state == QT_ARMED && t->heap_key == QT_KEY_NONE) {
 		t->state = QT_QUEUED;
@@ -629,15 +628,67 @@ void qt_ctx_deliver(struct qt_timer *t, ktime_t now)
 		trace_qtimer_expire(qt_timer_id(ctx, t), t->expires, now);
 		qt_ready_append(ctx, t);
 		ctx->nr_ready++;
-		wake = true;
-	} else if (t->state == QT_DEAD) {
-		qt_base_put_timer(base, t);
+		return true;
 	}
+	if (t->state == QT_DEAD)
+		qt_base_put_timer(base, t);
 	/* Otherwise MODIFY re-armed it, or the clock-set path queued it. */
-	spin_unlock(&base->lock);
-	if (wake)
-		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
-	spin_unlock_irqrestore(&ctx->wqh.lock, flags);
+	return false;
+}
+
+/**
+ * qt_ctx_deliver() - Hand a batch of popped timers to their files.
+ * @batch: timers the base's expirer popped while ARMED, each holding its
+ *	transit reference; reordered on the way.
+ * @nr: how many.
+ * @now: the clock reading they were found due at.
+ *
+ * Called under rcu_read_lock().  A context may be closing: its memory stays
+ * valid for the RCU grace period, and a closing context has made all its
+ * timers DEAD under its lock, so nothing is queued on it.
+ *
+ * The timers of one file are delivered under one hold of its lock and one
+ * of their base's lock, with one wakeup: a wakeup runs every poll and epoll
+ * waiter's callback, which per timer cost more than the delivery itself.
+ * Within a file the batch order (deadline order) is kept.
+ */
+void qt_ctx_deliver(struct qt_timer **batch, unsigned int nr, ktime_t now)
+{
+	unsigned int i, rest;
+	unsigned long flags;
+
+	while (nr) {
+		struct qt_ctx *ctx = batch[0]->ctx;
+		struct qt_base *base = NULL;
+		bool wake = false;
+
+		spin_lock_irqsave(&ctx->wqh.lock, flags);
+		/* Deliver ctx's timers and keep the others, in order, for later. */
+		for (i = rest = 0; i < nr; i++) {
+			struct qt_timer *t = batch[i];
+
+			if (t->ctx != ctx) {
+				batch[rest++] = t;
+				continue;
+			}
+			/*
+			 * In transit a timer keeps its base, except that
+			 * hotplug may move one that MODIFY pushed back in
+			 * meanwhile: under the base lock base_idx is stable.
+			 */
+			if (!base || READ_ONCE(t->base_idx) != base->idx) {
+				if (base)
+					spin_unlock(&base->lock);
+				base = qt_base_lock_timer(t);
+			}
+			wake |= qt_deliver_one(ctx, base, t, now);
+		}
+		spin_unlock(&base->lock);
+		if (wake)
+			wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+		spin_unlock_irqrestore(&ctx->wqh.lock, flags);
+		nr = rest;
+	}
 }
 
 /* --- read --------------------------------------------------------------- */
@@ -690,43 +741,68 @@ static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
 }
 
 /*
+ * Lock @t's base, keeping @held (the base locked for the previous timer, or
+ * NULL) when it is the same one: a read()'s records mostly share a base.
+ */
+static struct qt_base *qt_base_relock(struct qt_base *held, struct qt_timer *t)
+{
+	if (held) {
+		if (likely(READ_ONCE(t->base_idx) == held->idx))
+			return held;
+		spin_unlock(&held->lock);
+	}
+	return qt_base_lock_timer(t);
+}
+
+/*
  * Settle the timers a read() took: delivered ones die (one-shot) or re-arm
  * (periodic); those whose record could not be copied go back to the front
  * of the queue, so a fault loses nothing.  Returns -EAGAIN with *done set
  * when a periodic timer's heap needs to grow first.
+ *
+ * The timers are settled under one hold of each base lock they share, and
+ * those that are now free (DEAD with no heap entry left) are not freed here
+ * but collected in @dead[*nr_dead], for the caller to free in bulk once it
+ * dropped the context lock: nothing can reach them any more.
  */
 static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
-			  unsigned int nr, unsigned int copied, unsigned int *done)
+			  unsigned int nr, unsigned int copied, unsigned int *done,
+			  void **dead, unsigned int *nr_dead)
 {
+	struct qt_base *base = NULL;
 	unsigned int i;
+	int ret = 0;
 
 	lockdep_assert_held(&ctx->wqh.lock);
 	for (i = *done; i < copied; i++) {
 		struct qt_timer *t = taken[i];
-		struct qt_base *base;
 
-		if (t->state == QT_ORPHAN) {
-			qt_timer_bury(t);
-			continue;
-		}
-		if (!t->period || (t->flags & QT_TF_CANCELED)) {
+		if (t->state != QT_ORPHAN &&
+		    (!t->period || (t->flags & QT_TF_CANCELED)))
 			qt_ctx_forget(ctx, t, qt_timer_clock(t));
-			qt_timer_bury(t);
+		base = qt_base_relock(base, t);
+		if (t->state == QT_ORPHAN || !t->period ||
+		    (t->flags & QT_TF_CANCELED)) {
+			/* As qt_timer_bury(), but freed by the caller. */
+			t->state = QT_DEAD;
+			if (!t->nr_entries)
+				dead[(*nr_dead)++] = t;
 			continue;
 		}
-		base = qt_base_lock_timer(t);
 		if (base->heap.nr >= base->heap.cap) {
-			spin_unlock(&base->lock);
-			*done = i;
-			return -EAGAIN;
+			ret = -EAGAIN;
+			break;
 		}
 		t->expires = qt_expires_next(t);
 		t->count = 0;
 		t->state = QT_ARMED;
 		qt_base_push(base, t);
-		spin_unlock(&base->lock);
 	}
-	*done = copied;
+	if (base)
+		spin_unlock(&base->lock);
+	*done = i;
+	if (ret)
+		return ret;
 	/* Back to the front in their original order. */
 	for (i = nr; i-- > copied; ) {
 		struct qt_timer *t = taken[i];
@@ -763,8 +839,9 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 {
 	struct qtimer_record recs[QT_READ_CHUNK];
 	struct qt_timer *taken[QT_READ_CHUNK];
+	void *dead[QT_READ_CHUNK];
 	size_t max = len / sizeof(recs[0]), got = 0;
-	unsigned int nr, copied, done;
+	unsigned int nr, copied, done, nr_dead;
 	struct qt_timer *t;
 	int ret;
 
@@ -805,9 +882,13 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 					   sizeof(recs[0]));
 		done = 0;
 		for (;;) {
+			nr_dead = 0;
 			spin_lock_irq(&ctx->wqh.lock);
-			ret = qt_read_settle(ctx, taken, nr, copied, &done);
+			ret = qt_read_settle(ctx, taken, nr, copied, &done,
+					     dead, &nr_dead);
 			spin_unlock_irq(&ctx->wqh.lock);
+			if (nr_dead)
+				qt_timers_free(nr_dead, dead);
 			if (ret != -EAGAIN)
 				break;
 			/*

@@ -141,8 +141,8 @@ void qt_timer_free(struct qt_timer *t);
 struct seq_file;
 void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m);
 
-/* Called by base.c for a timer it popped while ARMED. */
-void qt_ctx_deliver(struct qt_timer *t, ktime_t now);
+/* Called by base.c for timers it popped while ARMED. */
+void qt_ctx_deliver(struct qt_timer **batch, unsigned int nr, ktime_t now);
 
 /* Per-user timer accounting, for max_timers_per_user. */
 struct qt_user *qt_user_get(void);
