@@ -180,8 +180,16 @@ static void qt_base_program(struct qt_base *base)
 static void qt_base_drop(void *timer, void *arg)
 {
 	struct qt_timer *t = timer;
+	bool dead = t->state == QT_DEAD;
+	u8 left = t->nr_entries - 1;
 
-	if (!--t->nr_entries && t->state == QT_DEAD)
+	/*
+	 * Unless it is DEAD the timer has an owner, which may free it as soon
+	 * as it sees no entry left (qt_timer_unreachable()): the count is the
+	 * last thing of it touched here, and published with release.
+	 */
+	smp_store_release(&t->nr_entries, left);
+	if (!left && dead)
 		qt_timer_free(t);
 }
 

@@ -252,11 +252,27 @@ static struct qt_timer *qt_ready_pop(struct qt_ctx *ctx)
 	return t;
 }
 
+/*
+ * Whether no heap entry points at @t any more, so that only holders of its
+ * context lock can reach it (see nr_entries in ctx.h).
+ */
+static bool qt_timer_unreachable(struct qt_timer *t)
+{
+	lockdep_assert_held(&t->ctx->wqh.lock);
+	/* Pairs with the release in qt_base_drop(), its last touch of @t. */
+	return !smp_load_acquire(&t->nr_entries);
+}
+
 /* Free a GHOST or ORPHAN once its owner is done with it. */
 static void qt_timer_bury(struct qt_timer *t)
 {
-	struct qt_base *base = qt_base_lock_timer(t);
+	struct qt_base *base;
 
+	if (qt_timer_unreachable(t)) {
+		qt_timer_free(t);
+		return;
+	}
+	base = qt_base_lock_timer(t);
 	t->state = QT_DEAD;
 	qt_base_put_timer(base, t);
 	spin_unlock(&base->lock);
@@ -604,14 +620,31 @@ out:
 /* --- expiry ------------------------------------------------------------- */
 
 /*
+ * Lock @t's base, keeping @held (the base locked for the previous timer, or
+ * NULL) when it is the same one: timers handled together mostly share one.
+ */
+static struct qt_base *qt_base_relock(struct qt_base *held, struct qt_timer *t)
+{
+	if (held) {
+		if (likely(READ_ONCE(t->base_idx) == held->idx))
+			return held;
+		spin_unlock(&held->lock);
+	}
+	return qt_base_lock_timer(t);
+}
+
+/*
  * Settle one popped timer of @ctx: queue its record, or free it if it died
- * in transit.  Both locks are held.  Returns true when a record was queued.
+ * in transit.  @base is the timer's base, locked, or NULL when the transit
+ * reference is the timer's only one (see nr_entries in ctx.h).  Returns true
+ * when a record was queued.
  */
 static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
 			   struct qt_timer *t, ktime_t now)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
-	lockdep_assert_held(&base->lock);
+	if (base)
+		lockdep_assert_held(&base->lock);
 	t->nr_entries--;	/* the transit reference */
 	if (t->state == QT_ARMED && t->heap_key == QT_KEY_NONE) {
 		t->state = QT_QUEUED;
@@ -630,8 +663,12 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
 		ctx->nr_ready++;
 		return true;
 	}
-	if (t->state == QT_DEAD)
-		qt_base_put_timer(base, t);
+	if (t->state == QT_DEAD) {
+		if (base)
+			qt_base_put_timer(base, t);
+		else
+			qt_timer_free(t);
+	}
 	/* Otherwise MODIFY re-armed it, or the clock-set path queued it. */
 	return false;
 }
@@ -647,10 +684,15 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
  * valid for the RCU grace period, and a closing context has made all its
  * timers DEAD under its lock, so nothing is queued on it.
  *
- * The timers of one file are delivered under one hold of its lock and one
- * of their base's lock, with one wakeup: a wakeup runs every poll and epoll
- * waiter's callback, which per timer cost more than the delivery itself.
- * Within a file the batch order (deadline order) is kept.
+ * The timers of one file are delivered under one hold of its lock, with one
+ * wakeup: a wakeup runs every poll and epoll waiter's callback, which per
+ * timer cost more than the delivery itself.  Within a file the batch order
+ * (deadline order) is kept.  The base lock, which the expirer has just
+ * dropped and takes again for the next batch, is needed only for a timer
+ * that still has heap entries besides its transit reference (one re-timed
+ * or cancelled meanwhile); for the others the context lock is enough (see
+ * nr_entries in ctx.h), which keeps readers and the expirer from waiting on
+ * each other's base lock holds.
  */
 void qt_ctx_deliver(struct qt_timer **batch, unsigned int nr, ktime_t now)
 {
@@ -671,19 +713,20 @@ void qt_ctx_deliver(struct qt_timer **batch, unsigned int nr, ktime_t now)
 				batch[rest++] = t;
 				continue;
 			}
+			if (READ_ONCE(t->nr_entries) == 1) {
+				wake |= qt_deliver_one(ctx, NULL, t, now);
+				continue;
+			}
 			/*
 			 * In transit a timer keeps its base, except that
 			 * hotplug may move one that MODIFY pushed back in
 			 * meanwhile: under the base lock base_idx is stable.
 			 */
-			if (!base || READ_ONCE(t->base_idx) != base->idx) {
-				if (base)
-					spin_unlock(&base->lock);
-				base = qt_base_lock_timer(t);
-			}
+			base = qt_base_relock(base, t);
 			wake |= qt_deliver_one(ctx, base, t, now);
 		}
-		spin_unlock(&base->lock);
+		if (base)
+			spin_unlock(&base->lock);
 		if (wake)
 			wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 		spin_unlock_irqrestore(&ctx->wqh.lock, flags);
@@ -741,20 +784,6 @@ static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
 }
 
 /*
- * Lock @t's base, keeping @held (the base locked for the previous timer, or
- * NULL) when it is the same one: a read()'s records mostly share a base.
- */
-static struct qt_base *qt_base_relock(struct qt_base *held, struct qt_timer *t)
-{
-	if (held) {
-		if (likely(READ_ONCE(t->base_idx) == held->idx))
-			return held;
-		spin_unlock(&held->lock);
-	}
-	return qt_base_lock_timer(t);
-}
-
-/*
  * Settle the timers a read() took: delivered ones die (one-shot) or re-arm
  * (periodic); those whose record could not be copied go back to the front
  * of the queue, so a fault loses nothing.  Returns -EAGAIN with *done set
@@ -777,18 +806,21 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 	for (i = *done; i < copied; i++) {
 		struct qt_timer *t = taken[i];
 
-		if (t->state != QT_ORPHAN &&
-		    (!t->period || (t->flags & QT_TF_CANCELED)))
-			qt_ctx_forget(ctx, t, qt_timer_clock(t));
-		base = qt_base_relock(base, t);
 		if (t->state == QT_ORPHAN || !t->period ||
 		    (t->flags & QT_TF_CANCELED)) {
+			if (t->state != QT_ORPHAN)
+				qt_ctx_forget(ctx, t, qt_timer_clock(t));
 			/* As qt_timer_bury(), but freed by the caller. */
-			t->state = QT_DEAD;
-			if (!t->nr_entries)
-				dead[(*nr_dead)++] = t;
+			if (!qt_timer_unreachable(t)) {
+				base = qt_base_relock(base, t);
+				t->state = QT_DEAD;
+				if (t->nr_entries)
+					continue;
+			}
+			dead[(*nr_dead)++] = t;
 			continue;
 		}
+		base = qt_base_relock(base, t);
 		if (base->heap.nr >= base->heap.cap) {
 			ret = -EAGAIN;
 			break;
