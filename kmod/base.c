@@ -265,15 +265,15 @@ void qt_base_put_timer(struct qt_base *base, struct qt_timer *t)
 }
 
 /*
- * Pop due timers into @batch.  Stale entries are dropped and entries whose
- * timer moved later (lazy modify) are re-keyed on the way.  A popped timer
- * keeps its entry's reference (nr_entries) until qt_ctx_deliver() drops it,
- * so nothing frees it while it is in transit.  Returns true when more is
- * due than @batch held or the scan budget allowed.
+ * Pop due timers into @batch, up to @max in it.  Stale entries are dropped
+ * and entries whose timer moved later (lazy modify) are re-keyed on the way.
+ * A popped timer keeps its entry's reference (nr_entries) until
+ * qt_ctx_deliver() drops it, so nothing frees it while it is in transit.
+ * Returns true when more is due than @batch held or the scan budget allowed.
  */
 static bool qt_base_collect(struct qt_base *base, ktime_t now,
 			    struct qt_timer **batch, unsigned int *nr,
-			    unsigned int *scan)
+			    unsigned int max, unsigned int *scan)
 {
 	const struct qt_heap_entry *top;
 	struct qt_timer *t;
@@ -300,7 +300,7 @@ static bool qt_base_collect(struct qt_base *base, ktime_t now,
 		}
 		if (t->expires > now)
 			return false;
-		if (*nr == QT_BATCH)
+		if (*nr == max)
 			return true;
 		qt_heap_pop(&base->heap);
 		t->heap_key = QT_KEY_NONE;
@@ -316,14 +316,21 @@ static bool qt_base_collect(struct qt_base *base, ktime_t now,
  * hrtimer, at most QT_IRQ_BUDGET timers are fired; if more are due, the
  * worker is queued and owns the base until it has caught up, and the hrtimer
  * stays idle meanwhile.  The worker fires in chunks with rescheduling points.
+ *
+ * A file whose lock is busy (its reader is taking records) does not stall
+ * the run: its timers wait in @batch while the next batch is popped, and
+ * are delivered with it.  At most one batch waits so, and none past the end
+ * of the run or a rescheduling point, so delivery is late by at most one
+ * batch's popping, and the RCU read section that keeps their files' memory
+ * valid covers all the time they are in @batch.
  */
 static void qt_base_run(struct qt_base *base, bool worker)
 {
-	struct qt_timer *batch[QT_BATCH];
+	struct qt_timer *batch[2 * QT_BATCH];
 	unsigned int budget = QT_IRQ_BUDGET, scan = QT_IRQ_SCAN_BUDGET;
-	unsigned int nr, fired = 0;
+	unsigned int nr = 0, popped, fired = 0;
 	unsigned long flags;
-	bool more, defer = false;
+	bool more, stop, defer = false;
 	u64 start = ktime_get_ns();
 	ktime_t now;
 
@@ -334,30 +341,34 @@ static void qt_base_run(struct qt_base *base, bool worker)
 	}
 	base->expiring = true;
 	base->deferred = false;
+	rcu_read_lock();
 	for (;;) {
 		now = qt_clock_now(base->clock);
-		nr = 0;
-		more = qt_base_collect(base, now, batch, &nr, &scan);
+		popped = nr;
+		more = qt_base_collect(base, now, batch, &nr, nr + QT_BATCH, &scan);
 		spin_unlock_irqrestore(&base->lock, flags);
+		fired += nr - popped;
 
-		rcu_read_lock();
-		qt_ctx_deliver(batch, nr, now);
-		rcu_read_unlock();
-		fired += nr;
+		stop = more && (fired >= budget || !scan);
+		nr = qt_ctx_deliver(batch, nr, now,
+				    !more || stop || nr > QT_BATCH);
 
-		if (more && worker && (fired >= budget || !scan)) {
+		if (worker && stop) {
+			rcu_read_unlock();
 			cond_resched();
+			rcu_read_lock();
 			budget = fired + QT_IRQ_BUDGET;
 			scan = QT_IRQ_SCAN_BUDGET;
 		}
 		spin_lock_irqsave(&base->lock, flags);
 		if (!more)
 			break;
-		if (!worker && (fired >= budget || !scan)) {
+		if (!worker && stop) {
 			defer = true;
 			break;
 		}
 	}
+	rcu_read_unlock();
 	base->expiring = false;
 	base->stats.fired += fired;
 	if (fired > 1)

@@ -676,9 +676,10 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
 /**
  * qt_ctx_deliver() - Hand a batch of popped timers to their files.
  * @batch: timers the base's expirer popped while ARMED, each holding its
- *	transit reference; reordered on the way.
+ *	transit reference.
  * @nr: how many.
  * @now: the clock reading they were found due at.
+ * @wait: whether to wait for a file's lock when it is busy.
  *
  * Called under rcu_read_lock().  A context may be closing: its memory stays
  * valid for the RCU grace period, and a closing context has made all its
@@ -693,8 +694,15 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
  * or cancelled meanwhile); for the others the context lock is enough (see
  * nr_entries in ctx.h), which keeps readers and the expirer from waiting on
  * each other's base lock holds.
+ *
+ * Without @wait, delivery stops at the first file whose lock is busy, so
+ * that the expirer can pop more meanwhile instead of spinning.
+ *
+ * Return: how many were left undelivered, at the front of @batch in their
+ * order (0 with @wait).
  */
-void qt_ctx_deliver(struct qt_timer **batch, unsigned int nr, ktime_t now)
+unsigned int qt_ctx_deliver(struct qt_timer **batch, unsigned int nr,
+			    ktime_t now, bool wait)
 {
 	unsigned int i, rest;
 	unsigned long flags;
@@ -704,7 +712,10 @@ void qt_ctx_deliver(struct qt_timer **batch, unsigned int nr, ktime_t now)
 		struct qt_base *base = NULL;
 		bool wake = false;
 
-		spin_lock_irqsave(&ctx->wqh.lock, flags);
+		if (wait)
+			spin_lock_irqsave(&ctx->wqh.lock, flags);
+		else if (!spin_trylock_irqsave(&ctx->wqh.lock, flags))
+			break;
 		/* Deliver ctx's timers and keep the others, in order, for later. */
 		for (i = rest = 0; i < nr; i++) {
 			struct qt_timer *t = batch[i];
@@ -732,6 +743,7 @@ void qt_ctx_deliver(struct qt_timer **batch, unsigned int nr, ktime_t now)
 		spin_unlock_irqrestore(&ctx->wqh.lock, flags);
 		nr = rest;
 	}
+	return nr;
 }
 
 /* --- read --------------------------------------------------------------- */

@@ -150,7 +150,8 @@ struct seq_file;
 void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m);
 
 /* Called by base.c for timers it popped while ARMED. */
-void qt_ctx_deliver(struct qt_timer **batch, unsigned int nr, ktime_t now);
+unsigned int qt_ctx_deliver(struct qt_timer **batch, unsigned int nr,
+			    ktime_t now, bool wait);
 
 /* Per-user timer accounting, for max_timers_per_user. */
 struct qt_user *qt_user_get(void);
