@@ -26,6 +26,12 @@
 /* Heap entries it may look at (dead ones are cheap but not free). */
 #define QT_IRQ_SCAN_BUDGET	1024
 /*
+ * Timers the worker fires between rescheduling points, where it also leaves
+ * its RCU read section and so must have delivered all it popped: larger
+ * than the hard-irq budget, as each such point may wait for a busy file.
+ */
+#define QT_WORKER_CHUNK		1024
+/*
  * Timers popped per lock hold, delivered after the base lock is dropped with
  * one context-lock hold and one wakeup per file (qt_ctx_deliver()).
  */
@@ -315,7 +321,8 @@ static bool qt_base_collect(struct qt_base *base, ktime_t now,
  * (base->expiring), so a timer is in at most one transit batch.  From the
  * hrtimer, at most QT_IRQ_BUDGET timers are fired; if more are due, the
  * worker is queued and owns the base until it has caught up, and the hrtimer
- * stays idle meanwhile.  The worker fires in chunks with rescheduling points.
+ * stays idle meanwhile.  The worker fires in chunks of QT_WORKER_CHUNK with
+ * rescheduling points in between.
  *
  * A file whose lock is busy (its reader is taking records) does not stall
  * the run: its timers wait in @batch while the next batch is popped, and
@@ -327,7 +334,9 @@ static bool qt_base_collect(struct qt_base *base, ktime_t now,
 static void qt_base_run(struct qt_base *base, bool worker)
 {
 	struct qt_timer *batch[2 * QT_BATCH];
-	unsigned int budget = QT_IRQ_BUDGET, scan = QT_IRQ_SCAN_BUDGET;
+	unsigned int chunk = worker ? QT_WORKER_CHUNK : QT_IRQ_BUDGET;
+	unsigned int budget = chunk;
+	unsigned int scan = chunk / QT_IRQ_BUDGET * QT_IRQ_SCAN_BUDGET;
 	unsigned int nr = 0, popped, fired = 0;
 	unsigned long flags;
 	bool more, stop, defer = false;
@@ -357,8 +366,8 @@ static void qt_base_run(struct qt_base *base, bool worker)
 			rcu_read_unlock();
 			cond_resched();
 			rcu_read_lock();
-			budget = fired + QT_IRQ_BUDGET;
-			scan = QT_IRQ_SCAN_BUDGET;
+			budget = fired + chunk;
+			scan = chunk / QT_IRQ_BUDGET * QT_IRQ_SCAN_BUDGET;
 		}
 		spin_lock_irqsave(&base->lock, flags);
 		if (!more)
