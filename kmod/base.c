@@ -5,9 +5,9 @@
  * Timer bases: for every CPU and clock, a 4-ary heap of armed timers and
  * one hrtimer programmed to the heap's earliest deadline, as Go's runtime
  * keeps one timer heap per P.  The hrtimer callback pops what is due and
- * hands each timer to its file (ctx.c); it does a bounded amount of work and
- * leaves the rest to a worker, so that no number of simultaneous deadlines
- * can hold a CPU in hard-irq context.  Cancelled and re-timed entries are
+ * hands it to the files (ctx.c) a batch at a time; it does a bounded amount
+ * of work and leaves the rest to a worker, so that no number of simultaneous
+ * deadlines can hold a CPU in hard-irq context.  Cancelled and re-timed entries are
  * left in place and skipped when they surface, and compacted away in O(n)
  * once they make up more than a quarter of a heap.  When a CPU goes offline
  * its heaps merge into the heaps of the CPU running the hotplug teardown.
@@ -25,8 +25,17 @@
 #define QT_IRQ_BUDGET		256
 /* Heap entries it may look at (dead ones are cheap but not free). */
 #define QT_IRQ_SCAN_BUDGET	1024
-/* Timers popped per lock hold, delivered after the base lock is dropped. */
-#define QT_BATCH		32
+/*
+ * Timers the worker fires between rescheduling points, where it also leaves
+ * its RCU read section and so must have delivered all it popped: larger
+ * than the hard-irq budget, as each such point may wait for a busy file.
+ */
+#define QT_WORKER_CHUNK		1024
+/*
+ * Timers popped per lock hold, delivered after the base lock is dropped with
+ * one context-lock hold and one wakeup per file (qt_ctx_deliver()).
+ */
+#define QT_BATCH		64
 
 struct qt_base *qt_bases;
 static enum cpuhp_state qt_cpuhp_state;
@@ -191,8 +200,16 @@ static void qt_base_program(struct qt_base *base)
 static void qt_base_drop(void *timer, void *arg)
 {
 	struct qt_timer *t = timer;
+	bool dead = t->state == QT_DEAD;
+	u8 left = t->nr_entries - 1;
 
-	if (!--t->nr_entries && t->state == QT_DEAD)
+	/*
+	 * Unless it is DEAD the timer has an owner, which may free it as soon
+	 * as it sees no entry left (qt_timer_unreachable()): the count is the
+	 * last thing of it touched here, and published with release.
+	 */
+	smp_store_release(&t->nr_entries, left);
+	if (!left && dead)
 		qt_timer_free(t);
 }
 
@@ -268,15 +285,15 @@ void qt_base_put_timer(struct qt_base *base, struct qt_timer *t)
 }
 
 /*
- * Pop due timers into @batch.  Stale entries are dropped and entries whose
- * timer moved later (lazy modify) are re-keyed on the way.  A popped timer
- * keeps its entry's reference (nr_entries) until qt_ctx_deliver() drops it,
- * so nothing frees it while it is in transit.  Returns true when more is
- * due than @batch held or the scan budget allowed.
+ * Pop due timers into @batch, up to @max in it.  Stale entries are dropped
+ * and entries whose timer moved later (lazy modify) are re-keyed on the way.
+ * A popped timer keeps its entry's reference (nr_entries) until
+ * qt_ctx_deliver() drops it, so nothing frees it while it is in transit.
+ * Returns true when more is due than @batch held or the scan budget allowed.
  */
 static bool qt_base_collect(struct qt_base *base, ktime_t now,
 			    struct qt_timer **batch, unsigned int *nr,
-			    unsigned int *scan)
+			    unsigned int max, unsigned int *scan)
 {
 	const struct qt_heap_entry *top;
 	struct qt_timer *t;
@@ -303,7 +320,7 @@ static bool qt_base_collect(struct qt_base *base, ktime_t now,
 		}
 		if (t->expires > now)
 			return false;
-		if (*nr == QT_BATCH)
+		if (*nr == max)
 			return true;
 		qt_heap_pop(&base->heap);
 		t->heap_key = QT_KEY_NONE;
@@ -318,15 +335,25 @@ static bool qt_base_collect(struct qt_base *base, ktime_t now,
  * (base->expiring), so a timer is in at most one transit batch.  From the
  * hrtimer, at most QT_IRQ_BUDGET timers are fired; if more are due, the
  * worker is queued and owns the base until it has caught up, and the hrtimer
- * stays idle meanwhile.  The worker fires in chunks with rescheduling points.
+ * stays idle meanwhile.  The worker fires in chunks of QT_WORKER_CHUNK with
+ * rescheduling points in between.
+ *
+ * A file whose lock is busy (its reader is taking records) does not stall
+ * the run: its timers wait in @batch while the next batch is popped, and
+ * are delivered with it.  At most one batch waits so, and none past the end
+ * of the run or a rescheduling point, so delivery is late by at most one
+ * batch's popping, and the RCU read section that keeps their files' memory
+ * valid covers all the time they are in @batch.
  */
 static void qt_base_run(struct qt_base *base, bool worker)
 {
-	struct qt_timer *batch[QT_BATCH];
-	unsigned int budget = QT_IRQ_BUDGET, scan = QT_IRQ_SCAN_BUDGET;
-	unsigned int nr, i, fired = 0;
+	struct qt_timer *batch[2 * QT_BATCH];
+	unsigned int chunk = worker ? QT_WORKER_CHUNK : QT_IRQ_BUDGET;
+	unsigned int budget = chunk;
+	unsigned int scan = chunk / QT_IRQ_BUDGET * QT_IRQ_SCAN_BUDGET;
+	unsigned int nr = 0, popped, fired = 0;
 	unsigned long flags;
-	bool more, defer = false;
+	bool more, stop, defer = false;
 	u64 start = ktime_get_ns();
 	ktime_t now;
 
@@ -337,31 +364,34 @@ static void qt_base_run(struct qt_base *base, bool worker)
 	}
 	base->expiring = true;
 	base->deferred = false;
+	rcu_read_lock();
 	for (;;) {
 		now = qt_clock_now(base->clock);
-		nr = 0;
-		more = qt_base_collect(base, now, batch, &nr, &scan);
+		popped = nr;
+		more = qt_base_collect(base, now, batch, &nr, nr + QT_BATCH, &scan);
 		spin_unlock_irqrestore(&base->lock, flags);
+		fired += nr - popped;
 
-		rcu_read_lock();
-		for (i = 0; i < nr; i++)
-			qt_ctx_deliver(batch[i], now);
-		rcu_read_unlock();
-		fired += nr;
+		stop = more && (fired >= budget || !scan);
+		nr = qt_ctx_deliver(batch, nr, now,
+				    !more || stop || nr > QT_BATCH);
 
-		if (more && worker && (fired >= budget || !scan)) {
+		if (worker && stop) {
+			rcu_read_unlock();
 			cond_resched();
-			budget = fired + QT_IRQ_BUDGET;
-			scan = QT_IRQ_SCAN_BUDGET;
+			rcu_read_lock();
+			budget = fired + chunk;
+			scan = chunk / QT_IRQ_BUDGET * QT_IRQ_SCAN_BUDGET;
 		}
 		spin_lock_irqsave(&base->lock, flags);
 		if (!more)
 			break;
-		if (!worker && (fired >= budget || !scan)) {
+		if (!worker && stop) {
 			defer = true;
 			break;
 		}
 	}
+	rcu_read_unlock();
 	base->expiring = false;
 	base->stats.fired += fired;
 	if (fired > 1)

@@ -134,6 +134,11 @@ static void qt_timer_unalloc(struct qt_batch *batch, struct qt_timer *t)
 		qt_timer_free(t);
 }
 
+static void qt_timers_free(unsigned int nr, void **timers)
+{
+	kmem_cache_free_bulk(qt_timer_cache, nr, timers);
+}
+
 /* --- per-user accounting ------------------------------------------------ */
 
 struct qt_user {
@@ -388,11 +393,27 @@ static struct qt_timer *qt_ready_pop(struct qt_ctx *ctx)
 	return t;
 }
 
+/*
+ * Whether no heap entry points at @t any more, so that only holders of its
+ * context lock can reach it (see nr_entries in ctx.h).
+ */
+static bool qt_timer_unreachable(struct qt_timer *t)
+{
+	lockdep_assert_held(&t->ctx->wqh.lock);
+	/* Pairs with the release in qt_base_drop(), its last touch of @t. */
+	return !smp_load_acquire(&t->nr_entries);
+}
+
 /* Free a GHOST or ORPHAN once its owner is done with it. */
 static void qt_timer_bury(struct qt_timer *t)
 {
-	struct qt_base *base = qt_base_lock_timer(t);
+	struct qt_base *base;
 
+	if (qt_timer_unreachable(t)) {
+		qt_timer_free(t);
+		return;
+	}
+	base = qt_base_lock_timer(t);
 	t->state = QT_DEAD;
 	qt_base_put_timer(base, t);
 	spin_unlock(&base->lock);
@@ -756,20 +777,31 @@ out:
 /* --- expiry ------------------------------------------------------------- */
 
 /*
- * Called by the base's expirer, under rcu_read_lock(), for a timer it popped
- * while ARMED.  The context may be closing: its memory stays valid for the
- * RCU grace period, and a closing context has made all its timers DEAD
- * under this lock, so nothing is queued on it.
+ * Lock @t's base, keeping @held (the base locked for the previous timer, or
+ * NULL) when it is the same one: timers handled together mostly share one.
  */
-void qt_ctx_deliver(struct qt_timer *t, ktime_t now)
+static struct qt_base *qt_base_relock(struct qt_base *held, struct qt_timer *t)
 {
-	struct qt_ctx *ctx = t->ctx;
-	struct qt_base *base;
-	unsigned long flags;
-	bool wake = false;
+	if (held) {
+		if (likely(READ_ONCE(t->base_idx) == held->idx))
+			return held;
+		spin_unlock(&held->lock);
+	}
+	return qt_base_lock_timer(t);
+}
 
-	spin_lock_irqsave(&ctx->wqh.lock, flags);
-	base = qt_base_lock_timer(t);
+/*
+ * Settle one popped timer of @ctx: queue its record, or free it if it died
+ * in transit.  @base is the timer's base, locked, or NULL when the transit
+ * reference is the timer's only one (see nr_entries in ctx.h).  Returns true
+ * when a record was queued.
+ */
+static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
+			   struct qt_timer *t, ktime_t now)
+{
+	lockdep_assert_held(&ctx->wqh.lock);
+	if (base)
+		lockdep_assert_held(&base->lock);
 	t->nr_entries--;	/* the transit reference */
 	if (t->state == QT_ARMED && t->heap_key == QT_KEY_NONE) {
 		t->state = QT_QUEUED;
@@ -786,15 +818,89 @@ void qt_ctx_deliver(struct qt_timer *t, ktime_t now)
 		trace_qtimer_expire(qt_timer_id(ctx, t), t->expires, now);
 		qt_ready_append(ctx, t);
 		ctx->nr_ready++;
-		wake = true;
-	} else if (t->state == QT_DEAD) {
-		qt_base_put_timer(base, t);
+		return true;
+	}
+	if (t->state == QT_DEAD) {
+		if (base)
+			qt_base_put_timer(base, t);
+		else
+			qt_timer_free(t);
 	}
 	/* Otherwise MODIFY re-armed it, or the clock-set path queued it. */
-	spin_unlock(&base->lock);
-	if (wake)
-		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
-	spin_unlock_irqrestore(&ctx->wqh.lock, flags);
+	return false;
+}
+
+/**
+ * qt_ctx_deliver() - Hand a batch of popped timers to their files.
+ * @batch: timers the base's expirer popped while ARMED, each holding its
+ *	transit reference.
+ * @nr: how many.
+ * @now: the clock reading they were found due at.
+ * @wait: whether to wait for a file's lock when it is busy.
+ *
+ * Called under rcu_read_lock().  A context may be closing: its memory stays
+ * valid for the RCU grace period, and a closing context has made all its
+ * timers DEAD under its lock, so nothing is queued on it.
+ *
+ * The timers of one file are delivered under one hold of its lock, with one
+ * wakeup: a wakeup runs every poll and epoll waiter's callback, which per
+ * timer cost more than the delivery itself.  Within a file the batch order
+ * (deadline order) is kept.  The base lock, which the expirer has just
+ * dropped and takes again for the next batch, is needed only for a timer
+ * that still has heap entries besides its transit reference (one re-timed
+ * or cancelled meanwhile); for the others the context lock is enough (see
+ * nr_entries in ctx.h), which keeps readers and the expirer from waiting on
+ * each other's base lock holds.
+ *
+ * Without @wait, delivery stops at the first file whose lock is busy, so
+ * that the expirer can pop more meanwhile instead of spinning.
+ *
+ * Return: how many were left undelivered, at the front of @batch in their
+ * order (0 with @wait).
+ */
+unsigned int qt_ctx_deliver(struct qt_timer **batch, unsigned int nr,
+			    ktime_t now, bool wait)
+{
+	unsigned int i, rest;
+	unsigned long flags;
+
+	while (nr) {
+		struct qt_ctx *ctx = batch[0]->ctx;
+		struct qt_base *base = NULL;
+		bool wake = false;
+
+		if (wait)
+			spin_lock_irqsave(&ctx->wqh.lock, flags);
+		else if (!spin_trylock_irqsave(&ctx->wqh.lock, flags))
+			break;
+		/* Deliver ctx's timers and keep the others, in order, for later. */
+		for (i = rest = 0; i < nr; i++) {
+			struct qt_timer *t = batch[i];
+
+			if (t->ctx != ctx) {
+				batch[rest++] = t;
+				continue;
+			}
+			if (READ_ONCE(t->nr_entries) == 1) {
+				wake |= qt_deliver_one(ctx, NULL, t, now);
+				continue;
+			}
+			/*
+			 * In transit a timer keeps its base, except that
+			 * hotplug may move one that MODIFY pushed back in
+			 * meanwhile: under the base lock base_idx is stable.
+			 */
+			base = qt_base_relock(base, t);
+			wake |= qt_deliver_one(ctx, base, t, now);
+		}
+		if (base)
+			spin_unlock(&base->lock);
+		if (wake)
+			wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+		spin_unlock_irqrestore(&ctx->wqh.lock, flags);
+		nr = rest;
+	}
+	return nr;
 }
 
 /* --- read --------------------------------------------------------------- */
@@ -851,39 +957,53 @@ static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
  * (periodic); those whose record could not be copied go back to the front
  * of the queue, so a fault loses nothing.  Returns -EAGAIN with *done set
  * when a periodic timer's heap needs to grow first.
+ *
+ * The timers are settled under one hold of each base lock they share, and
+ * those that are now free (DEAD with no heap entry left) are not freed here
+ * but collected in @dead[*nr_dead], for the caller to free in bulk once it
+ * dropped the context lock: nothing can reach them any more.
  */
 static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
-			  unsigned int nr, unsigned int copied, unsigned int *done)
+			  unsigned int nr, unsigned int copied, unsigned int *done,
+			  void **dead, unsigned int *nr_dead)
 {
+	struct qt_base *base = NULL;
 	unsigned int i;
+	int ret = 0;
 
 	lockdep_assert_held(&ctx->wqh.lock);
 	for (i = *done; i < copied; i++) {
 		struct qt_timer *t = taken[i];
-		struct qt_base *base;
 
-		if (t->state == QT_ORPHAN) {
-			qt_timer_bury(t);
+		if (t->state == QT_ORPHAN || !t->period ||
+		    (t->flags & QT_TF_CANCELED)) {
+			if (t->state != QT_ORPHAN)
+				qt_ctx_forget(ctx, t, qt_timer_clock(t));
+			/* As qt_timer_bury(), but freed by the caller. */
+			if (!qt_timer_unreachable(t)) {
+				base = qt_base_relock(base, t);
+				t->state = QT_DEAD;
+				if (t->nr_entries)
+					continue;
+			}
+			dead[(*nr_dead)++] = t;
 			continue;
 		}
-		if (!t->period || (t->flags & QT_TF_CANCELED)) {
-			qt_ctx_forget(ctx, t, qt_timer_clock(t));
-			qt_timer_bury(t);
-			continue;
-		}
-		base = qt_base_lock_timer(t);
+		base = qt_base_relock(base, t);
 		if (base->heap.nr >= base->heap.cap) {
-			spin_unlock(&base->lock);
-			*done = i;
-			return -EAGAIN;
+			ret = -EAGAIN;
+			break;
 		}
 		t->expires = qt_expires_next(t);
 		t->count = 0;
 		t->state = QT_ARMED;
 		qt_base_push(base, t);
-		spin_unlock(&base->lock);
 	}
-	*done = copied;
+	if (base)
+		spin_unlock(&base->lock);
+	*done = i;
+	if (ret)
+		return ret;
 	/* Back to the front in their original order. */
 	for (i = nr; i-- > copied; ) {
 		struct qt_timer *t = taken[i];
@@ -920,8 +1040,9 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 {
 	struct qtimer_record recs[QT_READ_CHUNK];
 	struct qt_timer *taken[QT_READ_CHUNK];
+	void *dead[QT_READ_CHUNK];
 	size_t max = len / sizeof(recs[0]), got = 0;
-	unsigned int nr, copied, done;
+	unsigned int nr, copied, done, nr_dead;
 	struct qt_timer *t;
 	int ret;
 
@@ -962,9 +1083,13 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 					   sizeof(recs[0]));
 		done = 0;
 		for (;;) {
+			nr_dead = 0;
 			spin_lock_irq(&ctx->wqh.lock);
-			ret = qt_read_settle(ctx, taken, nr, copied, &done);
+			ret = qt_read_settle(ctx, taken, nr, copied, &done,
+					     dead, &nr_dead);
 			spin_unlock_irq(&ctx->wqh.lock);
+			if (nr_dead)
+				qt_timers_free(nr_dead, dead);
 			if (ret != -EAGAIN)
 				break;
 			/*

@@ -42,6 +42,14 @@ struct qt_user;
  * of the base the timer belongs to (t->base), which nests inside (C).
  * state is written under (C) and, while any heap entry points at the timer,
  * also under (B), so the heap side may read it with (B) alone.
+ *
+ * nr_entries only grows under both locks (a push), so under (C) alone it
+ * can only shrink, by the heap side dropping a stale entry under (B).  Two
+ * cases therefore need no (B): an owner that sees it at 0 (acquire, paired
+ * with the release in qt_base_drop()) knows that nothing but (C) holders can
+ * reach the timer any more, and may free it; the expirer that sees it at 1
+ * for a timer it popped knows that its transit reference is the only one, so
+ * no heap entry points at the timer and the heap side cannot touch it.
  */
 enum qt_timer_state {
 	QT_ARMED = 1,
@@ -72,7 +80,7 @@ struct qt_timer {
 	u32 slack;			/* (C) ns */
 	u16 base_idx;			/* (B) see qt_base_of() */
 	u8 state;			/* see above */
-	u8 nr_entries;			/* (B) heap entries pointing here */
+	u8 nr_entries;			/* (B) heap entries pointing here; see above */
 };
 
 struct qt_ctx {
@@ -166,8 +174,9 @@ void qt_timer_free(struct qt_timer *t);
 struct seq_file;
 void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m);
 
-/* Called by base.c for a timer it popped while ARMED. */
-void qt_ctx_deliver(struct qt_timer *t, ktime_t now);
+/* Called by base.c for timers it popped while ARMED. */
+unsigned int qt_ctx_deliver(struct qt_timer **batch, unsigned int nr,
+			    ktime_t now, bool wait);
 
 /* Per-user timer accounting, for max_timers_per_user. */
 struct qt_user *qt_user_get(void);
