@@ -1021,20 +1021,6 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 	return 0;
 }
 
-static void qt_read_park(struct qt_ctx *ctx, struct qt_timer *t)
-{
-	spin_lock_irq(&ctx->wqh.lock);
-	if (t->state == QT_ORPHAN) {
-		qt_timer_bury(t);
-	} else {
-		t->state = QT_QUEUED;
-		t->count = 0;
-		qt_ready_prepend(ctx, t);
-		ctx->nr_ready++;
-	}
-	spin_unlock_irq(&ctx->wqh.lock);
-}
-
 ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 		    bool nonblock)
 {
@@ -1044,7 +1030,7 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 	size_t max = len / sizeof(recs[0]), got = 0;
 	unsigned int nr, copied, done, nr_dead;
 	struct qt_timer *t;
-	int ret;
+	int ret, err;
 
 	if (!max)
 		return -EINVAL;
@@ -1081,6 +1067,7 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 		copied = nr - DIV_ROUND_UP(copy_to_user(buf + got * sizeof(recs[0]),
 							recs, nr * sizeof(recs[0])),
 					   sizeof(recs[0]));
+		err = -EFAULT;
 		done = 0;
 		for (;;) {
 			nr_dead = 0;
@@ -1093,22 +1080,22 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 			if (ret != -EAGAIN)
 				break;
 			/*
-			 * A delivered ticker must go back into its heap, which
-			 * needs room: keep trying, as a page fault would.  Only
-			 * a dying task gives up, leaving the ticker parked
-			 * (queued with no expirations) until the file closes.
+			 * A delivered ticker goes back into its heap, which
+			 * needs room.  Without memory for it, neither its
+			 * record nor those after it count as delivered: they go
+			 * back to the queue, as after a fault, and the read
+			 * returns what came before them, or -ENOMEM.  The
+			 * ticker's count and deadline are kept, so nothing is
+			 * lost and the next read() catches up.
 			 */
-			while (qt_base_reserve(&qt_bases[READ_ONCE(taken[done]->base_idx)], 1)) {
-				if (fatal_signal_pending(current)) {
-					qt_read_park(ctx, taken[done++]);
-					break;
-				}
-				cond_resched();
+			if (qt_base_reserve(&qt_bases[READ_ONCE(taken[done]->base_idx)], 1)) {
+				copied = done;
+				err = -ENOMEM;
 			}
 		}
 		got += copied;
 		if (copied < nr)
-			return got ? got * sizeof(recs[0]) : -EFAULT;
+			return got ? got * sizeof(recs[0]) : err;
 	}
 	if (!got)
 		return -EAGAIN;

@@ -70,6 +70,9 @@
  * the file is O_NONBLOCK (then -EAGAIN).  A buffer smaller than one record
  * is -EINVAL.  If the buffer cannot be written, the records stay pending and
  * read returns the number of bytes delivered before the fault, or -EFAULT.
+ * Likewise if a periodic timer cannot be re-armed for want of memory: its
+ * record and those after it stay pending, and read returns the bytes before
+ * it, or -ENOMEM.
  *
  * A one-shot timer produces one record and then no longer exists (its
  * record has QTIMER_REC_LAST).  A periodic timer has at most one pending
