@@ -7,10 +7,11 @@
  * keeps one timer heap per P.  The hrtimer callback pops what is due and
  * hands it to the files (ctx.c) a batch at a time; it does a bounded amount
  * of work and leaves the rest to a worker, so that no number of simultaneous
- * deadlines can hold a CPU in hard-irq context.  Cancelled and re-timed entries are
- * left in place and skipped when they surface, and compacted away in O(n)
- * once they make up more than a quarter of a heap.  When a CPU goes offline
- * its heaps merge into the heaps of the CPU running the hotplug teardown.
+ * deadlines can hold a CPU in hard-irq context.  Cancelled and re-timed
+ * entries are left in place and skipped when they surface, and compacted
+ * away in O(n) once they make up more than a quarter of a heap.  When a CPU
+ * goes offline its heaps merge into the heaps of the CPU running the hotplug
+ * teardown.
  */
 
 #include <linux/cpuhotplug.h>

@@ -46,6 +46,11 @@ void qt_timer_free(struct qt_timer *t)
 	kmem_cache_free(qt_timer_cache, t);
 }
 
+static void qt_timers_free(unsigned int nr, void **timers)
+{
+	kmem_cache_free_bulk(qt_timer_cache, nr, timers);
+}
+
 /*
  * Start a SUBMIT chunk with timers for its @nr_arm ARMs.  Best effort: with
  * the bulk allocation failed, each ARM allocates its own timer, so that
@@ -112,8 +117,7 @@ void qt_batch_end(struct qt_ctx *ctx, struct qt_batch *batch)
 {
 	qt_ctx_let_go(ctx, batch);
 	if (batch->nr)
-		kmem_cache_free_bulk(qt_timer_cache, batch->nr,
-				     (void **)batch->timers);
+		qt_timers_free(batch->nr, (void **)batch->timers);
 	batch->nr = 0;
 }
 
@@ -132,11 +136,6 @@ static void qt_timer_unalloc(struct qt_batch *batch, struct qt_timer *t)
 		batch->timers[batch->nr++] = t;
 	else
 		qt_timer_free(t);
-}
-
-static void qt_timers_free(unsigned int nr, void **timers)
-{
-	kmem_cache_free_bulk(qt_timer_cache, nr, timers);
 }
 
 /* --- per-user accounting ------------------------------------------------ */
