@@ -121,6 +121,9 @@ static long long timed_phase(struct run *r, size_t nr, gen_fn gen, void *arg,
 	size_t done = 0;
 	int ret = 0;
 
+	/* A mark for scripts/bench.sh --profile to start or stop on. */
+	if (!opts.quiet)
+		progress("  phase %s", what);
 	*spent = 0;
 	while (done < nr) {
 		size_t len = nr - done < chunk ? nr - done : chunk;
@@ -392,6 +395,8 @@ int workload_fire(struct run *r, struct result *res, double arm_ns_hint)
 		res->failed = true;
 		return -1;
 	}
+	if (!opts.quiet)
+		progress("  fire: the window opens");
 	cpu0 = sys_busy_ns();
 	pc0 = cputime_ns();
 	r->counting = true;

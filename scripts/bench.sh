@@ -5,7 +5,9 @@
 #
 #   scripts/bench.sh [KERNEL] [--quick] [--big] [--n LIST] [--mech LIST]
 #                    [--workloads LIST] [--budget SECS] [--timeout SECS]
-#                    [--no-tsc] [--report-only] [-- more qtbench options]
+#                    [--no-tsc] [--report-only] [--profile REGEX]
+#                    [--profile-secs N] [--profile-until REGEX]
+#                    [-- more qtbench options]
 #
 # KERNEL is any kernel scripts/vm/run.sh boots (default stock-6.1).  The
 # default run is N = 10k, 100k, 1M for every mechanism and workload and the
@@ -30,6 +32,15 @@
 # is synchronised; the never-early checks would catch it if it were not.
 # --no-tsc boots with the kernel's own choice.
 #
+# --profile REGEX samples the vCPUs (scripts/vm/profile.py, through QEMU's
+# gdbstub; the guest boots with nokaslr) from the first progress line that
+# matches REGEX, for --profile-secs (default 20) or until a line matches
+# --profile-until (default: the next workload starts), into
+# build/bench/KERNEL/profile.txt.  qtbench marks each timed phase
+# ("phase arm", "phase modify", ...) and the fire window ("the window
+# opens").  Stopping the VM
+# every few ms slows it: the figures of a profiled run are not comparable.
+#
 # The exit status is non-zero only when the benchmark broke (a run crashed
 # or a mechanism failed mid-run) or the VM run failed (a kernel splat, a
 # leak, a failed rmmod...); missed goals are information.
@@ -45,6 +56,7 @@ usage() {
 
 kernel=stock-6.1
 quick=0 big=0 report_only=0 timeout=3600 cmdline=tsc=reliable
+profile='' profile_secs=20 profile_until='^\| qtbench: .* N='
 qt_args=()
 case "${1:-}" in -* | '') ;; *) kernel=$1; shift ;; esac
 while [ $# -gt 0 ]; do
@@ -55,6 +67,9 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift ;;
 	--report-only) report_only=1 ;;
 	--no-tsc) cmdline= ;;
+	--profile) profile=$2; shift ;;
+	--profile-secs) profile_secs=$2; shift ;;
+	--profile-until) profile_until=$2; shift ;;
 	-h | --help) usage ;;
 	--) shift; qt_args+=("$@"); break ;;
 	*) usage ;;
@@ -99,13 +114,26 @@ start=$SECONDS
 result_log=$vm_out/result.log
 mkdir -p "$vm_out"
 rm -f "$result_log"
-"$top/scripts/vm/run.sh" "$kernel" --tag bench --run "$cmd" --modparams "$modparams" \
+gdb_sock=''
+if [ -n "$profile" ]; then
+	system_map=$("$top/scripts/vm/kernel-syms.sh" "$kernel")
+	gdb_sock=$(mktemp -u /tmp/qtimer-gdb.XXXXXX)
+	cmdline="${cmdline:+$cmdline }nokaslr"
+fi
+QTIMER_GDB=$gdb_sock "$top/scripts/vm/run.sh" "$kernel" --tag bench --run "$cmd" --modparams "$modparams" \
 	--timeout "$timeout" ${cmdline:+--cmdline "$cmdline"} >"$out/run.log" 2> >(tee "$out/run.stderr" >&2) &
 run_pid=$!
 tail -n +1 -F --pid="$run_pid" "$result_log" 2>/dev/null |
 	sed -un -e 's/^| qtbench: /bench: guest: /p' -e 's/^| \(qtbench-note: .*\)/bench: guest: \1/p' \
 		-e 's/^qtimer-vm: \(insmod.*\|end .*\|verdict.*\)/bench: vm: \1/p' >&2 &
 tail_pid=$!
+if [ -n "$profile" ]; then
+	python3 "$top/scripts/vm/profile.py" "$gdb_sock" "$result_log" \
+		"$system_map" "$vm_out/guest/qtimer.ko" \
+		--after "$profile" --until "$profile_until" --seconds "$profile_secs" \
+		>"$out/profile.txt" || say "profiling failed (see $out/profile.txt)"
+	say "profile: $out/profile.txt"
+fi
 set +e
 wait "$run_pid"
 vm_rc=$?

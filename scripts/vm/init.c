@@ -22,6 +22,7 @@
  * Result channel (ttyS1), one record per line:
  *   qtimer-vm: boot <kernel release>
  *   qtimer-vm: insmod ok | qtimer-vm: insmod failed <error>
+ *   qtimer-vm: module text <address>   (for scripts/vm/profile.py)
  *   qtimer-vm: start <name>
  *   | <each line the suite or program printed>
  *   qtimer-vm: end <name> exit=<code>|signal=<nr>|timeout=<secs> secs=<wall>
@@ -370,6 +371,19 @@ static unsigned long read_tainted(void)
 	return strtoul(buf, NULL, 10);
 }
 
+/* Where the module's code went, for a host-side profiler to symbolise. */
+static void record_module_text(void)
+{
+	char buf[32] = "";
+	int fd = open("/sys/module/qtimer/sections/.text", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (read(fd, buf, sizeof(buf) - 1) > 0)
+		record("module text %.*s", (int)strcspn(buf, "\n"), buf);
+	close(fd);
+}
+
 static bool load_module(void)
 {
 	int fd = open(MODULE_PATH, O_RDONLY | O_CLOEXEC);
@@ -384,6 +398,7 @@ static bool load_module(void)
 		return false;
 	}
 	record("insmod ok%s%s", *cfg.modparams ? " " : "", cfg.modparams);
+	record_module_text();
 	return true;
 }
 

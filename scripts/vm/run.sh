@@ -17,6 +17,7 @@
 # its words are split as a shell would split them, quotes included.
 # -v streams the guest console while it runs.  --accel (or QTIMER_ACCEL)
 # is tcg by default; auto uses KVM if a probe boot under KVM works.
+# QTIMER_GDB=SOCKET opens QEMU's gdbstub there (scripts/vm/profile.py).
 #
 # Logs go to build/vm/KERNEL/ (build/vm/KERNEL/TAG/ with --tag): build.log,
 # console.log (ttyS0: kernel console and program output), result.log (ttyS1:
@@ -254,6 +255,8 @@ qemu=(
 	-serial "file:$console" -serial "file:$result"
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04
 )
+# A gdbstub for scripts/vm/profile.py, which samples the vCPUs through it.
+[ -z "${QTIMER_GDB:-}" ] || qemu+=(-gdb "unix:$QTIMER_GDB,server=on,wait=off")
 say "booting $release ($accel, $cpu x 4, 4G; ${nr_programs} program(s); limit ${vm_timeout}s)"
 boot_start=$SECONDS
 [ "$verbose" = 0 ] || { : >"$console"; tail -n +1 -F "$console" 2>/dev/null & tail_pid=$!; }
