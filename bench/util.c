@@ -108,10 +108,35 @@ unsigned long long read_sysctl(const char *path)
 }
 
 /*
- * Kernel memory that timers can live in: slab, vmalloc and per-cpu pages.
- * The vmstat counters behind /proc/meminfo are per-CPU deltas folded every
- * second or so, with an error of up to a few MB; stat_refresh folds them
- * now, which is what makes a delta over 10k timers mean anything.
+ * Pages mapped with vmap() (qtimer's heap arrays among them), which
+ * VmallocUsed leaves out as it counts only what vmalloc() allocated: the
+ * sizes of the "vmap" areas in /proc/vmallocinfo, less their guard pages.
+ */
+static int64_t vmap_bytes(void)
+{
+	FILE *f = fopen("/proc/vmallocinfo", "re");
+	char line[512];
+	int64_t total = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		long long size;
+
+		if (!strstr(line, " vmap") || strstr(line, " pages=") ||
+		    sscanf(line, "%*s %lld", &size) != 1)
+			continue;
+		total += size - 4096;
+	}
+	fclose(f);
+	return total;
+}
+
+/*
+ * Kernel memory that timers can live in: slab, vmalloc, vmap and per-cpu
+ * pages.  The vmstat counters behind /proc/meminfo are per-CPU deltas folded
+ * every second or so, with an error of up to a few MB; stat_refresh folds
+ * them now, which is what makes a delta over 10k timers mean anything.
  */
 int64_t kernel_mem_bytes(void)
 {
@@ -136,7 +161,7 @@ int64_t kernel_mem_bytes(void)
 		}
 	}
 	fclose(f);
-	return total;
+	return total + vmap_bytes();
 }
 
 /*
