@@ -9,6 +9,7 @@
 #define _QT_BASE_H
 
 #include <linux/hrtimer.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
@@ -58,6 +59,10 @@ struct qt_base_stats {
 struct qt_base {
 	spinlock_t lock;	/* protects all below, and (B) timer fields */
 	struct qt_heap heap;
+	/* The heap array's pages (see qt_base_remap()), under resize. */
+	struct page **pages;
+	unsigned long nr_pages;
+	struct mutex resize;
 	u32 nr_dead;		/* entries that are stale or whose timer is dead */
 	u16 idx;		/* cpu * QT_NR_CLOCKS + clock */
 	u8 clock;		/* QT_CLOCK_* */

@@ -197,6 +197,30 @@ void *qt_heap_attach(struct qt_heap *h, void *mem, u32 cap)
 }
 
 /**
+ * qt_heap_remap() - Give a heap a new view of the storage it already has.
+ * @h: the heap.
+ * @mem: an address at which the memory behind @h->mem is mapped anew, the
+ *       same bytes at the same offsets (vmap() of the same pages, perhaps
+ *       with more after them), with room for @cap entries.
+ * @cap: entries the new mapping holds; at least @h->nr.
+ *
+ * As qt_heap_attach() but without the copy: the entries are there already,
+ * since v keeps its offset from the start of the mapping.  Growing a large
+ * heap this way costs no time proportional to its size.
+ *
+ * Return: the mapping previously attached, for the caller to unmap.
+ */
+void *qt_heap_remap(struct qt_heap *h, void *mem, u32 cap)
+{
+	void *old = h->mem;
+
+	h->v = (struct qt_heap_entry *)((char *)mem + ((char *)h->v - (char *)old));
+	h->mem = mem;
+	h->cap = cap;
+	return old;
+}
+
+/**
  * qt_heap_push() - Insert a timer.
  * @h: the heap; the caller guarantees @h->nr < @h->cap.
  * @key: its expiry.

@@ -41,6 +41,7 @@ struct qt_heap {
 
 size_t qt_heap_storage_size(u32 cap);
 void *qt_heap_attach(struct qt_heap *h, void *mem, u32 cap);
+void *qt_heap_remap(struct qt_heap *h, void *mem, u32 cap);
 
 static inline bool qt_heap_empty(const struct qt_heap *h)
 {

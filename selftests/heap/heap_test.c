@@ -294,6 +294,44 @@ TEST(attach_grow_shrink_preserve)
 	th_release(&t);
 }
 
+/*
+ * qt_heap_remap(): the same bytes mapped elsewhere (here: copied wholesale
+ * at the same alignment, as vmap() of the same pages would show them) are
+ * taken as they are, with nothing copied from the old array.
+ */
+TEST(remap_takes_entries_in_place)
+{
+	struct qt_heap_entry before[100];
+	/* aligned_alloc() wants a multiple of the alignment. */
+	size_t size = (qt_heap_storage_size(200) + 63) & ~(size_t)63;
+	char *a = aligned_alloc(64, size), *b = aligned_alloc(64, size);
+	struct qt_heap h = {};
+	u64 rng = rng_seed(11);
+	u32 i;
+
+	ASSERT_TRUE(a && b);
+	ASSERT_EQ(NULL, qt_heap_attach(&h, a, 100));
+	for (i = 0; i < 100; i++)
+		qt_heap_push(&h, (s64)rng_next(&rng), timer_of(i));
+	memcpy(before, h.v, sizeof(before));
+	memcpy(b, a, size);
+	/* Garbage in the old array shows if anything were copied from it. */
+	memset(a, 0x5a, size);
+	ASSERT_EQ(a, qt_heap_remap(&h, b, 200));
+	ASSERT_EQ(b, h.mem);
+	ASSERT_EQ(200, h.cap);
+	ASSERT_EQ(100, h.nr);
+	ASSERT_EQ(0, (uintptr_t)&h.v[1] & 63);
+	ASSERT_EQ(0, memcmp(before, h.v, sizeof(before)));
+	/* And it goes on working with the room it gained. */
+	for (i = 100; i < 200; i++)
+		qt_heap_push(&h, (s64)rng_next(&rng), timer_of(i));
+	ASSERT_TRUE(heap_ordered(&h));
+	ASSERT_EQ(200, drain_sorted(_metadata, &h));
+	free(a);
+	free(b);
+}
+
 TEST(push_pop_order)
 {
 	static s64 keys[5000];
