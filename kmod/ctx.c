@@ -18,6 +18,7 @@
 #include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
+#include <linux/prefetch.h>
 #include <linux/pvclock_gtod.h>
 #include <linux/refcount.h>
 #include <linux/sched/signal.h>
@@ -388,6 +389,9 @@ static struct qt_timer *qt_ready_pop(struct qt_ctx *ctx)
 		ctx->ready = t->next;
 		if (!ctx->ready)
 			ctx->ready_tail = &ctx->ready;
+		else
+			/* Timers are scattered: start on the next one's miss. */
+			prefetchw(ctx->ready);
 	}
 	return t;
 }
@@ -918,7 +922,7 @@ static ktime_t qt_expires_next(const struct qt_timer *t)
  * Go's when + period * (1 + late / period), so the ticker never drifts.
  */
 static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
-			   struct qtimer_record *rec)
+			   struct qtimer_record *rec, const ktime_t *ns_offset)
 {
 	unsigned int clock = qt_timer_clock(t);
 	u64 count = t->count;
@@ -939,9 +943,7 @@ static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
 
 	rec->id = qt_timer_id(ctx, t);
 	rec->cookie = t->cookie;
-	rec->expires_ns = t->expires;
-	if (clock != QT_CLOCK_REALTIME)
-		rec->expires_ns += qt_timens_offset(qt_clock_id(clock));
+	rec->expires_ns = t->expires + ns_offset[clock];
 	rec->count = t->count;
 	rec->flags = 0;
 	if (!t->period || (t->flags & QT_TF_CANCELED))
@@ -1027,12 +1029,17 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 	struct qt_timer *taken[QT_READ_CHUNK];
 	void *dead[QT_READ_CHUNK];
 	size_t max = len / sizeof(recs[0]), got = 0;
-	unsigned int nr, copied, done, nr_dead;
+	unsigned int nr, copied, done, nr_dead, clock;
+	ktime_t ns_offset[QT_NR_CLOCKS];
 	struct qt_timer *t;
 	int ret, err;
 
 	if (!max)
 		return -EINVAL;
+	/* The reader's time namespace, looked up once rather than per record. */
+	for (clock = 0; clock < QT_NR_CLOCKS; clock++)
+		ns_offset[clock] = clock == QT_CLOCK_REALTIME ? 0 :
+				   qt_timens_offset(qt_clock_id(clock));
 	while (got < max) {
 		spin_lock_irq(&ctx->wqh.lock);
 		if (!ctx->nr_ready) {
@@ -1055,7 +1062,7 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 				qt_timer_bury(t);
 				continue;
 			}
-			qt_take_record(ctx, t, &recs[nr]);
+			qt_take_record(ctx, t, &recs[nr], ns_offset);
 			taken[nr++] = t;
 		}
 		spin_unlock_irq(&ctx->wqh.lock);
