@@ -1038,8 +1038,7 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 		return -EINVAL;
 	/* The reader's time namespace, looked up once rather than per record. */
 	for (clock = 0; clock < QT_NR_CLOCKS; clock++)
-		ns_offset[clock] = clock == QT_CLOCK_REALTIME ? 0 :
-				   qt_timens_offset(qt_clock_id(clock));
+		ns_offset[clock] = qt_timens_offset(qt_clock_id(clock));
 	while (got < max) {
 		spin_lock_irq(&ctx->wqh.lock);
 		if (!ctx->nr_ready) {
