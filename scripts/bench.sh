@@ -136,6 +136,7 @@ if [ -n "$profile" ]; then
 fi
 set +e
 wait "$run_pid"
+[ -z "$gdb_sock" ] || rm -f "$gdb_sock"
 vm_rc=$?
 set -e
 wait "$tail_pid" 2>/dev/null || true
