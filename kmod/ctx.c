@@ -42,6 +42,14 @@ unsigned long qt_max_timers_per_user = 1UL << 22;
 
 static struct kmem_cache *qt_timer_cache;
 
+/* Per-user timer accounting, for max_timers_per_user. */
+struct qt_user {
+	struct hlist_node node;		/* qt_users, qt_users_lock */
+	kuid_t uid;
+	refcount_t ref;
+	atomic_long_t nr_timers;
+};
+
 void qt_timer_free(struct qt_timer *t)
 {
 	kmem_cache_free(qt_timer_cache, t);
@@ -53,18 +61,31 @@ static void qt_timers_free(unsigned int nr, void **timers)
 }
 
 /*
- * Start a SUBMIT chunk with timers for its @nr_arm ARMs.  Best effort: with
- * the bulk allocation failed, each ARM allocates its own timer, so that
- * only an ARM whose own allocation fails gets -ENOMEM.
+ * Start a SUBMIT chunk with timers for its @nr_arm ARMs, zeroed (which
+ * init_on_alloc does anyway, so an ARM need not clear its timer again), and
+ * with their places under the per-user cap taken in one atomic op rather
+ * than one per ARM.  Best effort: with the bulk allocation failed, each ARM
+ * allocates its own timer, so that only an ARM whose own allocation fails
+ * gets -ENOMEM; and a chunk that would cross the cap leaves each ARM to
+ * count itself, so that exactly those beyond it get -EDQUOT.
  */
-void qt_batch_begin(struct qt_batch *batch, unsigned int nr_arm)
+void qt_batch_begin(struct qt_ctx *ctx, struct qt_batch *batch,
+		    unsigned int nr_arm)
 {
+	atomic_long_t *nr_timers = &ctx->user->nr_timers;
+
 	nr_arm = min_t(unsigned int, nr_arm, QT_BATCH_MAX);
 	batch->nr = 0;
+	batch->quota = 0;
 	batch->locked = false;
-	if (nr_arm > 1)
-		batch->nr = kmem_cache_alloc_bulk(qt_timer_cache, GFP_KERNEL,
-						  nr_arm, (void **)batch->timers);
+	if (nr_arm < 2)
+		return;
+	batch->nr = kmem_cache_alloc_bulk(qt_timer_cache, GFP_KERNEL | __GFP_ZERO,
+					  nr_arm, (void **)batch->timers);
+	if (atomic_long_add_return(nr_arm, nr_timers) <= READ_ONCE(qt_max_timers_per_user))
+		batch->quota = nr_arm;
+	else
+		atomic_long_sub(nr_arm, nr_timers);
 }
 
 /*
@@ -113,40 +134,42 @@ static void qt_ctx_let_go(struct qt_ctx *ctx, struct qt_batch *batch)
 	}
 }
 
-/* End a chunk: let the lock go and free the timers no ARM took. */
+/*
+ * End a chunk: let the lock go, free the timers no ARM took and give back
+ * the places under the cap no ARM used.
+ */
 void qt_batch_end(struct qt_ctx *ctx, struct qt_batch *batch)
 {
 	qt_ctx_let_go(ctx, batch);
 	if (batch->nr)
 		qt_timers_free(batch->nr, (void **)batch->timers);
 	batch->nr = 0;
+	if (batch->quota)
+		atomic_long_sub(batch->quota, &ctx->user->nr_timers);
+	batch->quota = 0;
 }
 
+/* A zeroed timer. */
 static struct qt_timer *qt_timer_alloc(struct qt_ctx *ctx, struct qt_batch *batch)
 {
 	if (batch && batch->nr)
 		return batch->timers[--batch->nr];
 	qt_ctx_let_go(ctx, batch);
-	return kmem_cache_alloc(qt_timer_cache, GFP_KERNEL);
+	return kmem_cache_zalloc(qt_timer_cache, GFP_KERNEL);
 }
 
 /* A timer that an ARM did not use goes back where it came from. */
 static void qt_timer_unalloc(struct qt_batch *batch, struct qt_timer *t)
 {
-	if (batch && batch->nr < QT_BATCH_MAX)
+	if (batch && batch->nr < QT_BATCH_MAX) {
+		memset(t, 0, sizeof(*t));
 		batch->timers[batch->nr++] = t;
-	else
+	} else {
 		qt_timer_free(t);
+	}
 }
 
 /* --- per-user accounting ------------------------------------------------ */
-
-struct qt_user {
-	struct hlist_node node;		/* qt_users, qt_users_lock */
-	kuid_t uid;
-	refcount_t ref;
-	atomic_long_t nr_timers;
-};
 
 static DEFINE_HASHTABLE(qt_users, 6);
 static DEFINE_SPINLOCK(qt_users_lock);
@@ -205,6 +228,33 @@ void qt_user_put(struct qt_user *user)
 	hash_del(&user->node);
 	spin_unlock(&qt_users_lock);
 	kfree(user);
+}
+
+/* Count an ARM against the per-user cap, from the chunk's share if it has one. */
+static bool qt_user_charge(struct qt_ctx *ctx, struct qt_batch *batch)
+{
+	if (batch && batch->quota) {
+		batch->quota--;
+		return true;
+	}
+	if (atomic_long_inc_return(&ctx->user->nr_timers) <=
+	    READ_ONCE(qt_max_timers_per_user))
+		return true;
+	atomic_long_dec(&ctx->user->nr_timers);
+	return false;
+}
+
+/*
+ * An ARM that failed gives its place back.  In a chunk it goes to the
+ * chunk's share, which the next ARM may take (the place is within the cap,
+ * as it was counted) and qt_batch_end() gives back otherwise.
+ */
+static void qt_user_uncharge(struct qt_ctx *ctx, struct qt_batch *batch)
+{
+	if (batch)
+		batch->quota++;
+	else
+		atomic_long_dec(&ctx->user->nr_timers);
 }
 
 /* --- ids ---------------------------------------------------------------- */
@@ -547,17 +597,13 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 	unsigned int cpu;
 	int ret;
 
-	if (atomic_long_inc_return(&ctx->user->nr_timers) >
-	    READ_ONCE(qt_max_timers_per_user)) {
-		ret = -EDQUOT;
-		goto out_user;
-	}
+	if (!qt_user_charge(ctx, batch))
+		return -EDQUOT;
 	t = qt_timer_alloc(ctx, batch);
 	if (!t) {
 		ret = -ENOMEM;
 		goto out_user;
 	}
-	memset(t, 0, sizeof(*t));
 	t->ctx = ctx;
 	t->cookie = args->cookie;
 	t->heap_key = QT_KEY_NONE;
@@ -622,7 +668,7 @@ out_unlock:
 out_free:
 	qt_timer_unalloc(batch, t);
 out_user:
-	atomic_long_dec(&ctx->user->nr_timers);
+	qt_user_uncharge(ctx, batch);
 	return ret;
 }
 

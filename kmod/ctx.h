@@ -141,7 +141,8 @@ struct qt_arm_args {
 /*
  * What a SUBMIT chunk carries from one op to the next: timers allocated
  * ahead in bulk for its ARMs (one slab call and memcg charge per chunk
- * instead of one per timer), and the context lock.  Each op takes the lock
+ * instead of one per timer), their places under the per-user cap (one
+ * atomic op instead of one per timer), and the context lock.  Each op takes the lock
  * if the chunk does not hold it yet and leaves it held for the next op; an
  * op that must sleep (to allocate or grow something) drops it first.  So a
  * chunk pays for one irq-off lock round trip instead of one per op, and
@@ -152,11 +153,13 @@ struct qt_arm_args {
 
 struct qt_batch {
 	unsigned int nr;		/* timers[] left */
+	unsigned int quota;		/* ARMs counted under the user cap ahead */
 	bool locked;			/* holds ctx->wqh.lock */
 	struct qt_timer *timers[QT_BATCH_MAX];
 };
 
-void qt_batch_begin(struct qt_batch *batch, unsigned int nr_arm);
+void qt_batch_begin(struct qt_ctx *ctx, struct qt_batch *batch,
+		    unsigned int nr_arm);
 void qt_batch_end(struct qt_ctx *ctx, struct qt_batch *batch);
 
 int qt_ctx_init(void);

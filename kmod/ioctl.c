@@ -266,7 +266,7 @@ static unsigned int qt_submit_chunk(struct qt_ctx *ctx,
 	for (i = 0; i < marked; i++)
 		if (ops[i].opcode == QTIMER_OP_ARM)
 			nr_arm++;
-	qt_batch_begin(&batch, nr_arm);
+	qt_batch_begin(ctx, &batch, nr_arm);
 
 	for (ran = 0; ran < marked; ) {
 		results[ran] = qt_op_run(ctx, &ops[ran], &batch);

@@ -572,6 +572,48 @@ TEST_F(caps, per_user_cap)
 	close(b);
 }
 
+/*
+ * SUBMIT counts a whole chunk of ARMs under the per-user cap at once; the
+ * places of those that fail for another reason (here the per-file cap)
+ * must come back, in a chunk within the cap and in one that crosses it.
+ */
+TEST_F(caps, failed_submit_arms_give_back_their_places)
+{
+	enum { N = 16 };
+	struct qtimer_op ops[N];
+	int a, b, c, i, err = 0;
+	__u32 done;
+
+	REQUIRE_CAPS();
+	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_fd", 10));
+	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user", 25));
+	a = qt_open(O_NONBLOCK);
+	b = qt_open(O_NONBLOCK);
+	c = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	ASSERT_LE(0, c);
+
+	for (i = 0; i < N; i++) {
+		ops[i] = qt_op(CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, i);
+		ops[i].opcode = QTIMER_OP_ARM;
+	}
+	/* 0 + 16 places fit under 25; 10 + 16 do not. */
+	ASSERT_EQ(N, qt_submit(a, ops, N, 0, &done));
+	for (i = 0; i < N; i++)
+		EXPECT_EQ(i < 10 ? 0 : -ENOSPC, ops[i].result);
+	ASSERT_EQ(N, qt_submit(b, ops, N, 0, &done));
+	for (i = 0; i < N; i++)
+		EXPECT_EQ(i < 10 ? 0 : -ENOSPC, ops[i].result);
+
+	/* 20 counted: 5 more fit, and only 5. */
+	EXPECT_EQ(5, arm_n(c, 6, &err));
+	EXPECT_EQ(-EDQUOT, err);
+	close(a);
+	close(b);
+	close(c);
+}
+
 /* The per-user cap is per user: another uid has its own allowance. */
 TEST_F(caps, per_user_cap_is_per_user)
 {
