@@ -38,6 +38,17 @@
  * one context-lock hold and one wakeup per file (qt_ctx_deliver()).
  */
 #define QT_BATCH		64
+/*
+ * How far ahead of now a run re-arms the hrtimer at the least.  A run that
+ * ends with the next deadline already past (or about to be) would otherwise
+ * be called again at once by hrtimer_interrupt(), whose third retry in a
+ * row declares the interrupt hung, warns and holds off every hrtimer of the
+ * CPU for as long as the interrupt took: dense deadlines (a million a
+ * second) do that as soon as a run takes longer than their spacing.  With
+ * the gap those deadlines are fired in batches, at most this late, which is
+ * the slack a normal task's own timers get by default (timer_slack_ns).
+ */
+#define QT_REARM_GAP_NS		(50 * NSEC_PER_USEC)
 
 struct qt_base *qt_bases;
 static enum cpuhp_state qt_cpuhp_state;
@@ -253,8 +264,11 @@ struct qt_base *qt_base_for_arm(unsigned int cpu, unsigned int clock)
 	return qt_base_get(cpu, clock);
 }
 
-/* Program the hrtimer for the top of the heap. */
-static void qt_base_program(struct qt_base *base)
+/*
+ * Program the hrtimer for the top of the heap, but not before @not_before
+ * (0 for no bound): later is allowed, early never.
+ */
+static void qt_base_program(struct qt_base *base, ktime_t not_before)
 {
 	const struct qt_heap_entry *top;
 	struct qt_timer *t;
@@ -273,6 +287,10 @@ static void qt_base_program(struct qt_base *base)
 	if (top->key == t->heap_key) {
 		delta = t->slack;
 		soft = top->key - delta;
+	}
+	if (soft < not_before) {
+		delta = top->key > not_before ? top->key - not_before : 0;
+		soft = not_before;
 	}
 	hrtimer_start_range_ns(&base->hrtimer, soft, delta,
 			       HRTIMER_MODE_ABS_PINNED);
@@ -330,7 +348,7 @@ void qt_base_push(struct qt_base *base, struct qt_timer *t)
 	t->nr_entries++;
 	t->base_idx = base->idx;
 	if (qt_heap_top(&base->heap)->timer == t)
-		qt_base_program(base);
+		qt_base_program(base, 0);
 }
 
 /**
@@ -488,7 +506,8 @@ static void qt_base_run(struct qt_base *base, bool worker)
 		base->stats.deferred_runs++;
 		queue_work(system_highpri_wq, &base->work);
 	} else {
-		qt_base_program(base);
+		qt_base_program(base, ktime_add_ns(qt_clock_now(base->clock),
+						   QT_REARM_GAP_NS));
 	}
 	spin_unlock_irqrestore(&base->lock, flags);
 }
@@ -613,7 +632,7 @@ static int qt_cpu_dead(unsigned int cpu)
 					qt_heap_merge(&dst->heap, &src->heap);
 					dst->nr_dead += src->nr_dead;
 					src->nr_dead = 0;
-					qt_base_program(dst);
+					qt_base_program(dst, 0);
 					spin_unlock(&dst->lock);
 					spin_unlock_irq(&src->lock);
 					break;
