@@ -48,6 +48,7 @@ struct opts opts = {
 };
 
 #define MAX_LIST	16
+#define MAX_REPS	9
 #define MAX_CONFIGS	32
 
 enum { W_ARM, W_FIRE, W_MIXED, W_TICKER, NR_WORKLOADS };
@@ -95,6 +96,7 @@ static int nr_configs;
 static bool broke;
 static struct shared *shm;
 static bool warm = true;
+static int opt_reps;		/* --reps, 0: the default */
 
 static size_t parse_list(const char *arg, size_t *out, size_t max)
 {
@@ -369,9 +371,11 @@ static int child(struct config *c, const char *workload, size_t n)
 {
 	bool repeat = strcmp(workload, "ticker");
 	int reps = repeat && n <= 10000 ? 3 : 1, rep, i, f, ret = 0;
-	double samples[3][5][3];	/* result, field, repeat */
+	double samples[3][5][MAX_REPS];	/* result, field, repeat */
 	struct result res[3];
 
+	if (repeat && opt_reps)
+		reps = opt_reps;
 	for (rep = 0; rep < reps; rep++) {
 		struct run r = {
 			.mech = c->mech, .workload = workload, .n = n, .batch = c->batch,
@@ -607,13 +611,15 @@ static void usage(int status)
 		"  --ticker-period-ms N (default %lld)  --ticker-secs N (default %lld)\n"
 		"  --budget SECS        time limit of each timed phase (default %lld)\n"
 		"  --seed N\n"
+		"  --reps N             run each workload N times (at most %d) and take\n"
+		"                       the median (default: 3 up to 10k timers, else 1)\n"
 		"  --no-warmup          skip the untimed warm-up round\n"
 		"  --no-tune            leave sysctls, /sys and module parameters alone\n"
 		"                       (for trying it outside the VM; memory figures get noisy)\n",
 		mech_list, workloads, opts.uring_batch,
 		(long long)(opts.ticker_period_ns / NSEC_PER_MSEC),
 		(long long)(opts.ticker_ns / NSEC_PER_SEC),
-		(long long)(opts.budget_ns / NSEC_PER_SEC));
+		(long long)(opts.budget_ns / NSEC_PER_SEC), MAX_REPS);
 	exit(status);
 }
 
@@ -635,6 +641,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "no-tune", no_argument, NULL, 'N' },
 		{ "no-warmup", no_argument, NULL, 'W' },
+		{ "reps", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -700,6 +707,11 @@ int main(int argc, char **argv)
 			break;
 		case 'W':
 			warm = false;
+			break;
+		case 'R':
+			opt_reps = strtoul(optarg, NULL, 0);
+			if (opt_reps < 1 || opt_reps > MAX_REPS)
+				usage(2);
 			break;
 		case 'h':
 			usage(0);

@@ -7,6 +7,7 @@
 #                    [--workloads LIST] [--budget SECS] [--timeout SECS]
 #                    [--no-tsc] [--report-only] [--profile REGEX]
 #                    [--profile-secs N] [--profile-until REGEX]
+#                    [--profile-windows N]
 #                    [-- more qtbench options]
 #
 # KERNEL is any kernel scripts/vm/run.sh boots (default stock-6.1).  The
@@ -36,7 +37,8 @@
 # gdbstub; the guest boots with nokaslr) from the first progress line that
 # matches REGEX, for --profile-secs (default 20) or until a line matches
 # --profile-until (default: the next workload starts), into
-# build/bench/KERNEL/profile.txt.  qtbench marks each timed phase
+# build/bench/KERNEL/profile.txt; --profile-windows N samples the next N - 1
+# such windows as well (a phase of qtbench --reps N recurs N times).  qtbench marks each timed phase
 # ("phase arm", "phase modify", ...) and the fire window ("the window
 # opens").  Stopping the VM
 # every few ms slows it: the figures of a profiled run are not comparable.
@@ -50,13 +52,13 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 usage() {
-	sed -n '/^#   scripts\/bench.sh/,/^#                    \[--no-tsc/p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '/^#   scripts\/bench.sh/,/^#                    \[-- more/p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
 kernel=stock-6.1
 quick=0 big=0 report_only=0 timeout=3600 cmdline=tsc=reliable
-profile='' profile_secs=20 profile_until='^\| qtbench: .* N='
+profile='' profile_secs=20 profile_windows=1 profile_until='^\| qtbench: .* N='
 qt_args=()
 case "${1:-}" in -* | '') ;; *) kernel=$1; shift ;; esac
 while [ $# -gt 0 ]; do
@@ -69,6 +71,7 @@ while [ $# -gt 0 ]; do
 	--no-tsc) cmdline= ;;
 	--profile) profile=$2; shift ;;
 	--profile-secs) profile_secs=$2; shift ;;
+	--profile-windows) profile_windows=$2; shift ;;
 	--profile-until) profile_until=$2; shift ;;
 	-h | --help) usage ;;
 	--) shift; qt_args+=("$@"); break ;;
@@ -131,13 +134,14 @@ if [ -n "$profile" ]; then
 	python3 "$top/scripts/vm/profile.py" "$gdb_sock" "$result_log" \
 		"$system_map" "$vm_out/guest/qtimer.ko" \
 		--after "$profile" --until "$profile_until" --seconds "$profile_secs" \
+		--windows "$profile_windows" \
 		>"$out/profile.txt" || say "profiling failed (see $out/profile.txt)"
 	say "profile: $out/profile.txt"
 fi
 set +e
 wait "$run_pid"
-[ -z "$gdb_sock" ] || rm -f "$gdb_sock"
 vm_rc=$?
+[ -z "$gdb_sock" ] || rm -f "$gdb_sock"
 set -e
 wait "$tail_pid" 2>/dev/null || true
 

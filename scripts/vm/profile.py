@@ -3,16 +3,20 @@
 """Sample where a TCG guest's vCPUs spend their time, through QEMU's gdbstub.
 
     profile.py SOCKET RESULT_LOG SYSTEM_MAP MODULE_KO [--after REGEX]
-               [--until REGEX] [--seconds N] [--interval MS] [--top N]
+               [--until REGEX] [--seconds N] [--windows N] [--interval MS]
+               [--top N]
 
 perf has no PMU to sample under TCG, so this stops the whole VM every
 --interval ms over QEMU's gdb remote protocol, reads every vCPU's
 instruction pointer and lets it run again.  A TCG vCPU only stops between
 translated blocks, so a sample is exact to the block, which is precise
 enough to rank functions.  Samples are taken from the first RESULT_LOG line
-matching --after until --until matches or --seconds pass, then symbolised
-against the kernel's System.map (boot with nokaslr) and the module's .text,
-whose load address the VM init records as "qtimer-vm: module text ADDR".
+matching --after until --until matches or --seconds pass (with --windows N,
+the next N - 1 such windows too, the VM running unsampled in between: a
+phase too short to sample once is sampled over its repeats), then
+symbolised against the kernel's System.map (boot with nokaslr) and the
+module's .text, whose load address the VM init records as "qtimer-vm:
+module text ADDR".
 Idle vCPUs (the halt loop) are counted apart; user space is one bucket.
 
 scripts/bench.sh --profile REGEX runs it; run.sh opens the gdbstub when
@@ -106,6 +110,15 @@ class Rsp:
         while not self.packet().startswith((b"T", b"S")):
             pass
 
+    def gone(self):
+        """Whether QEMU closed the connection (the VM ended), without waiting."""
+        try:
+            return self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+
     def detach(self):
         try:
             self.request(b"D")
@@ -158,10 +171,10 @@ def load_symbols(system_map, module_ko, module_text):
     return syms
 
 
-def follow(path, regex, deadline):
-    """Wait until a line of @path matches @regex; return that line."""
-    pos = 0
-    while time.monotonic() < deadline:
+def follow(path, regex, deadline, pos=0, gone=lambda: False):
+    """Wait until a line of @path after byte @pos matches @regex; return the
+    offset just past that line, or None (also once @gone() says so)."""
+    while time.monotonic() < deadline and not gone():
         try:
             with open(path, errors="replace") as f:
                 f.seek(pos)
@@ -170,7 +183,7 @@ def follow(path, regex, deadline):
                         break
                     pos += len(line.encode(errors="replace"))
                     if regex.search(line):
-                        return line
+                        return pos
         except FileNotFoundError:
             pass
         time.sleep(0.05)
@@ -201,42 +214,59 @@ def main():
     ap.add_argument("--interval", type=float, default=5, help="ms between samples")
     ap.add_argument("--wait", type=float, default=3600, help="seconds to wait for --after")
     ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--windows", type=int, default=1,
+                    help="sample this many --after .. --until windows")
     args = ap.parse_args()
 
-    if not follow(args.result_log, re.compile(args.after), time.monotonic() + args.wait):
+    after = re.compile(args.after)
+    until = re.compile(args.until) if args.until else None
+    pos = follow(args.result_log, after, time.monotonic() + args.wait)
+    if pos is None:
         print(f"profile: never saw /{args.after}/", file=sys.stderr)
         return 1
-    until = re.compile(args.until) if args.until else None
     base = module_text(args.result_log)
     rsp = Rsp(args.socket, 10)
     tids = rsp.threads()
     samples = collections.Counter()
-    nr = 0
-    start = time.monotonic()
-    pos = os.path.getsize(args.result_log)
+    nr = windows = 0
+    elapsed = 0.0
     try:
-        while time.monotonic() - start < args.seconds:
-            for tid in tids:
-                ip = rsp.rip(tid)
-                if ip is not None:
-                    samples[ip] += 1
-            nr += 1
+        while True:
+            start = time.monotonic()
+            while time.monotonic() - start < args.seconds:
+                for tid in tids:
+                    ip = rsp.rip(tid)
+                    if ip is not None:
+                        samples[ip] += 1
+                nr += 1
+                rsp.cont()
+                time.sleep(args.interval / 1000)
+                rsp.stop()
+                if until:
+                    with open(args.result_log, errors="replace") as f:
+                        f.seek(pos)
+                        tail = f.read()
+                    m = until.search(tail)
+                    if m:
+                        pos += len(tail[:m.end()].encode(errors="replace"))
+                        break
+            elapsed += time.monotonic() - start
+            windows += 1
+            if windows >= args.windows:
+                break
+            # Let the guest run unsampled until the next window opens.
             rsp.cont()
-            time.sleep(args.interval / 1000)
+            pos = follow(args.result_log, after, time.monotonic() + args.wait, pos,
+                         rsp.gone)
+            if pos is None:
+                break
             rsp.stop()
-            if until:
-                with open(args.result_log, errors="replace") as f:
-                    f.seek(pos)
-                    tail = f.read()
-                if until.search(tail):
-                    break
     except (EOFError, OSError):
         pass  # the VM went away: report what was sampled
     try:
         rsp.detach()
     except OSError:
         pass
-    elapsed = time.monotonic() - start
 
     syms = load_symbols(args.system_map, args.module_ko, base)
     funcs, spots = collections.Counter(), collections.Counter()
@@ -253,7 +283,7 @@ def main():
         funcs[name] += n
         spots[(name, off & ~0x3F)] += n
     busy = sum(funcs.values()) + user
-    print(f"profile: {nr} stops over {elapsed:.1f} s, {len(tids)} vCPUs; "
+    print(f"profile: {nr} stops over {elapsed:.1f} s in {windows} window(s), {len(tids)} vCPUs; "
           f"{busy} busy samples ({user} user), {idle} idle; module text "
           f"{hex(base) if base is not None else 'unknown'}")
     if not busy:
