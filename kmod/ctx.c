@@ -457,19 +457,46 @@ static bool qt_timer_unreachable(struct qt_timer *t)
 	return !smp_load_acquire(&t->nr_entries);
 }
 
+/*
+ * Lock @t's base, keeping @held (the base locked for the previous timer, or
+ * NULL) when it is the same one: timers handled together mostly share one.
+ */
+static struct qt_base *qt_base_relock(struct qt_base *held, struct qt_timer *t)
+{
+	if (held) {
+		if (likely(READ_ONCE(t->base_idx) == held->idx))
+			return held;
+		spin_unlock(&held->lock);
+	}
+	return qt_base_lock_timer(t);
+}
+
+/*
+ * Make @t DEAD: its owner is done with it.  *@held is the base the caller
+ * holds locked, or NULL, and is swapped for @t's base if need be (see
+ * qt_base_relock()); the caller unlocks it.  Returns true when nothing can
+ * reach @t any more, for the caller to free it, which may wait until the
+ * locks are dropped; otherwise the last stale heap entry dropped frees it.
+ */
+static bool qt_timer_let_die(struct qt_timer *t, struct qt_base **held)
+{
+	if (qt_timer_unreachable(t))
+		return true;
+	*held = qt_base_relock(*held, t);
+	t->state = QT_DEAD;
+	return !t->nr_entries;
+}
+
 /* Free a GHOST or ORPHAN once its owner is done with it. */
 static void qt_timer_bury(struct qt_timer *t)
 {
-	struct qt_base *base;
+	struct qt_base *base = NULL;
+	bool free = qt_timer_let_die(t, &base);
 
-	if (qt_timer_unreachable(t)) {
+	if (base)
+		spin_unlock(&base->lock);
+	if (free)
 		qt_timer_free(t);
-		return;
-	}
-	base = qt_base_lock_timer(t);
-	t->state = QT_DEAD;
-	qt_base_put_timer(base, t);
-	spin_unlock(&base->lock);
 }
 
 /*
@@ -826,20 +853,6 @@ out:
 /* --- expiry ------------------------------------------------------------- */
 
 /*
- * Lock @t's base, keeping @held (the base locked for the previous timer, or
- * NULL) when it is the same one: timers handled together mostly share one.
- */
-static struct qt_base *qt_base_relock(struct qt_base *held, struct qt_timer *t)
-{
-	if (held) {
-		if (likely(READ_ONCE(t->base_idx) == held->idx))
-			return held;
-		spin_unlock(&held->lock);
-	}
-	return qt_base_lock_timer(t);
-}
-
-/*
  * Settle one popped timer of @ctx: queue its record, or free it if it died
  * in transit.  @base is the timer's base, locked, or NULL when the transit
  * reference is the timer's only one (see nr_entries in ctx.h).  Returns true
@@ -1026,14 +1039,8 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 		    (t->flags & QT_TF_CANCELED)) {
 			if (t->state != QT_ORPHAN)
 				qt_ctx_forget(ctx, t, qt_timer_clock(t));
-			/* As qt_timer_bury(), but freed by the caller. */
-			if (!qt_timer_unreachable(t)) {
-				base = qt_base_relock(base, t);
-				t->state = QT_DEAD;
-				if (t->nr_entries)
-					continue;
-			}
-			dead[(*nr_dead)++] = t;
+			if (qt_timer_let_die(t, &base))
+				dead[(*nr_dead)++] = t;
 			continue;
 		}
 		base = qt_base_relock(base, t);
