@@ -38,10 +38,10 @@
 # matches REGEX, for --profile-secs (default 20) or until a line matches
 # --profile-until (default: the next workload starts), into
 # build/bench/KERNEL/profile.txt; --profile-windows N samples the next N - 1
-# such windows as well (a phase of qtbench --reps N recurs N times).  qtbench marks each timed phase
-# ("phase arm", "phase modify", ...) and the fire window ("the window
-# opens").  Stopping the VM
-# every few ms slows it: the figures of a profiled run are not comparable.
+# such windows as well (a phase of qtbench --reps N recurs N times).
+# qtbench marks each timed phase ("phase arm", "phase modify", ...) and the
+# fire window ("the window opens").  Stopping the VM every few ms slows it:
+# the figures of a profiled run are not comparable.
 #
 # The exit status is non-zero only when the benchmark broke (a run crashed
 # or a mechanism failed mid-run) or the VM run failed (a kernel splat, a
