@@ -18,7 +18,6 @@
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
-#include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
 
 #include "base.h"
@@ -40,22 +39,13 @@
  */
 #define QT_BATCH		64
 /*
- * How long a CPU keeps quiet after a run from a base's hrtimer: the hrtimer
- * of any base is programmed on the CPU no sooner than this after the run
- * ended, and a base whose hrtimer fires on it sooner anyway (programmed
- * before the run) hands its run to the worker.  A run that took longer
- * keeps the CPU quiet for as long again.
- *
- * Without it, a run that ends with the next deadline already past (dense
- * deadlines, a million a second, as soon as a run takes longer than their
- * spacing) would be followed by another at once, one interrupt and softirq
- * round per handful of timers, and the bases whose hrtimers sit on one CPU
- * (one per clock, and those of other CPUs' bases last programmed from it)
- * would take turns the same way.  With the gap such deadlines are fired in
- * batches, at most this late, which is the slack a normal task's own timers
- * get by default (timer_slack_ns), and the expirer holds at most about half
- * of a CPU in softirq context; the worker, which the scheduler balances
- * against everything else, does the rest.
+ * How far ahead of now a run re-arms the hrtimer at the least.  A run that
+ * ends with the next deadline already past (or about to be) would otherwise
+ * be called again at once, one interrupt and softirq round for every
+ * handful of timers: dense deadlines (a million a second) do that as soon
+ * as a run takes longer than their spacing.  With the gap those deadlines
+ * are fired in batches, at most this late, which is the slack a normal
+ * task's own timers get by default (timer_slack_ns).
  */
 #define QT_REARM_GAP_NS		(50 * NSEC_PER_USEC)
 
@@ -63,17 +53,17 @@
  * The callback runs in softirq context (HRTIMER_SOFTIRQ), where a run that
  * delivers to many files and wakes their readers belongs, rather than in the
  * hard interrupt: there it would hold off every other hrtimer of the CPU,
- * and the deadlines of several bases coming due while the interrupt is
- * handled would keep hrtimer_interrupt() retrying until it declares itself
- * hung ("hrtimer: interrupt took").  A soft hrtimer makes the interrupt at
- * most raise the softirq.  On PREEMPT_RT the softirq runs in a thread, where
- * the spinlock_t locks the callback takes may sleep.
+ * and the deadlines of several bases whose hrtimers sit on one CPU (one per
+ * clock, and those of other CPUs' bases last programmed from it) coming due
+ * while the interrupt is handled keep hrtimer_interrupt() retrying until it
+ * declares itself hung ("hrtimer: interrupt took").  A soft hrtimer makes
+ * the interrupt retry at most once, to raise the softirq.  On PREEMPT_RT the
+ * softirq runs in a thread, where the spinlock_t locks the callback takes
+ * may sleep.
  */
 #define QT_HRTIMER_MODE		HRTIMER_MODE_ABS_PINNED_SOFT
 
 struct qt_base *qt_bases;
-/* CLOCK_MONOTONIC; see QT_REARM_GAP_NS. */
-static DEFINE_PER_CPU(ktime_t, qt_quiet_until);
 static enum cpuhp_state qt_cpuhp_state;
 
 static const clockid_t qt_clock_ids[QT_NR_CLOCKS] = {
@@ -287,29 +277,15 @@ struct qt_base *qt_base_for_arm(unsigned int cpu, unsigned int clock)
 	return qt_base_get(cpu, clock);
 }
 
-/* @mono, a CLOCK_MONOTONIC time, on @clock's scale as of now. */
-static ktime_t qt_clock_from_mono(unsigned int clock, ktime_t mono)
-{
-	switch (clock) {
-	case QT_CLOCK_REALTIME:
-		return ktime_mono_to_any(mono, TK_OFFS_REAL);
-	case QT_CLOCK_BOOTTIME:
-		return ktime_mono_to_any(mono, TK_OFFS_BOOT);
-	default:
-		return mono;
-	}
-}
-
 /*
- * Program the hrtimer for the top of the heap, but not before this CPU's
- * quiet time after a run is over, as the hrtimer is started pinned here:
- * later is allowed, early never.
+ * Program the hrtimer for the top of the heap, but not before @not_before
+ * (0 for no bound): later is allowed, early never.
  */
-static void qt_base_program(struct qt_base *base)
+static void qt_base_program(struct qt_base *base, ktime_t not_before)
 {
 	const struct qt_heap_entry *top;
 	struct qt_timer *t;
-	ktime_t soft, not_before;
+	ktime_t soft;
 	u64 delta = 0;
 
 	lockdep_assert_held(&base->lock);
@@ -325,12 +301,6 @@ static void qt_base_program(struct qt_base *base)
 		delta = t->slack;
 		soft = top->key - delta;
 	}
-	/*
-	 * Kept on the monotonic clock, so that setting the wall clock back
-	 * cannot stretch it.
-	 */
-	not_before = qt_clock_from_mono(base->clock,
-					this_cpu_read(qt_quiet_until));
 	if (soft < not_before) {
 		delta = top->key > not_before ? top->key - not_before : 0;
 		soft = not_before;
@@ -390,7 +360,7 @@ void qt_base_push(struct qt_base *base, struct qt_timer *t)
 	t->nr_entries++;
 	t->base_idx = base->idx;
 	if (qt_heap_top(&base->heap)->timer == t)
-		qt_base_program(base);
+		qt_base_program(base, 0);
 }
 
 /**
@@ -471,23 +441,13 @@ static bool qt_base_collect(struct qt_base *base, ktime_t now,
 	return false;
 }
 
-/* Hand @base's next run to the worker, which owns it until it caught up. */
-static void qt_base_defer(struct qt_base *base)
-{
-	lockdep_assert_held(&base->lock);
-	base->deferred = true;
-	base->stats.deferred_runs++;
-	queue_work(system_highpri_wq, &base->work);
-}
-
 /*
  * Fire what is due on @base.  Only one expirer runs per base at a time
  * (base->expiring), so a timer is in at most one transit batch.  From the
  * hrtimer, at most QT_IRQ_BUDGET timers are fired; if more are due, the
  * worker is queued and owns the base until it has caught up, and the hrtimer
- * stays idle meanwhile.  So it does when the CPU ran another base from its
- * hrtimer a moment ago (QT_REARM_GAP_NS).  The worker fires in chunks of
- * QT_WORKER_CHUNK with rescheduling points in between.
+ * stays idle meanwhile.  The worker fires in chunks of QT_WORKER_CHUNK with
+ * rescheduling points in between.
  *
  * A file whose lock is busy (its reader is taking records) does not stall
  * the run: its timers wait in @batch while the next batch is popped, and
@@ -505,15 +465,11 @@ static void qt_base_run(struct qt_base *base, bool worker)
 	unsigned int nr = 0, popped, fired = 0;
 	unsigned long flags;
 	bool more, stop, defer = false;
-	ktime_t start = ktime_get(), now;
+	u64 start = ktime_get_ns();
+	ktime_t now;
 
 	spin_lock_irqsave(&base->lock, flags);
 	if (base->expiring || (base->deferred && !worker)) {
-		spin_unlock_irqrestore(&base->lock, flags);
-		return;
-	}
-	if (!worker && ktime_before(start, this_cpu_read(qt_quiet_until))) {
-		qt_base_defer(base);
 		spin_unlock_irqrestore(&base->lock, flags);
 		return;
 	}
@@ -552,18 +508,18 @@ static void qt_base_run(struct qt_base *base, bool worker)
 	if (fired > 1)
 		base->stats.coalesced += fired - 1;
 	if (!worker) {
-		ktime_t end = ktime_get();
-		u64 took = end - start;
+		u64 took = ktime_get_ns() - start;
 
 		if (took > base->stats.max_run_ns)
 			base->stats.max_run_ns = took;
-		this_cpu_write(qt_quiet_until,
-			       ktime_add_ns(end, max_t(u64, took, QT_REARM_GAP_NS)));
 	}
 	if (defer) {
-		qt_base_defer(base);
+		base->deferred = true;
+		base->stats.deferred_runs++;
+		queue_work(system_highpri_wq, &base->work);
 	} else {
-		qt_base_program(base);
+		qt_base_program(base, ktime_add_ns(qt_clock_now(base->clock),
+						   QT_REARM_GAP_NS));
 	}
 	spin_unlock_irqrestore(&base->lock, flags);
 }
@@ -688,7 +644,7 @@ static int qt_cpu_dead(unsigned int cpu)
 					qt_heap_merge(&dst->heap, &src->heap);
 					dst->nr_dead += src->nr_dead;
 					src->nr_dead = 0;
-					qt_base_program(dst);
+					qt_base_program(dst, 0);
 					spin_unlock(&dst->lock);
 					spin_unlock_irq(&src->lock);
 					break;
