@@ -18,6 +18,9 @@
 # -v streams the guest console while it runs.  --accel (or QTIMER_ACCEL)
 # is tcg by default; auto uses KVM if a probe boot under KVM works.
 # QTIMER_GDB=SOCKET opens QEMU's gdbstub there (scripts/vm/profile.py).
+# QTIMER_TCG_STALL_NS (default 2 ms): under TCG, an "hrtimer: interrupt
+# took" at least this long is taken for the emulator descheduling a
+# virtual CPU and shown, not counted (see the splat rules below).
 #
 # Logs go to build/vm/KERNEL/ (build/vm/KERNEL/TAG/ with --tag): build.log,
 # console.log (ttyS0: kernel console and program output), result.log (ttyS1:
@@ -415,15 +418,22 @@ ts_re='\[ *[0-9]+\.[0-9]+\]'
 #
 # Some hits are shown but not counted:
 # - "hrtimer: interrupt took" before the module is loaded: it cannot have
-#   caused it.  It is printed when the timer interrupt still finds expired
-#   hrtimers after three rounds, which is what happens under TCG when the
-#   emulator deschedules a virtual CPU for some milliseconds inside the
-#   interrupt (the kernel's own comment names VMs).  From the load on it
-#   counts (the init re-arms this once-only message before the insmod, so a
-#   late one is seen at all), except on the instrumented kernels under TCG:
-#   KASAN or KCSAN make the tick itself slow enough that they print it on
-#   most boots before anything of ours runs, and the placeholder module,
-#   which had no timers at all, saw it during its tests too.
+#   caused it.  From the load on it counts (the init re-arms this once-only
+#   message before the insmod, so a late one is seen at all), with two
+#   exceptions under TCG, where the host runs four virtual CPUs on fewer
+#   cores and may deschedule one for a timeslice in the middle of its
+#   timer interrupt (the kernel's own comment names VMs as a cause):
+#   * an interrupt that took QTIMER_TCG_STALL_NS (2 ms) or more.  A host
+#     timeslice is milliseconds, and on the Debian kernels every such
+#     message seen since the expirer moved to a soft hrtimer (one that
+#     cannot make the interrupt retry) took 6-35 ms, in suites that keep
+#     all four CPUs busy, and one came at boot before the module was
+#     loaded.  One that took less means timers kept coming due for real,
+#     which is what the check is for: the expirer's hard-irq chains it
+#     caught took 9 us to 1 ms in most runs (a few 2-4 ms).
+#   * anything on the instrumented kernels, where KASAN or KCSAN make the
+#     tick itself slow enough that they print it on most boots before
+#     anything of ours runs.
 # - kmemleak's own "N new suspected memory leaks": it counts boot-time
 #   objects too, while the init counts only those allocated after the
 #   insmod and reports them on the result channel, which is judged above.
@@ -432,14 +442,20 @@ ts_re='\[ *[0-9]+\.[0-9]+\]'
 # so every lockdep report counts.)
 noise_re='kmemleak: [0-9]+ new suspected memory leak'
 hang_re='hrtimer: interrupt took'
-hang_any=0
-[ "$accel" = kvm ] || case $kernel in debug-* | kcsan-*) hang_any=1 ;; esac
+hang_any=0 stall_ns=0
+if [ "$accel" != kvm ]; then
+	stall_ns=${QTIMER_TCG_STALL_NS:-2000000}
+	case $kernel in debug-* | kcsan-*) hang_any=1 ;; esac
+fi
 # The init's "boot" record comes right before it re-arms the message and
 # loads the module.
 load_line=$({ grep -anEm1 "$ts_re.* qtimer-vm: boot " "$console" || echo 0:; } | cut -d: -f1)
 splat_lines=$({ grep -anE "$ts_re.*($splat_re)" "$console" || true; } |
-	awk -F: -v re="$noise_re" -v hang="$hang_re" -v any="$hang_any" -v load="$load_line" '
-		$0 ~ re || ($0 ~ hang && (any || !load || $1 < load)) {
+	awk -F: -v re="$noise_re" -v hang="$hang_re" -v any="$hang_any" \
+	    -v load="$load_line" -v stall="$stall_ns" '
+		function took(s) { sub(/.*interrupt took /, "", s); return s + 0 }
+		$0 ~ re || ($0 ~ hang && (any || !load || $1 < load ||
+					  (stall && took($0) >= stall))) {
 			print "    shown, not counted: " substr($0, length($1) + 2) > "/dev/stderr"; next
 		}
 		{ print $1 }')
