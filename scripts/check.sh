@@ -168,7 +168,7 @@ if [ "$selftest" != 0 ]; then
 	   grep -q 'kernel tainted .*W(warning)' "$log"; then
 		tally 1 0 "harness self-test (the rig caught the WARN, the hang message and the W taint)"
 	else
-		tally 0 1 "harness self-test (the rig did NOT report the deliberate WARN)"
+		tally 0 1 "harness self-test (the rig did NOT report the deliberate WARN, hang message and W taint)"
 	fi
 fi
 
