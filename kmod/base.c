@@ -308,9 +308,23 @@ static void qt_base_program(struct qt_base *base, ktime_t not_before)
 	hrtimer_start_range_ns(&base->hrtimer, soft, delta, QT_HRTIMER_MODE);
 }
 
+/*
+ * Timers that compaction found it may free, freed in bulk: one slab call
+ * per few timers rather than one each, as compacting after a mass cancel
+ * frees as many timers as it drops entries.
+ */
+#define QT_REAP_MAX		16
+
+struct qt_reap {
+	unsigned int nr;
+	void *timers[QT_REAP_MAX];
+};
+
+/* @arg: a struct qt_reap to free the timer through, or NULL to free it now. */
 static void qt_base_drop(void *timer, void *arg)
 {
 	struct qt_timer *t = timer;
+	struct qt_reap *reap = arg;
 	bool dead = t->state == QT_DEAD;
 	u8 left = t->nr_entries - 1;
 
@@ -320,8 +334,17 @@ static void qt_base_drop(void *timer, void *arg)
 	 * last thing of it touched here, and published with release.
 	 */
 	smp_store_release(&t->nr_entries, left);
-	if (!left && dead)
+	if (left || !dead)
+		return;
+	if (!reap) {
 		qt_timer_free(t);
+		return;
+	}
+	reap->timers[reap->nr++] = t;
+	if (reap->nr == QT_REAP_MAX) {
+		qt_timers_free(reap->nr, reap->timers);
+		reap->nr = 0;
+	}
 }
 
 static bool qt_base_entry_live(const struct qt_heap_entry *e, void *arg)
@@ -331,10 +354,23 @@ static bool qt_base_entry_live(const struct qt_heap_entry *e, void *arg)
 	return e->key == t->heap_key;
 }
 
+/* Drop every entry that @keep rejects, freeing the timers in bulk. */
+static __always_inline void qt_base_filter(struct qt_base *base,
+					     bool (*keep)(const struct qt_heap_entry *e,
+							  void *arg))
+{
+	struct qt_reap reap;
+
+	reap.nr = 0;
+	qt_heap_filter(&base->heap, keep, qt_base_drop, &reap);
+	if (reap.nr)
+		qt_timers_free(reap.nr, reap.timers);
+}
+
 static void qt_base_compact(struct qt_base *base)
 {
 	lockdep_assert_held(&base->lock);
-	qt_heap_filter(&base->heap, qt_base_entry_live, qt_base_drop, NULL);
+	qt_base_filter(base, qt_base_entry_live);
 	base->nr_dead = 0;
 }
 
@@ -714,7 +750,7 @@ void qt_bases_exit(void)
 		 * hrtimer for, and the hrtimer can at most queue the worker.
 		 */
 		spin_lock_irq(&base->lock);
-		qt_heap_filter(&base->heap, qt_base_keep_none, qt_base_drop, NULL);
+		qt_base_filter(base, qt_base_keep_none);
 		spin_unlock_irq(&base->lock);
 		hrtimer_cancel(&base->hrtimer);
 		cancel_work_sync(&base->work);

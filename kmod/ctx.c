@@ -55,7 +55,7 @@ void qt_timer_free(struct qt_timer *t)
 	kmem_cache_free(qt_timer_cache, t);
 }
 
-static void qt_timers_free(unsigned int nr, void **timers)
+void qt_timers_free(unsigned int nr, void **timers)
 {
 	kmem_cache_free_bulk(qt_timer_cache, nr, timers);
 }

@@ -174,6 +174,7 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 		    bool nonblock);
 void qt_timer_free(struct qt_timer *t);
+void qt_timers_free(unsigned int nr, void **timers);
 struct seq_file;
 void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m);
 
