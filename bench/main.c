@@ -619,7 +619,8 @@ static void usage(int status)
 		"  --budget SECS        time limit of each timed phase (default %lld)\n"
 		"  --seed N\n"
 		"  --reps N             run each workload N times (at most %d) and take\n"
-		"                       the median (default: 3 up to 100k timers, else 1)\n"
+		"                       the median (default: 3 up to 100k timers, else 1;\n"
+		"                       a run that runs out of its budget is not repeated)\n"
 		"  --no-warmup          skip the untimed warm-up round\n"
 		"  --no-tune            leave sysctls, /sys and module parameters alone\n"
 		"                       (for trying it outside the VM; memory figures get noisy)\n",
