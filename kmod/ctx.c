@@ -78,6 +78,7 @@ void qt_batch_begin(struct qt_ctx *ctx, struct qt_batch *batch,
 	batch->nr = 0;
 	batch->quota = 0;
 	batch->locked = false;
+	batch->base = NULL;
 	if (nr_arm < 2)
 		return;
 	batch->nr = kmem_cache_alloc_bulk(qt_timer_cache, GFP_KERNEL | __GFP_ZERO,
@@ -120,6 +121,10 @@ static void qt_ctx_unlock(struct qt_ctx *ctx, struct qt_batch *batch)
 static void qt_ctx_drop(struct qt_ctx *ctx, struct qt_batch *batch)
 	__releases(&ctx->wqh.lock)
 {
+	if (batch && batch->base) {
+		spin_unlock(&batch->base->lock);
+		batch->base = NULL;
+	}
 	spin_unlock_irq(&ctx->wqh.lock);
 	if (batch)
 		batch->locked = false;
@@ -472,6 +477,53 @@ static struct qt_base *qt_base_relock(struct qt_base *held, struct qt_timer *t)
 }
 
 /*
+ * An op's base lock, taken under the context lock: @base, or with
+ * qt_op_lock_timer() @t's.  A batch keeps it for its next op (see struct
+ * qt_batch), giving up the one it held first if that is another;
+ * qt_op_unlock_base() then leaves it held, and qt_ctx_drop() or
+ * qt_op_put_base() lets it go.
+ */
+static struct qt_base *qt_op_lock_base(struct qt_batch *batch,
+				       struct qt_base *base)
+{
+	if (!batch) {
+		spin_lock(&base->lock);
+		return base;
+	}
+	if (batch->base == base)
+		return base;
+	if (batch->base)
+		spin_unlock(&batch->base->lock);
+	spin_lock(&base->lock);
+	batch->base = base;
+	return base;
+}
+
+static struct qt_base *qt_op_lock_timer(struct qt_batch *batch,
+					struct qt_timer *t)
+{
+	if (!batch)
+		return qt_base_lock_timer(t);
+	batch->base = qt_base_relock(batch->base, t);
+	return batch->base;
+}
+
+static void qt_op_unlock_base(struct qt_batch *batch, struct qt_base *base)
+{
+	if (!batch)
+		spin_unlock(&base->lock);
+}
+
+/* Before an op takes base locks its own way, or wants none held. */
+static void qt_op_put_base(struct qt_batch *batch)
+{
+	if (batch && batch->base) {
+		spin_unlock(&batch->base->lock);
+		batch->base = NULL;
+	}
+}
+
+/*
  * Make @t DEAD: its owner is done with it.  *@held is the base the caller
  * holds locked, or NULL, and is swapped for @t's base if need be (see
  * qt_base_relock()); the caller unlocks it.  Returns true when nothing can
@@ -504,13 +556,14 @@ static void qt_timer_bury(struct qt_timer *t)
  * them from piling up when a file cancels or modifies fired timers and never
  * reads: sweep once they outnumber the live ones, amortised O(1).
  */
-static void qt_ready_sweep(struct qt_ctx *ctx)
+static void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch)
 {
 	struct qt_timer **link = &ctx->ready, *t;
 
 	lockdep_assert_held(&ctx->wqh.lock);
 	if (ctx->nr_ghosts <= ctx->nr_ready + 64)
 		return;
+	qt_op_put_base(batch);
 	ctx->ready_tail = &ctx->ready;
 	while ((t = *link)) {
 		if (t->state == QT_GHOST) {
@@ -539,7 +592,8 @@ static void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t,
  * Take @t's id away and make it dead, or hand it to whoever holds it now.
  * Returns the QTIMER_CANCEL_* mask of what that prevented.
  */
-static int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t)
+static int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
+			 struct qt_batch *batch)
 {
 	unsigned int clock = qt_timer_clock(t);
 	struct qt_base *base;
@@ -547,7 +601,7 @@ static int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t)
 
 	lockdep_assert_held(&ctx->wqh.lock);
 	qt_ctx_forget(ctx, t, clock);
-	base = qt_base_lock_timer(t);
+	base = qt_op_lock_timer(batch, t);
 	base->stats.cancelled++;
 	switch (t->state) {
 	case QT_ARMED:
@@ -569,7 +623,7 @@ static int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t)
 		t->state = QT_ORPHAN;
 		break;
 	}
-	spin_unlock(&base->lock);
+	qt_op_unlock_base(batch, base);
 	return ret;
 }
 
@@ -662,15 +716,14 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 			continue;
 		}
 		cpu = pinned ? args->cpu : smp_processor_id();
-		base = qt_base_get(cpu, args->clock);
-		spin_lock(&base->lock);
+		base = qt_op_lock_base(batch, qt_base_get(cpu, args->clock));
 		if (pinned && !base->online) {
-			spin_unlock(&base->lock);
+			qt_op_unlock_base(batch, base);
 			ret = -EINVAL;
 			goto out_unlock;
 		}
 		if (base->heap.nr >= base->heap.cap) {
-			spin_unlock(&base->lock);
+			qt_op_unlock_base(batch, base);
 			qt_ctx_drop(ctx, batch);
 			continue;
 		}
@@ -678,7 +731,7 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 		t->state = QT_ARMED;
 		qt_base_push(base, t);
 		base->stats.armed++;
-		spin_unlock(&base->lock);
+		qt_op_unlock_base(batch, base);
 
 		ctx->nr_timers++;
 		ctx->nr_per_clock[args->clock]++;
@@ -707,8 +760,8 @@ int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch)
 	qt_ctx_lock(ctx, batch);
 	t = qt_lookup_live(ctx, id);
 	if (t) {
-		ret = qt_timer_kill(ctx, t);
-		qt_ready_sweep(ctx);
+		ret = qt_timer_kill(ctx, t, batch);
+		qt_ready_sweep(ctx, batch);
 	} else {
 		ret = -ENOENT;
 	}
@@ -784,7 +837,7 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 		t->state = QT_GHOST;
 		ctx->nr_ready--;
 		ctx->nr_ghosts++;
-		qt_ready_sweep(ctx);
+		qt_ready_sweep(ctx, NULL);
 	} else {
 		t->state = QT_ORPHAN;
 	}
@@ -812,12 +865,13 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 		}
 		was_cos = t->flags & QT_TF_CANCEL_ON_SET;
 		if (t->state == QT_ARMED) {
-			base = qt_base_lock_timer(t);
+			base = qt_op_lock_timer(batch, t);
 			ret = qt_modify_armed(base, t, args);
 			if (ret >= 0)
 				base->stats.modified++;
-			spin_unlock(&base->lock);
+			qt_op_unlock_base(batch, base);
 		} else if (fresh) {
+			qt_op_put_base(batch);
 			ret = qt_modify_fired(ctx, t, fresh, args, &base);
 			if (ret >= 0)
 				fresh = NULL;
@@ -1275,7 +1329,7 @@ void qt_ctx_release(struct qt_ctx *ctx)
 		unsigned long v = *qt_slot_word(ctx, slot);
 
 		if (!(v & 1))
-			qt_timer_kill(ctx, (struct qt_timer *)v);
+			qt_timer_kill(ctx, (struct qt_timer *)v, NULL);
 		/* Let interrupts in now and then: a file may hold millions. */
 		if (!(slot % 1024)) {
 			spin_unlock_irq(&ctx->wqh.lock);

@@ -142,12 +142,16 @@ struct qt_arm_args {
  * What a SUBMIT chunk carries from one op to the next: timers allocated
  * ahead in bulk for its ARMs (one slab call and memcg charge per chunk
  * instead of one per timer), their places under the per-user cap (one
- * atomic op instead of one per timer), and the context lock.  Each op takes
- * the lock if the chunk does not hold it yet and leaves it held for the next
- * op; an op that must sleep (to allocate or grow something) drops it
- * first.  So a chunk pays for one irq-off lock round trip instead of one per
- * op, and holds interrupts off for at most a chunk's worth of ops.  The
- * single ioctls pass no batch: their op locks and unlocks for itself.
+ * atomic op instead of one per timer), the context lock and the last base
+ * lock an op took.  Each op takes the context lock if the chunk does not
+ * hold it yet and leaves it held for the next op; an op that must sleep (to
+ * allocate or grow something) drops it first.  So a chunk pays for one
+ * irq-off lock round trip instead of one per op, and holds interrupts off
+ * for at most a chunk's worth of ops.  The base lock goes the same way
+ * (ARMs from one CPU share its base, and timers armed together share one),
+ * but is given up before any other base's is taken, so that a chunk never
+ * holds two.  The single ioctls pass no batch: their op locks and unlocks
+ * for itself.
  */
 #define QT_BATCH_MAX		16
 
@@ -155,6 +159,7 @@ struct qt_batch {
 	unsigned int nr;		/* timers[] left */
 	unsigned int quota;		/* ARMs counted under the user cap ahead */
 	bool locked;			/* holds ctx->wqh.lock */
+	struct qt_base *base;		/* locked too, or NULL; only if locked */
 	struct qt_timer *timers[QT_BATCH_MAX];
 };
 
