@@ -117,14 +117,20 @@ static void qt_ctx_unlock(struct qt_ctx *ctx, struct qt_batch *batch)
 		__release(&ctx->wqh.lock);
 }
 
-/* The op, holding the lock, is about to sleep. */
-static void qt_ctx_drop(struct qt_ctx *ctx, struct qt_batch *batch)
-	__releases(&ctx->wqh.lock)
+/* Before an op takes base locks its own way, or wants none held. */
+static void qt_op_put_base(struct qt_batch *batch)
 {
 	if (batch && batch->base) {
 		spin_unlock(&batch->base->lock);
 		batch->base = NULL;
 	}
+}
+
+/* The op, holding the lock, is about to sleep. */
+static void qt_ctx_drop(struct qt_ctx *ctx, struct qt_batch *batch)
+	__releases(&ctx->wqh.lock)
+{
+	qt_op_put_base(batch);
 	spin_unlock_irq(&ctx->wqh.lock);
 	if (batch)
 		batch->locked = false;
@@ -480,8 +486,8 @@ static struct qt_base *qt_base_relock(struct qt_base *held, struct qt_timer *t)
  * An op's base lock, taken under the context lock: @base, or with
  * qt_op_lock_timer() @t's.  A batch keeps it for its next op (see struct
  * qt_batch), giving up the one it held first if that is another;
- * qt_op_unlock_base() then leaves it held, and qt_ctx_drop() or
- * qt_op_put_base() lets it go.
+ * qt_op_unlock_base() then leaves it held, and qt_op_put_base() (also
+ * called by qt_ctx_drop()) lets it go.
  */
 static struct qt_base *qt_op_lock_base(struct qt_batch *batch,
 				       struct qt_base *base)
@@ -512,15 +518,6 @@ static void qt_op_unlock_base(struct qt_batch *batch, struct qt_base *base)
 {
 	if (!batch)
 		spin_unlock(&base->lock);
-}
-
-/* Before an op takes base locks its own way, or wants none held. */
-static void qt_op_put_base(struct qt_batch *batch)
-{
-	if (batch && batch->base) {
-		spin_unlock(&batch->base->lock);
-		batch->base = NULL;
-	}
 }
 
 /*
