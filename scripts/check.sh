@@ -37,10 +37,12 @@ start=$SECONDS
 
 stage() { printf '\ncheck: [%4ds] == %s\n' $((SECONDS - start)) "$*" >&2; }
 note() { printf 'check: %s\n' "$*" >&2; }
+summary=()
 tally() {
 	total_passed=$((total_passed + $1))
 	total_failed=$((total_failed + $2))
 	note "$3: $1 passed, $2 failed"
+	summary+=("$(printf '%5d passed, %3d failed  %s' "$1" "$2" "$3")")
 }
 
 # Sum the kselftest "# Totals:" lines of a log: prints "passed failed
@@ -150,6 +152,10 @@ for k in "${run_kernels[@]}"; do
 	res=$(vm_run "$k" "$k" --suites "$s")
 	[ -n "$res" ] || res="0 1"
 	tally ${res} "kernel $k ($((SECONDS - t))s)"
+	# The run's own reasons, again in the summary at the end.
+	while IFS= read -r line; do
+		summary+=("        ${line#vm: }")
+	done < <(grep -a '^vm: .*: FAIL: ' "$log_dir/$k.log")
 done
 
 # --- Harness self-test ------------------------------------------------------
@@ -173,6 +179,9 @@ if [ "$selftest" != 0 ]; then
 fi
 
 stage "done in $((SECONDS - start))s"
+# Every stage's counts once more, so that the end of the output (all a CI
+# log may keep) says what failed.
+printf 'check: %s\n' "${summary[@]}" >&2
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" = 0 ]
 exit
