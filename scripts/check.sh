@@ -155,7 +155,7 @@ for k in "${run_kernels[@]}"; do
 	# The run's own reasons, again in the summary at the end.
 	while IFS= read -r line; do
 		summary+=("        ${line#vm: }")
-	done < <(grep -a '^vm: .*: FAIL: ' "$log_dir/$k.log")
+	done < <(grep -aE '^vm: [^ ]*: (FAIL|booting again): ' "$log_dir/$k.log")
 done
 
 # --- Harness self-test ------------------------------------------------------
