@@ -256,7 +256,7 @@ fi
 cpu=${QTIMER_CPU:-qemu64,-cx16,+rdrand}
 console=$out_dir/console.log
 result=$out_dir/result.log
-rm -f "$console" "$result"
+rm -f "$console" "$result" "$out_dir"/console.boot*.log
 qemu=(
 	qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp 4 -m 4G
 	-nographic -nodefaults -monitor none -no-reboot
