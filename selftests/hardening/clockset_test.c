@@ -29,8 +29,14 @@
 #include "kselftest_harness.h"
 #include "hardening.h"
 
-#define MAX_TIMERS	65536
-#define MAX_STEPS	4096
+/*
+ * Each round of the stepping loop arms ROUND_TIMERS timers and sleeps at
+ * least ROUND_MIN_NS before its step: the tables are sized from the run's
+ * length by that (max_timers(), max_steps()).
+ */
+#define ROUND_TIMERS	(50 + 4 + 50 + 30 + 20)
+#define ROUND_MIN_NS	(50 * NSEC_PER_MSEC)
+#define AFTER_TIMERS	50
 /* A timer due this much after the clock was read before a step was surely
  * still pending when the step happened. */
 #define STEP_MARGIN	(50 * NSEC_PER_MSEC)
@@ -60,32 +66,37 @@ struct step {
 static struct {
 	int fd;
 	struct ct *t;
-	int nr;
-	struct step steps[MAX_STEPS];
+	int nr, max_timers;
+	struct step *steps;
 	_Atomic int nr_steps;
+	int max_steps;
+	pthread_t reader;
+	bool reading;
 	_Atomic unsigned int seq;	/* odd while a step is under way */
 	_Atomic int stop;
 	_Atomic long early, bad, after_last, records, unclean;
 	__s64 offset;			/* REALTIME - MONOTONIC at the start */
 } g;
 
+/* Step CLOCK_REALTIME by @delta, recording the step if a table is set up. */
 static int step_clock(__s64 delta)
 {
+	struct step *st = g.steps ? &g.steps[g.nr_steps] : &(struct step){};
 	struct timespec ts;
 	__s64 now;
 	int ret;
 
 	g.seq++;
 	now = qt_now(CLOCK_REALTIME);
-	g.steps[g.nr_steps].real_before = now;
-	g.steps[g.nr_steps].delta = delta;
+	st->real_before = now;
+	st->delta = delta;
 	now += delta;
 	ts.tv_sec = now / NSEC_PER_SEC;
 	ts.tv_nsec = now % NSEC_PER_SEC;
 	ret = clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
 	g.seq++;
-	g.steps[g.nr_steps].seq_after = g.seq;
-	if (g.nr_steps < MAX_STEPS - 1)
+	st->seq_after = g.seq;
+	if (g.steps && g.nr_steps < g.max_steps - 1)
 		g.nr_steps++;
 	return ret;
 }
@@ -206,7 +217,7 @@ static int arm_batch(struct hd_rng *rng, int kind, int count)
 	struct qtimer_op ops[64];
 	int i, ret, first = g.nr;
 
-	if (g.nr + count > MAX_TIMERS || count > 64)
+	if (g.nr + count > g.max_timers || count > 64)
 		return -ENOSPC;
 	for (i = 0; i < count; i++) {
 		struct ct *t = &g.t[first + i];
@@ -261,10 +272,17 @@ FIXTURE_SETUP(clk)
 
 FIXTURE_TEARDOWN(clk)
 {
+	/* A failed assertion comes here with the reader still running. */
+	if (g.reading) {
+		g.stop = 1;
+		pthread_join(g.reader, NULL);
+		g.reading = false;
+	}
 	if (self->ok)
 		EXPECT_EQ(0, restore_clock());
 	if (g.t)
-		munmap(g.t, MAX_TIMERS * sizeof(*g.t));
+		munmap(g.t, g.max_timers * sizeof(*g.t));
+	free(g.steps);
 }
 
 TEST_F_TIMEOUT(clk, steps_under_load, 3700)
@@ -274,7 +292,7 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 	__s64 end, deadline, bound, cum = 0, worst_late = 0;
 	long missing = 0, bad = 0, missed_cancel = 0, stray_cancel = 0;
 	struct hd_rng rng;
-	pthread_t rt;
+	int rounds;
 
 	if (!self->ok)
 		SKIP(return, "needs CAP_SYS_TIME");
@@ -282,12 +300,19 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 	bound = (hd_fast_machine() ? 2 : 20) * NSEC_PER_SEC;
 	hd_rng_seed(&rng, seed);
 	TH_LOG("%d s of steps, seed %llu (QT_SEED)", secs, (unsigned long long)seed);
-	g.t = mmap(NULL, MAX_TIMERS * sizeof(*g.t), PROT_READ | PROT_WRITE,
+	/* One round more than the loop can start, and restore_clock()'s step. */
+	rounds = (int)((__s64)secs * NSEC_PER_SEC / ROUND_MIN_NS) + 2;
+	g.max_timers = rounds * ROUND_TIMERS + AFTER_TIMERS;
+	g.t = mmap(NULL, g.max_timers * sizeof(*g.t), PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, g.t);
+	g.max_steps = rounds + 1;
+	g.steps = calloc(g.max_steps, sizeof(*g.steps));
+	ASSERT_NE(NULL, g.steps);
 	g.fd = qt_open(O_NONBLOCK);
 	ASSERT_LE(0, g.fd);
-	ASSERT_EQ(0, pthread_create(&rt, NULL, reader_fn, NULL));
+	ASSERT_EQ(0, pthread_create(&g.reader, NULL, reader_fn, NULL));
+	g.reading = true;
 
 	end = qt_now(CLOCK_MONOTONIC) + (__s64)secs * NSEC_PER_SEC;
 	while (qt_now(CLOCK_MONOTONIC) < end) {
@@ -308,7 +333,7 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 	}
 	ASSERT_EQ(0, restore_clock());
 	/* After the last step: cancel-on-set timers it must not touch. */
-	ASSERT_EQ(0, arm_batch(&rng, K_COS_AFTER, 50));
+	ASSERT_EQ(0, arm_batch(&rng, K_COS_AFTER, AFTER_TIMERS));
 
 	/* The clock is back: every realtime timer is due within ~1 s. */
 	deadline = qt_now(CLOCK_MONOTONIC) + 20 * NSEC_PER_SEC;
@@ -324,7 +349,8 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 	} while (missing && qt_now(CLOCK_MONOTONIC) < deadline);
 	qt_sleep_ms(100);
 	g.stop = 1;
-	pthread_join(rt, NULL);
+	pthread_join(g.reader, NULL);
+	g.reading = false;
 
 	for (i = 0; i < g.nr; i++) {
 		struct ct *t = &g.t[i];
