@@ -498,8 +498,7 @@ static struct qt_base *qt_op_lock_base(struct qt_batch *batch,
 	}
 	if (batch->base == base)
 		return base;
-	if (batch->base)
-		spin_unlock(&batch->base->lock);
+	qt_op_put_base(batch);
 	spin_lock(&base->lock);
 	batch->base = base;
 	return base;
