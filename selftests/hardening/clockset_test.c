@@ -31,8 +31,8 @@
 
 /*
  * Each round of the stepping loop arms ROUND_TIMERS timers and sleeps at
- * least ROUND_MIN_NS before its step: the tables are sized from the run's
- * length by that (max_timers(), max_steps()).
+ * least ROUND_MIN_NS before its step: the timer and step tables are sized
+ * from the run's length by that (FIXTURE_SETUP).
  */
 #define ROUND_TIMERS	(50 + 4 + 50 + 30 + 20)
 #define ROUND_MIN_NS	(50 * NSEC_PER_MSEC)
@@ -66,6 +66,8 @@ struct step {
 static struct {
 	int fd;
 	struct ct *t;
+	int secs;			/* QT_STRESS_SECONDS */
+	int rounds;			/* most the stepping loop can start */
 	int nr, max_timers;
 	struct step *steps;
 	_Atomic int nr_steps;
@@ -78,10 +80,9 @@ static struct {
 	__s64 offset;			/* REALTIME - MONOTONIC at the start */
 } g;
 
-/* Step CLOCK_REALTIME by @delta, recording the step if a table is set up. */
 static int step_clock(__s64 delta)
 {
-	struct step *st = g.steps ? &g.steps[g.nr_steps] : &(struct step){};
+	struct step *st = &g.steps[g.nr_steps];
 	struct timespec ts;
 	__s64 now;
 	int ret;
@@ -96,7 +97,7 @@ static int step_clock(__s64 delta)
 	ret = clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
 	g.seq++;
 	st->seq_after = g.seq;
-	if (g.steps && g.nr_steps < g.max_steps - 1)
+	if (g.nr_steps < g.max_steps - 1)
 		g.nr_steps++;
 	return ret;
 }
@@ -268,16 +269,28 @@ FIXTURE_SETUP(clk)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	self->ok = !clock_settime(CLOCK_REALTIME, &ts);
 	g.offset = qt_now(CLOCK_REALTIME) - qt_now(CLOCK_MONOTONIC);
+	g.secs = hd_stress_seconds(3);
+	/* One round more than the loop can start, and restore_clock()'s step. */
+	g.rounds = (int)((__s64)g.secs * NSEC_PER_SEC / ROUND_MIN_NS) + 2;
+	g.max_steps = g.rounds + 1;
+	g.steps = calloc(g.max_steps, sizeof(*g.steps));
+	ASSERT_NE(NULL, g.steps);
+}
+
+/* Stop the reader thread, if it runs, and wait for it. */
+static void stop_reader(void)
+{
+	if (!g.reading)
+		return;
+	g.stop = 1;
+	pthread_join(g.reader, NULL);
+	g.reading = false;
 }
 
 FIXTURE_TEARDOWN(clk)
 {
 	/* A failed assertion comes here with the reader still running. */
-	if (g.reading) {
-		g.stop = 1;
-		pthread_join(g.reader, NULL);
-		g.reading = false;
-	}
+	stop_reader();
 	if (self->ok)
 		EXPECT_EQ(0, restore_clock());
 	if (g.t)
@@ -287,12 +300,11 @@ FIXTURE_TEARDOWN(clk)
 
 TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 {
-	int secs = hd_stress_seconds(3), i, k;
+	int secs = g.secs, i, k;
 	uint64_t seed = hd_tunable("QT_SEED", 0) ?: (uint64_t)qt_now(CLOCK_MONOTONIC);
 	__s64 end, deadline, bound, cum = 0, worst_late = 0;
 	long missing = 0, bad = 0, missed_cancel = 0, stray_cancel = 0;
 	struct hd_rng rng;
-	int rounds;
 
 	if (!self->ok)
 		SKIP(return, "needs CAP_SYS_TIME");
@@ -300,15 +312,10 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 	bound = (hd_fast_machine() ? 2 : 20) * NSEC_PER_SEC;
 	hd_rng_seed(&rng, seed);
 	TH_LOG("%d s of steps, seed %llu (QT_SEED)", secs, (unsigned long long)seed);
-	/* One round more than the loop can start, and restore_clock()'s step. */
-	rounds = (int)((__s64)secs * NSEC_PER_SEC / ROUND_MIN_NS) + 2;
-	g.max_timers = rounds * ROUND_TIMERS + AFTER_TIMERS;
+	g.max_timers = g.rounds * ROUND_TIMERS + AFTER_TIMERS;
 	g.t = mmap(NULL, g.max_timers * sizeof(*g.t), PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, g.t);
-	g.max_steps = rounds + 1;
-	g.steps = calloc(g.max_steps, sizeof(*g.steps));
-	ASSERT_NE(NULL, g.steps);
 	g.fd = qt_open(O_NONBLOCK);
 	ASSERT_LE(0, g.fd);
 	ASSERT_EQ(0, pthread_create(&g.reader, NULL, reader_fn, NULL));
@@ -348,9 +355,7 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 		}
 	} while (missing && qt_now(CLOCK_MONOTONIC) < deadline);
 	qt_sleep_ms(100);
-	g.stop = 1;
-	pthread_join(g.reader, NULL);
-	g.reading = false;
+	stop_reader();
 
 	for (i = 0; i < g.nr; i++) {
 		struct ct *t = &g.t[i];
