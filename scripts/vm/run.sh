@@ -28,7 +28,8 @@
 # died before the init ran and was booted again (see "Boot" below).  The
 # run fails on: a suite failure, a crashed, timed-out or unfinished suite,
 # a missing "# Totals:" line, a failed insmod or rmmod, a kmemleak suspect,
-# a splat on the console, taint D, W or L, or a missing verdict.  The last line is
+# a splat on the console, taint D, W or L, or a missing verdict.  The last
+# line is
 #   vm-result: KERNEL passed=P failed=F
 # and the exit status is 0 exactly when F is 0.
 
@@ -269,24 +270,24 @@ qemu=(
 # A kernel that dies before PID 1 runs has run nothing of ours: the module
 # is not loaded, no test has started.  Under TCG that happens: QEMU 7.2's
 # multi-threaded TCG can run a stale translation of kernel text another
-# vCPU has just patched, and 6.12 then dies at boot about one time in
-# fifteen with "Oops: int3" in a static branch the late initcalls flip
+# vCPU has just patched, and 6.12 then dies at boot, here once in about
+# 30 boots, with "Oops: int3" in a static branch the late initcalls flip
 # ("sched_clock: Marking stable").  Such a boot is shown, kept as
 # console.bootN.log and booted again, up to QTIMER_BOOTS (3) times in all.
 # Only a kernel that said it died (an oops, a panic) is booted again, and
 # only before the init's "boot" record: from there on everything counts.
 boots=${QTIMER_BOOTS:-3}
+# A wedged guest (a stall, a lockup, a panic that did not power off) never
+# reaches its verdict: give the kernel a little time to say more, then stop
+# it instead of waiting for the host timeout.  Likewise a guest that gave
+# its verdict but did not exit.
+doomed_re='rcu: INFO: .*detected stall|self-detected stall|soft lockup|hard LOCKUP|blocked for more than|Kernel panic'
 for ((boot = 1; ; boot++)); do
 	say "booting $release ($accel, $cpu x 4, 4G; ${nr_programs} program(s); limit ${vm_timeout}s)"
 	boot_start=$SECONDS
 	[ "$verbose" = 0 ] || { : >"$console"; tail -n +1 -F "$console" 2>/dev/null & tail_pid=$!; }
 	timeout -k 10 "$vm_timeout" "${qemu[@]}" </dev/null >"$out_dir/qemu.log" 2>&1 &
 	qemu_pid=$!
-	# A wedged guest (a stall, a lockup, a panic that did not power off) never
-	# reaches its verdict: give the kernel a little time to say more, then stop
-	# it instead of waiting for the host timeout.  Likewise a guest that gave
-	# its verdict but did not exit.
-	doomed_re='rcu: INFO: .*detected stall|self-detected stall|soft lockup|hard LOCKUP|blocked for more than|Kernel panic'
 	doomed_at='' verdict_at='' stopped_early=''
 	while kill -0 "$qemu_pid" 2>/dev/null; do
 		sleep 1
