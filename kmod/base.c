@@ -549,13 +549,26 @@ static void qt_base_run(struct qt_base *base, bool worker)
 		if (took > base->stats.max_run_ns)
 			base->stats.max_run_ns = took;
 	}
+	if (defer)
+		base->stats.deferred_runs++;
+	now = qt_clock_now(base->clock);
+	/*
+	 * The hrtimer core runs expired soft hrtimers against one reading of
+	 * the clock, taken before it called us, and runs ours again at once
+	 * if it is re-armed at or before that reading.  Normally our now is
+	 * past it, but if CLOCK_REALTIME was set back since, re-arming here
+	 * would be called again and again until the clock caught up, tens of
+	 * seconds in a softirq that never ends.  Our hrtimer's own expiry
+	 * being ahead of the clock is the sign (the core's reading was at
+	 * least that); the worker re-arms it instead, once the core is done.
+	 */
+	if (!worker && now < hrtimer_get_softexpires(&base->hrtimer))
+		defer = true;
 	if (defer) {
 		base->deferred = true;
-		base->stats.deferred_runs++;
 		queue_work(system_highpri_wq, &base->work);
 	} else {
-		qt_base_program(base, ktime_add_ns(qt_clock_now(base->clock),
-						   QT_REARM_GAP_NS));
+		qt_base_program(base, ktime_add_ns(now, QT_REARM_GAP_NS));
 	}
 	spin_unlock_irqrestore(&base->lock, flags);
 }
