@@ -483,4 +483,156 @@ TEST_F_TIMEOUT(clk, forward_step_past_pending_cancel_on_set, 300)
 	close(g.fd);
 }
 
+/*
+ * The clock set back while the hrtimer core expires a base.  The core runs
+ * expired soft hrtimers against one reading of the clock taken before it
+ * calls them; a run that then read a stepped-back clock found nothing due,
+ * re-armed its hrtimer at the deadline that had just expired, and was
+ * called again at once, over and over until the clock caught up: a CPU
+ * stuck in the timer softirq (ktimers on PREEMPT_RT) for as long as the
+ * step.  The window is widest for the last of several hrtimers expiring
+ * together, as it lasts while the others' runs deliver.  So the realtime
+ * heaps of every CPU get clumps of timers due at the same moments, each
+ * clump delivered to many files, all armed from one CPU, where their
+ * hrtimers then live (they are pinned where they were last programmed).
+ * CPU 0 steps the clock back in the middle of each attempt's clumps and
+ * holds it there, and the other CPU must have been mostly idle meanwhile
+ * (its busy time in /proc/stat), not spinning.  Without the fix 5 and 9 of
+ * 16 attempts caught it on 6.1 and 6.12.  Every timer must then still fire,
+ * once.
+ */
+#define SB_FILES	128
+#define SB_CLUMP_NS	(400 * NSEC_PER_USEC)
+#define SB_CLUMPS	40		/* 16 ms of clumps an attempt */
+#define SB_HEAPS	4
+#define SB_ATTEMPTS	16
+#define SB_HOLD_MS	200
+#define SB_PERIOD_NS	(350 * NSEC_PER_MSEC)	/* between attempts */
+
+/* Busy and all jiffies of @cpu so far, from /proc/stat. */
+static int sb_cpu_time(int cpu, unsigned long long *busy,
+		       unsigned long long *all)
+{
+	unsigned long long v[8] = { 0 };
+	char line[256], want[16];
+	int ret = -ENOENT;
+	FILE *f;
+
+	f = fopen("/proc/stat", "re");
+	if (!f)
+		return -errno;
+	snprintf(want, sizeof(want), "cpu%d ", cpu);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, want, strlen(want)))
+			continue;
+		if (sscanf(line + strlen(want), "%llu %llu %llu %llu %llu %llu %llu %llu",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+			   &v[7]) == 8)
+			ret = 0;
+		break;
+	}
+	fclose(f);
+	/* user nice system idle iowait irq softirq steal */
+	*busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+	*all = *busy + v[3] + v[4];
+	return ret;
+}
+
+TEST_F_TIMEOUT(clk, step_back_during_expiry, 300)
+{
+	static struct qtimer_record recs[SB_ATTEMPTS * SB_HEAPS * SB_CLUMPS];
+	struct qtimer_op ops[SB_CLUMPS];
+	int fds[SB_FILES], heaps[SB_HEAPS], nr_heaps = 0, host = -1;
+	int attempt, first, h, f, k, n, stuck = 0;
+	long armed = 0, got = 0;
+	__s64 t0, wait;
+
+	if (!self->ok)
+		SKIP(return, "needs CAP_SYS_TIME");
+	for (h = 0; h < qt_nr_cpus() && nr_heaps < SB_HEAPS; h++) {
+		if (!hd_cpu_online(h))
+			continue;
+		heaps[nr_heaps++] = h;
+		if (h && host < 0)
+			host = h;
+	}
+	if (host < 0)
+		SKIP(return, "needs a second CPU");
+	for (f = 0; f < SB_FILES; f++) {
+		fds[f] = qt_open(O_NONBLOCK);
+		ASSERT_LE(0, fds[f]);
+	}
+
+	/* Attempt a's clump j of each heap: one timer in every file. */
+	t0 = qt_now(CLOCK_REALTIME) + 3 * NSEC_PER_SEC;
+	ASSERT_EQ(0, qt_pin_self(host));
+	for (attempt = 0; attempt < SB_ATTEMPTS; attempt++) {
+		for (f = 0; f < SB_FILES; f++) {
+			for (h = 0; h < nr_heaps; h++) {
+				for (k = 0; k < SB_CLUMPS; k++) {
+					ops[k] = qt_op(CLOCK_REALTIME,
+						       QTIMER_F_ABSTIME | QTIMER_F_CPU,
+						       t0 + attempt * SB_PERIOD_NS +
+						       k * SB_CLUMP_NS, 0, k);
+					ops[k].opcode = QTIMER_OP_ARM;
+					ops[k].cpu = heaps[h];
+				}
+				n = qt_submit(fds[f], ops, SB_CLUMPS, 0, NULL);
+				ASSERT_EQ(SB_CLUMPS, n);
+				for (k = 0; k < SB_CLUMPS; k++)
+					ASSERT_EQ(0, ops[k].result);
+				armed += n;
+			}
+		}
+	}
+	ASSERT_EQ(0, qt_pin_self(0));
+	/*
+	 * On a slow kernel the arming may run into the first attempts: their
+	 * CPU is then busy catching up, and they are skipped.
+	 */
+	first = 0;
+	while (first < SB_ATTEMPTS &&
+	       t0 + first * SB_PERIOD_NS < qt_now(CLOCK_REALTIME) + 100 * NSEC_PER_MSEC)
+		first++;
+	if (first)
+		TH_LOG("arming ran into the clumps: %d of %d attempts left",
+		       SB_ATTEMPTS - first, SB_ATTEMPTS);
+
+	for (attempt = first; attempt < SB_ATTEMPTS; attempt++) {
+		unsigned long long busy0, all0, busy1, all1, busy_ms;
+
+		/* Halfway through the clumps, back by a minute, and hold. */
+		wait = t0 + attempt * SB_PERIOD_NS + SB_CLUMPS / 2 * SB_CLUMP_NS -
+		       qt_now(CLOCK_REALTIME);
+		if (wait > 0)
+			qt_sleep_ns(wait);
+		ASSERT_EQ(0, step_clock(-60 * NSEC_PER_SEC));
+		ASSERT_EQ(0, sb_cpu_time(host, &busy0, &all0));
+		qt_sleep_ms(SB_HOLD_MS);
+		ASSERT_EQ(0, sb_cpu_time(host, &busy1, &all1));
+		ASSERT_EQ(0, restore_clock());
+		/*
+		 * A CPU that spun was busy all along; an idle one shows next
+		 * to nothing (0-1 ticks in 200 ms in the runs so far).
+		 */
+		busy_ms = (busy1 - busy0) * 1000 / sysconf(_SC_CLK_TCK);
+		if (busy_ms * 4 >= SB_HOLD_MS * 3) {
+			stuck++;
+			TH_LOG("attempt %d: CPU %d busy for %llu ms of the %d ms the clock was back (%llu of %llu ticks)",
+			       attempt, host, busy_ms, SB_HOLD_MS, busy1 - busy0,
+			       all1 - all0);
+		}
+	}
+	EXPECT_EQ(0, stuck);
+	/* The rest came due when the clock was put back: all of them fire. */
+	for (f = 0; f < SB_FILES; f++) {
+		n = qt_collect(fds[f], recs, SB_ATTEMPTS * nr_heaps * SB_CLUMPS,
+			       QT_ARRIVE_MS);
+		got += n > 0 ? n : 0;
+	}
+	EXPECT_EQ(armed, got);
+	for (f = 0; f < SB_FILES; f++)
+		close(fds[f]);
+}
+
 TEST_HARNESS_MAIN
