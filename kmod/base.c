@@ -535,6 +535,7 @@ static void qt_base_run(struct qt_base *base, bool worker)
 			break;
 		if (!worker && stop) {
 			defer = true;
+			base->stats.deferred_runs++;
 			break;
 		}
 	}
@@ -549,8 +550,6 @@ static void qt_base_run(struct qt_base *base, bool worker)
 		if (took > base->stats.max_run_ns)
 			base->stats.max_run_ns = took;
 	}
-	if (defer)
-		base->stats.deferred_runs++;
 	now = qt_clock_now(base->clock);
 	/*
 	 * The hrtimer core runs expired soft hrtimers against one reading of
