@@ -509,35 +509,6 @@ TEST_F_TIMEOUT(clk, forward_step_past_pending_cancel_on_set, 300)
 #define SB_HOLD_MS	200
 #define SB_PERIOD_NS	(350 * NSEC_PER_MSEC)	/* between attempts */
 
-/* Busy and all jiffies of @cpu so far, from /proc/stat. */
-static int sb_cpu_time(int cpu, unsigned long long *busy,
-		       unsigned long long *all)
-{
-	unsigned long long v[8] = { 0 };
-	char line[256], want[16];
-	int ret = -ENOENT;
-	FILE *f;
-
-	f = fopen("/proc/stat", "re");
-	if (!f)
-		return -errno;
-	snprintf(want, sizeof(want), "cpu%d ", cpu);
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, want, strlen(want)))
-			continue;
-		if (sscanf(line + strlen(want), "%llu %llu %llu %llu %llu %llu %llu %llu",
-			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
-			   &v[7]) == 8)
-			ret = 0;
-		break;
-	}
-	fclose(f);
-	/* user nice system idle iowait irq softirq steal */
-	*busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-	*all = *busy + v[3] + v[4];
-	return ret;
-}
-
 TEST_F_TIMEOUT(clk, step_back_during_expiry, 300)
 {
 	static struct qtimer_record recs[SB_ATTEMPTS * SB_HEAPS * SB_CLUMPS];
@@ -607,9 +578,9 @@ TEST_F_TIMEOUT(clk, step_back_during_expiry, 300)
 		if (wait > 0)
 			qt_sleep_ns(wait);
 		ASSERT_EQ(0, step_clock(-60 * NSEC_PER_SEC));
-		ASSERT_EQ(0, sb_cpu_time(host, &busy0, &all0));
+		ASSERT_EQ(0, hd_cpu_ticks(host, &busy0, &all0));
 		qt_sleep_ms(SB_HOLD_MS);
-		ASSERT_EQ(0, sb_cpu_time(host, &busy1, &all1));
+		ASSERT_EQ(0, hd_cpu_ticks(host, &busy1, &all1));
 		ASSERT_EQ(0, restore_clock());
 		/*
 		 * A CPU that spun was busy all along; an idle one shows next

@@ -323,35 +323,14 @@ out:
 /* Busy fraction of all CPUs over @ms, from /proc/stat. */
 static double cpu_busy(int ms)
 {
-	unsigned long long a[10], b[10], busy = 0, total = 0;
-	int i, k;
+	unsigned long long busy0, total0, busy1, total1;
 
-	for (k = 0; k < 2; k++) {
-		unsigned long long *x = k ? b : a;
-		FILE *f = fopen("/proc/stat", "re");
-
-		if (!f)
-			return -1;
-		memset(x, 0, sizeof(a));
-		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
-			   &x[0], &x[1], &x[2], &x[3], &x[4], &x[5], &x[6],
-			   &x[7], &x[8], &x[9]) < 8) {
-			fclose(f);
-			return -1;
-		}
-		fclose(f);
-		if (!k)
-			qt_sleep_ms(ms);
-	}
-	/* user nice system idle iowait irq softirq steal (guest counted in user) */
-	for (i = 0; i < 8; i++) {
-		unsigned long long d = b[i] - a[i];
-
-		total += d;
-		if (i != 3 && i != 4 && i != 7)
-			busy += d;
-	}
-	return total ? (double)busy / total : 0;
+	if (hd_cpu_ticks(-1, &busy0, &total0))
+		return -1;
+	qt_sleep_ms(ms);
+	if (hd_cpu_ticks(-1, &busy1, &total1))
+		return -1;
+	return total1 > total0 ? (double)(busy1 - busy0) / (total1 - total0) : 0;
 }
 
 TEST_F_TIMEOUT(dos, unread_nanosecond_tickers_stay_idle, 120)

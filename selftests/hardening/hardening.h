@@ -280,6 +280,47 @@ static inline bool hd_cpu_online(int cpu)
 }
 
 /*
+ * Ticks of @cpu (-1: all CPUs) so far, from /proc/stat: *busy counts user,
+ * nice, system, irq and softirq time, *total adds idle, iowait and steal
+ * (time the host took the vCPU away).  Returns 0 or -errno.
+ */
+static inline int hd_cpu_ticks(int cpu, unsigned long long *busy,
+			       unsigned long long *total)
+{
+	unsigned long long v[8];
+	char line[256], want[16];
+	size_t len;
+	int ret = -ENOENT;
+	FILE *f;
+
+	*busy = *total = 0;
+	if (cpu < 0)
+		snprintf(want, sizeof(want), "cpu ");
+	else
+		snprintf(want, sizeof(want), "cpu%d ", cpu);
+	len = strlen(want);
+	f = fopen("/proc/stat", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, want, len))
+			continue;
+		if (sscanf(line + len, "%llu %llu %llu %llu %llu %llu %llu %llu",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+			   &v[7]) == 8)
+			ret = 0;
+		break;
+	}
+	fclose(f);
+	if (ret)
+		return ret;
+	/* user nice system idle iowait irq softirq steal */
+	*busy = v[0] + v[1] + v[2] + v[5] + v[6];
+	*total = *busy + v[3] + v[4] + v[7];
+	return 0;
+}
+
+/*
  * Writes records to stderr as "# " diagnostics, a bounded number per
  * process, so that a broken engine cannot flood the console.
  */
