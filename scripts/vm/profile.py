@@ -228,6 +228,7 @@ def main():
     rsp = Rsp(args.socket, 10)
     tids = rsp.threads()
     samples = collections.Counter()
+    per_cpu = {tid: collections.Counter() for tid in tids}
     nr = windows = 0
     elapsed = 0.0
     try:
@@ -238,6 +239,7 @@ def main():
                     ip = rsp.rip(tid)
                     if ip is not None:
                         samples[ip] += 1
+                        per_cpu[tid][ip] += 1
                 nr += 1
                 rsp.cont()
                 time.sleep(args.interval / 1000)
@@ -283,6 +285,12 @@ def main():
         funcs[name] += n
         spots[(name, off & ~0x3F)] += n
     busy = sum(funcs.values()) + user
+
+    def describe(ip):
+        if ip < 1 << 47:
+            return "[user space]"
+        name = syms.lookup(ip)[0] or hex(ip)
+        return None if IDLE.match(name) else name
     print(f"profile: {nr} stops over {elapsed:.1f} s in {windows} window(s), {len(tids)} vCPUs; "
           f"{busy} busy samples ({user} user), {idle} idle; module text "
           f"{hex(base) if base is not None else 'unknown'}")
@@ -294,6 +302,16 @@ def main():
     rows.sort(key=lambda r: -r[1])
     for name, n in rows[:args.top]:
         print(f"{100.0 * n / busy:5.1f}% {n:7d}  {name}")
+    # Which work shares a vCPU shows whether it runs in parallel at all.
+    print("\nper vCPU (busy share of its samples; its top functions):")
+    for cpu, tid in enumerate(tids):
+        names = collections.Counter()
+        for ip, n in per_cpu[tid].items():
+            names[describe(ip)] += n
+        total = sum(names.values())
+        idle_n = names.pop(None, 0)
+        top = ", ".join(f"{name} {n}" for name, n in names.most_common(5))
+        print(f"  vCPU {cpu}: {100.0 * (total - idle_n) / max(total, 1):5.1f}% busy; {top}")
     print(f"\nhottest 64-byte spans (objdump the function at +offset):")
     for (name, off), n in spots.most_common(args.top // 2):
         print(f"{100.0 * n / busy:5.1f}% {n:7d}  {name}+{off:#x}")
