@@ -36,6 +36,8 @@ import time
 IDLE = re.compile(r"^(default_idle|native_safe_halt|arch_cpu_idle|do_idle|"
                   r"cpuidle_idle_call|default_idle_call|pv_native_safe_halt|"
                   r"acpi_idle_.*|mwait_idle.*|cpu_startup_entry)$")
+# All of user space is one bucket: the guest's user symbols are not loaded.
+USER = "[user space]"
 
 
 class Rsp:
@@ -271,26 +273,27 @@ def main():
         pass
 
     syms = load_symbols(args.system_map, args.module_ko, base)
+
+    def classify(ip):
+        """(function, offset) of a sample: USER for user space, None if idle."""
+        if ip < 1 << 47:
+            return USER, 0
+        name, off = syms.lookup(ip)
+        name = name or hex(ip)
+        return (None if IDLE.match(name) else name), off
+
     funcs, spots = collections.Counter(), collections.Counter()
     idle = user = 0
     for ip, n in samples.items():
-        if ip < 1 << 47:
-            user += n
-            continue
-        name, off = syms.lookup(ip)
-        name = name or hex(ip)
-        if IDLE.match(name):
+        name, off = classify(ip)
+        if name is None:
             idle += n
-            continue
-        funcs[name] += n
-        spots[(name, off & ~0x3F)] += n
+        elif name == USER:
+            user += n
+        else:
+            funcs[name] += n
+            spots[(name, off & ~0x3F)] += n
     busy = sum(funcs.values()) + user
-
-    def describe(ip):
-        if ip < 1 << 47:
-            return "[user space]"
-        name = syms.lookup(ip)[0] or hex(ip)
-        return None if IDLE.match(name) else name
     print(f"profile: {nr} stops over {elapsed:.1f} s in {windows} window(s), {len(tids)} vCPUs; "
           f"{busy} busy samples ({user} user), {idle} idle; module text "
           f"{hex(base) if base is not None else 'unknown'}")
@@ -298,7 +301,7 @@ def main():
         return 0
     print(f"{'share':>6} {'samples':>7}  function (busy samples; user space as one)")
     rows = funcs.most_common()
-    rows.append(("[user space]", user))
+    rows.append((USER, user))
     rows.sort(key=lambda r: -r[1])
     for name, n in rows[:args.top]:
         print(f"{100.0 * n / busy:5.1f}% {n:7d}  {name}")
@@ -307,7 +310,7 @@ def main():
     for cpu, tid in enumerate(tids):
         names = collections.Counter()
         for ip, n in per_cpu[tid].items():
-            names[describe(ip)] += n
+            names[classify(ip)[0]] += n
         total = sum(names.values())
         idle_n = names.pop(None, 0)
         top = ", ".join(f"{name} {n}" for name, n in names.most_common(5))
