@@ -9,6 +9,7 @@
 
 #include <linux/cpumask.h>
 #include <linux/fs.h>
+#include <linux/overflow.h>
 #include <linux/uaccess.h>
 
 #include "base.h"
@@ -38,10 +39,20 @@ static int qt_resolve_expires(unsigned int clock, u32 flags, s64 expires,
 	if (expires < 0)
 		return -EINVAL;
 	if (flags & QTIMER_F_ABSTIME) {
-		/* A time namespace sees MONOTONIC/BOOTTIME shifted. */
-		if (clock != QT_CLOCK_REALTIME)
-			expires = max_t(s64, expires -
-					qt_timens_offset(qt_clock_id(clock)), 0);
+		/*
+		 * A time namespace sees MONOTONIC/BOOTTIME shifted.  Host time
+		 * is expires - offset, which overflows for a namespace behind
+		 * the host (negative offset) and an expiry near the top: that
+		 * is beyond any host time, not a time long past.  An expiry
+		 * before the host's epoch has passed already: fire at once.
+		 */
+		if (clock != QT_CLOCK_REALTIME) {
+			if (check_sub_overflow(expires,
+					       qt_timens_offset(qt_clock_id(clock)),
+					       &expires))
+				return -EOVERFLOW;
+			expires = max_t(s64, expires, 0);
+		}
 		if (expires > QT_EXPIRES_MAX)
 			return -EOVERFLOW;
 		*out = expires;

@@ -31,9 +31,8 @@
  * Fork a child into a fresh time namespace and return its pid to the
  * parent; 0 in the child; -errno, or 1 for "not supported".
  */
-static int fork_into_timens(void)
+static int fork_into_timens_offsets(const char *offs)
 {
-	static const char offs[] = "monotonic 100 0\nboottime 200 0\n";
 	int fd, ret;
 	pid_t pid;
 
@@ -42,12 +41,17 @@ static int fork_into_timens(void)
 	fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	ret = write(fd, offs, sizeof(offs) - 1) == sizeof(offs) - 1 ? 0 : -errno;
+	ret = write(fd, offs, strlen(offs)) == (ssize_t)strlen(offs) ? 0 : -errno;
 	close(fd);
 	if (ret)
 		return ret;
 	pid = fork();
 	return pid < 0 ? -errno : pid;
+}
+
+static int fork_into_timens(void)
+{
+	return fork_into_timens_offsets("monotonic 100 0\nboottime 200 0\n");
 }
 
 static int wait_child(pid_t pid)
@@ -68,8 +72,10 @@ static int wait_child(pid_t pid)
 	}								\
 } while (0)
 
-#define RUN_IN_TIMENS(body) do {					\
-	int __pid = fork_into_timens();					\
+#define RUN_IN_TIMENS(body) RUN_IN_TIMENS_OFFSETS(fork_into_timens(), body)
+
+#define RUN_IN_TIMENS_OFFSETS(fork_expr, body) do {			\
+	int __pid = (fork_expr);					\
 	if (__pid == -1000)						\
 		SKIP(return, "no time namespaces (CONFIG_TIME_NS) or no privilege"); \
 	ASSERT_LE(0, __pid);						\
@@ -80,8 +86,8 @@ static int wait_child(pid_t pid)
 	ASSERT_EQ(0, wait_child(__pid));				\
 } while (0)
 
-/* The namespace has the offsets this suite set ("%-10s %10lld %9ld" lines). */
-static void child_sees_offsets(void)
+/* The namespace has these offsets in seconds ("%-10s %10lld %9ld" lines). */
+static void child_sees_offsets_of(long long mono, long long boot)
 {
 	char line[128];
 	long long sec;
@@ -95,12 +101,17 @@ static void child_sees_offsets(void)
 
 		CHECK(sscanf(line, "%15s %lld %ld", name, &sec, &nsec) == 3);
 		if (!strcmp(name, "monotonic"))
-			seen |= (sec == 100 && !nsec) << 0;
+			seen |= (sec == mono && !nsec) << 0;
 		else if (!strcmp(name, "boottime"))
-			seen |= (sec == 200 && !nsec) << 1;
+			seen |= (sec == boot && !nsec) << 1;
 	}
 	fclose(f);
 	CHECK(seen == 3);
+}
+
+static void child_sees_offsets(void)
+{
+	child_sees_offsets_of(100, 200);
 }
 
 static void child_many_absolute(void)
@@ -309,6 +320,53 @@ TEST(record_is_in_the_readers_view)
 	close(fd);
 	close(pipefd[0]);
 	close(pipefd[1]);
+}
+
+/*
+ * A namespace whose clocks are behind the host's (offset -1 s): an
+ * absolute expiry near INT64_MAX is later than any host time can say, so
+ * ARM and MODIFY refuse it with EOVERFLOW and change nothing.  (Host time is
+ * expires - offset, which wrapped to a time long past: the timer fired at
+ * once.)  Nothing fires, and a ticker armed before keeps ticking.
+ */
+static void child_behind_host(void)
+{
+	static const __s64 huge[] = { INT64_MAX, INT64_MAX - 1000,
+				      INT64_MAX - NSEC_PER_SEC + 1 };
+	static const int clocks[] = { CLOCK_MONOTONIC, CLOCK_BOOTTIME };
+	struct qtimer_record rec;
+	struct hd_fdinfo fi;
+	int fd = qt_open(O_NONBLOCK);
+	unsigned int i, c;
+	__u64 id;
+
+	CHECK(fd >= 0);
+	child_sees_offsets_of(-1, -1);
+	CHECK(!qt_arm(fd, CLOCK_MONOTONIC, 0, 300 * NSEC_PER_MSEC, 0, 7, &id));
+	for (c = 0; c < 2; c++) {
+		for (i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
+			CHECK(qt_arm(fd, clocks[c], QTIMER_F_ABSTIME, huge[i],
+				     0, 1, NULL) == -EOVERFLOW);
+		}
+	}
+	for (i = 0; i < sizeof(huge) / sizeof(huge[0]); i++)
+		CHECK(qt_modify(fd, id, QTIMER_F_ABSTIME, huge[i], 0, 0) == -EOVERFLOW);
+	CHECK(!hd_fdinfo(fd, &fi));
+	CHECK(fi.timers == 1);
+	/* The refused MODIFYs left the timer as it was: it fires on time. */
+	CHECK(qt_collect(fd, &rec, 1, QT_ARRIVE_MS) == 1);
+	CHECK(rec.cookie == 7 && rec.flags == QTIMER_REC_LAST);
+	CHECK(qt_now(CLOCK_MONOTONIC) >= rec.expires_ns);
+	qt_sleep_ms(100);
+	CHECK(!qt_nothing_pending(fd));
+	close(fd);
+}
+
+TEST(absolute_expiry_overflow_in_namespace_behind_host)
+{
+	RUN_IN_TIMENS_OFFSETS(
+		fork_into_timens_offsets("monotonic -1 0\nboottime -1 0\n"),
+		child_behind_host());
 }
 
 TEST_HARNESS_MAIN
