@@ -17,6 +17,7 @@
 #include <linux/irq_work.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
+#include <linux/overflow.h>
 #include <linux/poll.h>
 #include <linux/prefetch.h>
 #include <linux/pvclock_gtod.h>
@@ -326,19 +327,28 @@ static struct qt_timer *qt_lookup(struct qt_ctx *ctx, u64 id)
 	return t;
 }
 
+static void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t,
+			  unsigned int clock);
+
 /*
  * A read() that took a timer's last record (a one-shot, or one cancelled by
  * a clock set) has consumed the timer: from then on its id names nothing,
- * exactly as after the read returns.  Should the copy to user space fault,
- * the record goes back and the id lives again: nothing was read.
+ * exactly as after the read returns, and CANCEL and MODIFY say -ENOENT.
+ * Having said so, they settle it too: the id goes now and the reader is
+ * left with an ORPHAN, so that should its copy to user space fault, the
+ * record is dropped rather than queued again.  No record of a timer is
+ * ever read after a call was told that the timer does not exist.
  */
 static struct qt_timer *qt_lookup_live(struct qt_ctx *ctx, u64 id)
 {
 	struct qt_timer *t = qt_lookup(ctx, id);
 
 	if (t && t->state == QT_READING &&
-	    (!t->period || (t->flags & QT_TF_CANCELED)))
+	    (!t->period || (t->flags & QT_TF_CANCELED))) {
+		qt_ctx_forget(ctx, t, qt_timer_clock(t));
+		t->state = QT_ORPHAN;
 		return NULL;
+	}
 	return t;
 }
 
@@ -1052,7 +1062,9 @@ static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
 
 	rec->id = qt_timer_id(ctx, t);
 	rec->cookie = t->cookie;
-	rec->expires_ns = t->expires + ns_offset[clock];
+	/* Another namespace's reader may see beyond ktime_t: saturate. */
+	if (check_add_overflow(t->expires, ns_offset[clock], &rec->expires_ns))
+		rec->expires_ns = ns_offset[clock] > 0 ? KTIME_MAX : KTIME_MIN;
 	rec->count = t->count;
 	rec->flags = 0;
 	if (!t->period || (t->flags & QT_TF_CANCELED))
@@ -1060,6 +1072,22 @@ static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
 	if (t->flags & QT_TF_CANCELED)
 		rec->flags |= QTIMER_REC_CANCELED;
 	trace_qtimer_read(rec->id, rec->count, rec->flags);
+}
+
+/*
+ * Queue the cancellation record of a cancel-on-set timer that is not armed
+ * (any more) when the clock is set, with @count expirations pending.
+ */
+static void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
+				    u32 count)
+{
+	lockdep_assert_held(&ctx->wqh.lock);
+	t->flags = (t->flags & ~QT_TF_SET_WHILE_READ) | QT_TF_CANCELED;
+	t->count = count;
+	t->state = QT_QUEUED;
+	qt_ready_append(ctx, t);
+	ctx->nr_ready++;
+	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 }
 
 /*
@@ -1093,6 +1121,11 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 				dead[(*nr_dead)++] = t;
 			continue;
 		}
+		if (t->flags & QT_TF_SET_WHILE_READ) {
+			/* The clock was set meanwhile: cancelled, not re-armed. */
+			qt_timer_queue_canceled(ctx, t, 0);
+			continue;
+		}
 		base = qt_base_relock(base, t);
 		if (base->heap.nr >= base->heap.cap) {
 			ret = -EAGAIN;
@@ -1116,6 +1149,9 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 			qt_timer_bury(t);
 			continue;
 		}
+		/* Its record, back on the queue, becomes the cancellation. */
+		if (t->flags & QT_TF_SET_WHILE_READ)
+			t->flags = (t->flags & ~QT_TF_SET_WHILE_READ) | QT_TF_CANCELED;
 		t->state = QT_QUEUED;
 		qt_ready_prepend(ctx, t);
 		ctx->nr_ready++;
@@ -1238,18 +1274,22 @@ static void qt_clock_set_workfn(struct work_struct *work)
 				t->flags |= QT_TF_CANCELED;
 				continue;
 			}
+			/*
+			 * A read() has its record, taken before the set: that
+			 * read settles it into a cancellation record instead
+			 * of re-arming it (qt_read_settle()).
+			 */
+			if (t->state == QT_READING && t->period) {
+				t->flags |= QT_TF_SET_WHILE_READ;
+				continue;
+			}
 			if (t->state != QT_ARMED)
 				continue;
 			base = qt_base_lock_timer(t);
 			if (t->heap_key != QT_KEY_NONE)
 				qt_base_unlink(base, t);
 			spin_unlock(&base->lock);
-			t->flags |= QT_TF_CANCELED;
-			t->count = 0;
-			t->state = QT_QUEUED;
-			qt_ready_append(ctx, t);
-			ctx->nr_ready++;
-			wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+			qt_timer_queue_canceled(ctx, t, 0);
 		}
 		spin_unlock_irq(&ctx->wqh.lock);
 	}

@@ -65,6 +65,8 @@ enum qt_timer_state {
 /* t->flags */
 #define QT_TF_CANCEL_ON_SET	(1U << 0)	/* (C) */
 #define QT_TF_CANCELED		(1U << 1)	/* (C) clock was set */
+/* (C) the clock was set while a read() copied a ticker's record out */
+#define QT_TF_SET_WHILE_READ	(1U << 2)
 
 /* 64 bytes: with its 16-byte heap entry and id slot, under 96 per timer. */
 struct qt_timer {

@@ -1217,6 +1217,19 @@ static ssize_t held_read_release(struct held_read *h, struct qtimer_record *rec)
 	return h->ret;
 }
 
+/*
+ * End the held read with its copy failing: the page is unmapped before the
+ * fault is woken (closing the userfaultfd wakes it), so the retried fault
+ * finds no mapping and the read() gets EFAULT for its first record.
+ */
+static ssize_t held_read_fail(struct held_read *h)
+{
+	munmap(h->page, h->pagesz);
+	close(h->uffd);
+	pthread_join(h->thread, NULL);
+	return h->ret < 0 ? -h->err : h->ret;
+}
+
 #define HOLD_OR_SKIP(h, fd) do {					\
 	int __r = held_read_start(h, fd);				\
 	if (__r == 1)							\
@@ -1335,6 +1348,160 @@ TEST(modify_ticker_while_its_record_is_copied)
 	EXPECT_LE(t0 + 100 * NSEC_PER_MSEC, rec.expires_ns);
 	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
 	EXPECT_EQ(0, qt_wait_readable(fd, 200));
+	close(fd);
+}
+
+/*
+ * CANCEL said the one-shot being read does not exist; then the read's copy
+ * fails.  The record must not come back on a later read: no record of a
+ * timer is read after a call was told it does not exist.  (It used to go
+ * back on the queue and the next read() returned it.)
+ */
+TEST(cancel_oneshot_then_its_copy_fails)
+{
+	int fd = qt_open(O_NONBLOCK);
+	struct qtimer_record rec;
+	struct held_read h;
+	struct hd_fdinfo fi;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 82, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	EXPECT_EQ(-EFAULT, held_read_fail(&h));
+	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1))
+		TH_LOG("id %#llx: a record after CANCEL said -ENOENT (cookie %llu)",
+		       (unsigned long long)id, (unsigned long long)rec.cookie);
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	ASSERT_EQ(0, hd_fdinfo(fd, &fi));
+	EXPECT_EQ(0, fi.timers);
+	EXPECT_EQ(0, fi.pending);
+	close(fd);
+}
+
+/* The same with MODIFY, which must not bring the one-shot back either. */
+TEST(modify_oneshot_then_its_copy_fails)
+{
+	int fd = qt_open(O_NONBLOCK);
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 83, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	EXPECT_EQ(-ENOENT, qt_modify(fd, id, 0, 10 * NSEC_PER_MSEC, 0, 0));
+	EXPECT_EQ(-EFAULT, held_read_fail(&h));
+	EXPECT_EQ(0, qt_wait_readable(fd, 200));
+	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1));
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/* A copy that fails with no CANCEL in between loses nothing. */
+TEST(oneshot_copy_fails_record_stays)
+{
+	int fd = qt_open(O_NONBLOCK);
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 84, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	EXPECT_EQ(-EFAULT, held_read_fail(&h));
+	ASSERT_EQ(1, qt_read(fd, &rec, 1));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	close(fd);
+}
+
+/*
+ * Set CLOCK_REALTIME to itself (a set all the same) and give the module's
+ * clock-set work time to run.  0 or -errno.
+ */
+static int set_realtime_now(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) || clock_settime(CLOCK_REALTIME, &ts))
+		return -errno;
+	qt_sleep_ms(100);
+	return 0;
+}
+
+/*
+ * A cancel-on-set ticker whose record a read() is copying out when the
+ * clock is set: the record in flight is delivered, then the cancellation
+ * record, and the ticker stops.  (It used to go on ticking: the clock-set
+ * walk skipped a timer in the middle of a read.)
+ */
+TEST(clock_set_while_a_tickers_record_is_copied)
+{
+	int fd = qt_open(0), got, i;
+	struct qtimer_record rec, recs[8];
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_REALTIME,
+			    QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
+			    qt_now(CLOCK_REALTIME), 20 * NSEC_PER_MSEC, 85, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	if (set_realtime_now())
+		SKIP(return, "cannot set CLOCK_REALTIME: %s", strerror(errno));
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_EQ(85, rec.cookie);
+	EXPECT_EQ(0, rec.flags);
+	/* Then exactly one more record, the cancellation, and silence. */
+	ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, rec.flags);
+	EXPECT_EQ(0, rec.count);
+	qt_sleep_ms(100);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	got = qt_read(fd, recs, 8);
+	for (i = 0; i < got; i++)
+		TH_LOG("after the cancellation: cookie %llu flags %#x count %u",
+		       (unsigned long long)recs[i].cookie, recs[i].flags,
+		       recs[i].count);
+	EXPECT_EQ(-EAGAIN, got);
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/*
+ * The same, but the copy fails: the record goes back and becomes the
+ * cancellation record, with the expirations it counted.
+ */
+TEST(clock_set_while_a_tickers_record_is_copied_and_fails)
+{
+	int fd = qt_open(O_NONBLOCK);
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_REALTIME,
+			    QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
+			    qt_now(CLOCK_REALTIME), 20 * NSEC_PER_MSEC, 86, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	if (set_realtime_now())
+		SKIP(return, "cannot set CLOCK_REALTIME: %s", strerror(errno));
+	EXPECT_EQ(-EFAULT, held_read_fail(&h));
+	ASSERT_EQ(1, qt_read(fd, &rec, 1));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, rec.flags);
+	EXPECT_LE(1, rec.count);
+	qt_sleep_ms(100);
+	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1));
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
 	close(fd);
 }
 

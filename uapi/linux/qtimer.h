@@ -36,7 +36,10 @@
  *	unread record was discarded; a periodic timer with an unread record is
  *	not armed meanwhile, see Reading), or 0 when a concurrent read() had
  *	already taken a periodic timer's record (the read wins).  Once a read()
- *	has taken a one-shot timer's record, the timer is gone: -ENOENT.
+ *	has taken a one-shot timer's record, the timer is gone: -ENOENT, and
+ *	that record is delivered by that read or never (should its copy to
+ *	user space fault, it is dropped, not queued again): no record of a
+ *	timer is read after a call was told that the timer does not exist.
  *	Only opcode (0 or QTIMER_OP_CANCEL) and id may be non-zero.
  *
  * QTIMER_IOC_MODIFY (struct qtimer_op, read/write)
@@ -69,7 +72,9 @@
  * buffer and are pending.  It blocks until at least one is pending, unless
  * the file is O_NONBLOCK (then -EAGAIN).  A buffer smaller than one record
  * is -EINVAL.  If the buffer cannot be written, the records stay pending and
- * read returns the number of bytes delivered before the fault, or -EFAULT.
+ * read returns the number of bytes delivered before the fault, or -EFAULT
+ * (except a one-shot's record that a CANCEL or MODIFY was meanwhile told is
+ * gone: see QTIMER_IOC_CANCEL).
  * Likewise if a periodic timer cannot be re-armed for want of memory: its
  * record and those after it stay pending, and read returns the bytes before
  * it, or -ENOMEM.
@@ -86,7 +91,9 @@
  * QTIMER_F_CANCEL_ON_SET (only CLOCK_REALTIME with QTIMER_F_ABSTIME) is
  * cancelled when the realtime clock is set: it delivers one record with
  * QTIMER_REC_CANCELED | QTIMER_REC_LAST and count 0 (or the expirations it
- * had pending), like timerfd's TFD_TIMER_CANCEL_ON_SET.
+ * had pending), like timerfd's TFD_TIMER_CANCEL_ON_SET.  A periodic one whose
+ * record a read() is copying out when the clock is set delivers that record
+ * and then the cancellation record.
  *
  * In a time namespace, absolute CLOCK_MONOTONIC and CLOCK_BOOTTIME expiries
  * and the expires_ns of records are in the namespace's view of the clock.
