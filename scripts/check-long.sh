@@ -18,8 +18,9 @@
 # The tunables reach the guest's suites as words on the kernel command line
 # (the VM's init gives programs a fixed environment; the suites read
 # /proc/cmdline when their environment lacks a tunable).  The last line is
-# "N passed, N failed", as for make check; the exit status is non-zero on
-# any failure.  Logs: build/vm/<kernel>/long/ and build/check-long/.
+# "N passed, N failed, N skipped", as for make check; the exit status is
+# non-zero on any failure.  Logs: build/vm/<kernel>/long/ and
+# build/check-long/.
 
 set -uo pipefail
 
@@ -34,6 +35,7 @@ dos=${QT_DOS_TIMERS:-1000000}
 log_dir=$top/build/check-long
 total_passed=0
 total_failed=0
+total_skipped=0
 start=$SECONDS
 
 note() { printf 'check-long: %s\n' "$*" >&2; }
@@ -49,15 +51,17 @@ for k in $kernels; do
 	note "[$((SECONDS - start))s] $k: $suites with $cmdline"
 	"$top/scripts/vm/run.sh" "$k" --suites "$suites" --tag long \
 		--timeout "$timeout" --cmdline "$cmdline" 2>&1 | tee "$log" >&2
-	res=$(sed -n 's/^vm-result: .* passed=\([0-9]*\) failed=\([0-9]*\)$/\1 \2/p' "$log" | tail -n 1)
+	res=$(sed -n 's/^vm-result: .* passed=\([0-9]*\) failed=\([0-9]*\) skipped=\([0-9]*\)$/\1 \2 \3/p' "$log" |
+		tail -n 1)
 	# No result line at all (the runner itself broke) is one failure.
-	[ -n "$res" ] || res="0 1"
-	read -r p f <<<"$res"
+	[ -n "$res" ] || res="0 1 0"
+	read -r p f s <<<"$res"
 	total_passed=$((total_passed + p))
 	total_failed=$((total_failed + f))
-	note "$k: $p passed, $f failed ($((SECONDS - t))s; log: ${log#$top/})"
+	total_skipped=$((total_skipped + s))
+	note "$k: $p passed, $f failed, $s skipped ($((SECONDS - t))s; log: ${log#$top/})"
 done
 
 note "done in $((SECONDS - start))s"
-echo "$total_passed passed, $total_failed failed"
+echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
 [ "$total_failed" = 0 ]

@@ -11,8 +11,9 @@
 #   SUITES=glob[,glob]        run only these suites in each VM
 #   KCSAN_SUITES=...          the suites kcsan-6.1 runs (default below)
 #
-# The last line is "N passed, N failed"; the exit status is non-zero on any
-# failure.  Logs: build/vm/<kernel>/ and build/check/.
+# The last line is "N passed, N failed, N skipped" (kselftest totals of
+# every stage); the exit status is non-zero on any failure.  Logs:
+# build/vm/<kernel>/ and build/check/.
 
 set -uo pipefail
 
@@ -33,36 +34,42 @@ kcsan_suites=${KCSAN_SUITES:-hardening_race,hardening_hotplug,qtimer_cancel_test
 log_dir=$top/build/check
 total_passed=0
 total_failed=0
+total_skipped=0
 start=$SECONDS
 
 stage() { printf '\ncheck: [%4ds] == %s\n' $((SECONDS - start)) "$*" >&2; }
 note() { printf 'check: %s\n' "$*" >&2; }
 summary=()
+# tally PASSED FAILED SKIPPED WHAT
 tally() {
 	total_passed=$((total_passed + $1))
 	total_failed=$((total_failed + $2))
-	note "$3: $1 passed, $2 failed"
-	summary+=("$(printf '%5d passed, %3d failed  %s' "$1" "$2" "$3")")
+	total_skipped=$((total_skipped + $3))
+	note "$4: $1 passed, $2 failed, $3 skipped"
+	summary+=("$(printf '%5d passed, %3d failed, %3d skipped  %s' "$1" "$2" "$3" "$4")")
 }
 
 # Sum the kselftest "# Totals:" lines of a log: prints "passed failed
-# found", found being 1 if there was any such line.
+# skipped found", found being 1 if there was any such line.
 sum_totals() {
 	awk '/^# Totals: / {
 		for (i = 3; i <= NF; i++) { split($i, kv, ":"); n[kv[1]] += kv[2] }
 		found = 1
-	} END { printf "%d %d %d\n", n["pass"] + n["xfail"], n["fail"] + n["error"] + n["xpass"], found }' "$1"
+	} END {
+		printf "%d %d %d %d\n", n["pass"] + n["xfail"], n["fail"] + n["error"] + n["xpass"],
+			n["skip"], found
+	}' "$1"
 }
 
 stage "setup (scripts/setup.sh)"
 if [ "$(id -u)" != 0 ]; then
 	note "must run as root: scripts/setup.sh installs the build and test dependencies"
-	echo "0 passed, 1 failed"
+	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
 if ! scripts/setup.sh; then
 	note "scripts/setup.sh failed"
-	echo "0 passed, 1 failed"
+	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
 mkdir -p "$log_dir"
@@ -72,12 +79,12 @@ mkdir -p "$log_dir"
 # (its "# Totals:" lines are summed); one without TAP counts as one test.
 # A non-zero exit with no failing test counts as one failure.
 native_check() {
-	local name=$1 log=$log_dir/$1.log rc p f found
+	local name=$1 log=$log_dir/$1.log rc p f s found
 	shift
 	stage "native: $*"
 	"$@" >"$log" 2>&1
 	rc=$?
-	read -r p f found < <(sum_totals "$log")
+	read -r p f s found < <(sum_totals "$log")
 	if [ "$found" = 0 ]; then
 		if [ "$rc" = 0 ]; then p=1; else f=1; fi
 	elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then
@@ -88,7 +95,7 @@ native_check() {
 		tail -n 30 "$log" >&2
 		note "$* exited with $rc (log: ${log#$top/})"
 	fi
-	tally "$p" "$f" "$name"
+	tally "$p" "$f" "$s" "$name"
 }
 
 native_check heap make -C selftests/heap check
@@ -112,7 +119,7 @@ for k in $kernels; do
 		fi
 		stage "kernel $k: build (cached after the first time)"
 		if ! scripts/vm/kernel.sh "$k" >/dev/null; then
-			tally 0 1 "kernel $k build"
+			tally 0 1 0 "kernel $k build"
 			continue
 		fi
 		;;
@@ -122,12 +129,14 @@ done
 
 # --- VM runs --------------------------------------------------------------
 # vm_run NAME ARGS...: run scripts/vm/run.sh ARGS, keep its output in
-# build/check/NAME.log, and echo the "passed failed" of its vm-result line.
+# build/check/NAME.log, and echo the "passed failed skipped" of its
+# vm-result line.
 vm_run() {
 	local name=$1 log=$log_dir/$1.log
 	shift
 	"$top/scripts/vm/run.sh" "$@" 2>&1 | tee "$log" >&2
-	sed -n 's/^vm-result: .* passed=\([0-9]*\) failed=\([0-9]*\)$/\1 \2/p' "$log" | tail -n 1
+	sed -n 's/^vm-result: .* passed=\([0-9]*\) failed=\([0-9]*\) skipped=\([0-9]*\)$/\1 \2 \3/p' "$log" |
+		tail -n 1
 }
 
 # The guest's user-space programs are the same for every kernel: build them
@@ -138,7 +147,7 @@ if [ "${#run_kernels[@]}" -gt 0 ] || [ "$selftest" != 0 ]; then
 	rm -rf "$QTIMER_GUEST_USER"
 	if ! make --no-print-directory guest-user OUT="$QTIMER_GUEST_USER" >"$log_dir/guest-user.log" 2>&1; then
 		tail -n 40 "$log_dir/guest-user.log" >&2
-		tally 0 1 "guest user space build (log: build/check/guest-user.log)"
+		tally 0 1 0 "guest user space build (log: build/check/guest-user.log)"
 		run_kernels=()
 		selftest=0
 	fi
@@ -150,8 +159,9 @@ for k in "${run_kernels[@]}"; do
 	s=$suites
 	[ "$k" != kcsan-6.1 ] || [ -n "${SUITES:-}" ] || s=$kcsan_suites
 	res=$(vm_run "$k" "$k" --suites "$s")
-	[ -n "$res" ] || res="0 1"
-	tally ${res} "kernel $k ($((SECONDS - t))s)"
+	[ -n "$res" ] || res="0 1 0"
+	read -r p f s <<<"$res"
+	tally "$p" "$f" "$s" "kernel $k ($((SECONDS - t))s)"
 	# The run's own reasons, again in the summary at the end.
 	while IFS= read -r line; do
 		summary+=("        ${line#vm: }")
@@ -167,14 +177,14 @@ if [ "$selftest" != 0 ]; then
 	stage "harness self-test: stock-6.1 with harness_warn=1 must fail"
 	log=$log_dir/harness-selftest.log
 	res=$(vm_run harness-selftest stock-6.1 --tag harness-selftest --modparams harness_warn=1 --suites rig_test)
-	failed_count=${res#* }
+	read -r _ failed_count _ <<<"$res"
 	if [ -n "$res" ] && [ "${failed_count:-0}" -gt 0 ] &&
 	   grep -q 'kernel splat on the console: .*WARNING:' "$log" &&
 	   grep -q 'kernel splat on the console: .*hrtimer: interrupt took' "$log" &&
 	   grep -q 'kernel tainted .*W(warning)' "$log"; then
-		tally 1 0 "harness self-test (the rig caught the WARN, the hang message and the W taint)"
+		tally 1 0 0 "harness self-test (the rig caught the WARN, the hang message and the W taint)"
 	else
-		tally 0 1 "harness self-test (the rig did NOT report the deliberate WARN, hang message and W taint)"
+		tally 0 1 0 "harness self-test (the rig did NOT report the deliberate WARN, hang message and W taint)"
 	fi
 fi
 
@@ -182,7 +192,7 @@ stage "done in $((SECONDS - start))s"
 # Every stage's counts once more, so that the end of the output (all a CI
 # log may keep) says what failed.
 printf 'check: %s\n' "${summary[@]}" >&2
-echo "$total_passed passed, $total_failed failed"
+echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
 [ "$total_failed" = 0 ]
 exit
 }

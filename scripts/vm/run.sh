@@ -30,8 +30,10 @@
 # a missing "# Totals:" line, a failed insmod or rmmod, a kmemleak suspect,
 # a splat on the console, taint D, W or L, or a missing verdict.  The last
 # line is
-#   vm-result: KERNEL passed=P failed=F
-# and the exit status is 0 exactly when F is 0.
+#   vm-result: KERNEL passed=P failed=F skipped=S
+# (the suites' kselftest totals plus the rig's own failures; a suite that
+# skipped itself whole without totals counts as one skip), and the exit
+# status is 0 exactly when F is 0.
 
 set -euo pipefail
 
@@ -75,12 +77,12 @@ out_dir=$vm_dir/$kernel${tag:+/$tag}
 say() { printf 'vm: %s: %s\n' "$name" "$*" >&2; }
 
 # From here on every way out prints the vm-result line.
-failed=0 passed=0 result_printed=0
+failed=0 passed=0 skipped=0 result_printed=0
 finish() {
 	local rc=$?
 	if [ "$result_printed" = 0 ]; then
 		[ "$failed" -gt 0 ] || failed=1
-		echo "vm-result: $name passed=$passed failed=$failed"
+		echo "vm-result: $name passed=$passed failed=$failed skipped=$skipped"
 	fi
 	[ "$rc" != 0 ] || [ "$failed" = 0 ] || rc=1
 	exit "$rc"
@@ -374,6 +376,9 @@ while IFS=$'\t' read -r prog status secs totals; do
 	fi
 	passed=$((passed + p + x))
 	failed=$((failed + f + e + y))
+	skipped=$((skipped + s))
+	# A suite that skipped itself whole (KSFT_SKIP) without totals: one skip.
+	[ "$status" != exit=4 ] || [ "$totals" != - ] || skipped=$((skipped + 1))
 	say "$(printf '%-28s %s (%ss)' "$prog:" "${totals/#-/no Totals line}" "$secs") $status"
 	case "$status" in
 	exit=0) [ "$totals" != - ] || problem "$prog printed no '# Totals:' line" ;;
@@ -503,7 +508,7 @@ fi
 for p in "${problems[@]}"; do say "FAIL: $p"; done
 say "$( [ "$failed" = 0 ] && echo passed || echo FAILED ) in ${vm_secs}s of VM time, $((SECONDS - start))s in all; logs: ${out_dir#$top/}/"
 result_printed=1
-echo "vm-result: $name passed=$passed failed=$failed"
+echo "vm-result: $name passed=$passed failed=$failed skipped=$skipped"
 [ "$failed" = 0 ]
 exit
 }
