@@ -29,7 +29,8 @@
 #   $(OUT)/selftests/*  test suites: executables that print kselftest TAP,
 #                       end with the kselftest line
 #                       "# Totals: pass:P fail:F xfail:X xpass:Y skip:S error:E"
-#                       and exit non-zero on failure; the VM runs each, in
+#                       and exit non-zero on failure; the VM runs those
+#                       selftests/suites.manifest lists for the kernel, in
 #                       lexical order, with the module loaded
 #   $(OUT)/bin/*        other programs (tools, examples, benchmarks, the
 #                       demo); /bin in the guest, which is on PATH

@@ -6,10 +6,16 @@
 # on every test kernel, and prove the VM runner still catches a kernel
 # warning.  Must run as root (scripts/setup.sh installs packages).
 #
-#   KERNELS="stock-6.1 ..."   kernels to boot (default: all five below)
+#   KERNELS="stock-6.1 ..."   kernels to boot (default: the matrix of
+#                             selftests/suites.manifest, all five)
 #   SELFTEST=0                skip the harness self-test (quick loops)
 #   SUITES=glob[,glob]        run only these suites in each VM
-#   KCSAN_SUITES=...          the suites kcsan-6.1 runs (default below)
+#   KCSAN_SUITES=...          the suites kcsan-6.1 runs (default: those
+#                             selftests/suites.manifest lists for it)
+#
+# Each kernel runs the suites selftests/suites.manifest lists for it; an
+# entry of SUITES or KCSAN_SUITES that names no suite there is rejected
+# before anything runs ("check.sh --check-config" does only that).
 #
 # The last line is "N passed, N failed, N skipped" (kselftest totals of
 # every stage); the exit status is non-zero on any failure.  Logs:
@@ -24,13 +30,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-kernels=${KERNELS-stock-6.1 stock-6.12 rt-6.12 debug-6.1 kcsan-6.1}
 selftest=${SELFTEST:-1}
-suites=${SUITES:-*}
-# KCSAN's own kernel (no KASAN) runs the race stress and the suites whose
-# tests race a timer's expiry with cancel, modify and read; everything else
-# already ran on debug-6.1.  make check-long runs it for longer.
-kcsan_suites=${KCSAN_SUITES:-hardening_race,hardening_hotplug,qtimer_cancel_test,qtimer_periodic_test,qtimer_lifecycle_test}
 log_dir=$top/build/check
 total_passed=0
 total_failed=0
@@ -60,6 +60,35 @@ sum_totals() {
 			n["skip"], found
 	}' "$1"
 }
+
+# --- Configuration ----------------------------------------------------------
+# Which suites each kernel runs is selftests/suites.manifest's business
+# (scripts/vm/suites.sh reads it; run.sh runs a kernel's list when given no
+# --suites).  Reject a SUITES or KCSAN_SUITES entry that names no suite
+# here, before an hour of VM runs quietly runs nothing for it.
+config_ok=1
+if ! matrix=$(scripts/vm/suites.sh kernels | paste -sd' ' -); then
+	note "selftests/suites.manifest is malformed (see above)"
+	config_ok=0
+fi
+kernels=${KERNELS-$matrix}
+for var in SUITES KCSAN_SUITES; do
+	[ -n "${!var:-}" ] || continue
+	if ! scripts/vm/suites.sh select "${!var}" >/dev/null; then
+		note "$var='${!var}': an entry names no suite in selftests/suites.manifest (see above)"
+		config_ok=0
+	fi
+done
+if [ "${1:-}" = --check-config ]; then
+	[ "$config_ok" = 1 ] || exit 1
+	note "configuration ok: kernels ${kernels:-none};" \
+		"SUITES=${SUITES:-(from the manifest)}; KCSAN_SUITES=${KCSAN_SUITES:-(from the manifest)}"
+	exit 0
+fi
+if [ "$config_ok" != 1 ]; then
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
 
 stage "setup (scripts/setup.sh)"
 if [ "$(id -u)" != 0 ]; then
@@ -150,15 +179,20 @@ if [ "${#run_kernels[@]}" -gt 0 ] || [ "$selftest" != 0 ]; then
 		tally 0 1 0 "guest user space build (log: build/check/guest-user.log)"
 		run_kernels=()
 		selftest=0
+	else
+		# Every suite the manifest lists is built, and every suite built
+		# is listed (an unlisted one would run on no kernel).
+		native_check suites-manifest scripts/vm/suites.sh check-payload "$QTIMER_GUEST_USER"
 	fi
 fi
 
 for k in "${run_kernels[@]}"; do
 	stage "kernel $k: selftests in a VM"
 	t=$SECONDS
-	s=$suites
-	[ "$k" != kcsan-6.1 ] || [ -n "${SUITES:-}" ] || s=$kcsan_suites
-	res=$(vm_run "$k" "$k" --suites "$s")
+	# Without --suites, run.sh runs the kernel's list from the manifest.
+	sel=${SUITES:-}
+	[ "$k" != kcsan-6.1 ] || [ -n "$sel" ] || sel=${KCSAN_SUITES:-}
+	res=$(vm_run "$k" "$k" ${sel:+--suites "$sel"})
 	[ -n "$res" ] || res="0 1 0"
 	read -r p f s <<<"$res"
 	tally "$p" "$f" "$s" "kernel $k ($((SECONDS - t))s)"

@@ -11,7 +11,10 @@
 # KERNEL is a name scripts/vm/kernel.sh resolves (stock-6.1, stock-6.12,
 # rt-6.12, debug-6.1, kcsan-6.1).  The guest payload comes from
 # "make guest" (see the top Makefile); scripts/vm/init.c is PID 1 and
-# reports on the second serial port.  --timeout is per suite (or per --run
+# reports on the second serial port.  Without --suites the VM runs the
+# suites selftests/suites.manifest lists for KERNEL; --suites runs those
+# its globs name, and a glob that names no suite of the manifest or the
+# payload is an error.  --timeout is per suite (or per --run
 # program); --vm-timeout bounds the whole VM from the host.  --run runs one
 # program (e.g. /bin/qtimer-demo) instead of the suites and shows its output;
 # its words are split as a shell would split them, quotes included.
@@ -27,9 +30,10 @@
 # the init's records), qemu.log, and console.bootN.log for each boot that
 # died before the init ran and was booted again (see "Boot" below).  The
 # run fails on: a suite failure, a crashed, timed-out or unfinished suite,
-# a missing "# Totals:" line, a failed insmod or rmmod, a kmemleak suspect,
-# a splat on the console, taint D, W or L, or a missing verdict.  The last
-# line is
+# a missing "# Totals:" line, a suite the manifest expects (among those
+# selected) that has no binary in the payload or never started (one
+# failure each), a failed insmod or rmmod, a kmemleak suspect, a splat on
+# the console, taint D, W or L, or a missing verdict.  The last line is
 #   vm-result: KERNEL passed=P failed=F skipped=S
 # (the suites' kselftest totals plus the rig's own failures; a suite that
 # skipped itself whole without totals counts as one skip), and the exit
@@ -54,7 +58,7 @@ kernel=$1
 shift
 case "$kernel" in -*) usage ;; esac
 
-suites='*' modparams='' run_cmd='' suite_timeout=300 vm_timeout='' tag='' verbose=0
+suites='' modparams='' run_cmd='' suite_timeout=300 vm_timeout='' tag='' verbose=0
 extra_cmdline='' accel=${QTIMER_ACCEL:-tcg}
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -81,6 +85,7 @@ failed=0 passed=0 skipped=0 result_printed=0
 finish() {
 	local rc=$?
 	if [ "$result_printed" = 0 ]; then
+		for p in "${problems[@]}"; do say "FAIL: $p"; done
 		[ "$failed" -gt 0 ] || failed=1
 		echo "vm-result: $name passed=$passed failed=$failed skipped=$skipped"
 	fi
@@ -90,6 +95,10 @@ finish() {
 trap finish EXIT
 trap 'exit 130' INT TERM
 give_up() { say "error: $*"; failed=$((failed + 1)); exit 1; }
+# The verdict's reasons, printed at the end; problem_n counts N failures.
+problems=()
+problem() { problems+=("$*"); failed=$((failed + 1)); }
+problem_n() { problems+=("${*:2}"); failed=$((failed + $1)); }
 
 mkdir -p "$out_dir"
 # One run per log directory at a time; runs with different tags share only
@@ -139,6 +148,38 @@ if ! flock "$vm_dir/$kernel/.build.lock" \
 fi
 if [ -n "${QTIMER_GUEST_USER:-}" ]; then
 	cp -a "$QTIMER_GUEST_USER/." "$guest/" || give_up "cannot copy $QTIMER_GUEST_USER"
+fi
+
+# --- Suites -----------------------------------------------------------------
+# The suites this run must run: the manifest's for the kernel, or those the
+# --suites globs name.  Without this, a suite that was not built, was
+# renamed or never started would only be missing from the totals.
+suites_sh=$top/scripts/vm/suites.sh
+expected=() unbuilt=()
+if [ -z "$run_cmd" ]; then
+	if [ -z "$suites" ]; then
+		list=$("$suites_sh" list "$kernel") ||
+			give_up "cannot read the suites of $kernel from selftests/suites.manifest"
+		[ -n "$list" ] || give_up "selftests/suites.manifest lists no suite for $kernel"
+		suites=$(paste -sd, - <<<"$list")
+	else
+		list=$("$suites_sh" select "$suites" "$guest") ||
+			give_up "--suites '$suites': an entry names no suite"
+	fi
+	[ -z "$list" ] || mapfile -t expected <<<"$list"
+	[ "${#expected[@]}" = 0 ] ||
+		mapfile -t unbuilt < <("$suites_sh" unbuilt "$guest" "${expected[@]}" || true)
+	[ "${#unbuilt[@]}" = 0 ] ||
+		problem_n "${#unbuilt[@]}" \
+			"selftests/suites.manifest lists, but the payload has no binary of: ${unbuilt[*]}"
+	# Built but not listed: such a suite runs only when a glob names it
+	# (make check fails on it: check-payload in scripts/vm/suites.sh).
+	listed=$("$suites_sh" all) || give_up "selftests/suites.manifest is malformed"
+	for f in "$guest"/selftests/*; do
+		[ -f "$f" ] && [ -x "$f" ] || continue
+		grep -qxF "$(basename "$f")" <<<"$listed" ||
+			say "note: $(basename "$f") is not in selftests/suites.manifest: it runs only when --suites names it"
+	done
 fi
 
 # --- Initramfs ----------------------------------------------------------
@@ -194,7 +235,9 @@ cmdline="console=ttyS0 panic=-1 printk.time=1 printk.devkmsg=on loglevel=7"
 # count the module's timer objects there (qtimer_lifecycle_test) have
 # nothing to count.
 cmdline+=" slab_nomerge"
-cmdline+=" qtimer.suites=$(encode "${suites// /,}") qtimer.timeout=$suite_timeout"
+# (--run runs its program instead of the suites.)
+[ -n "$run_cmd" ] || cmdline+=" qtimer.suites=$(encode "${suites// /,}")"
+cmdline+=" qtimer.timeout=$suite_timeout"
 [ -z "$modparams" ] || cmdline+=" qtimer.modparams=\"$(encode "$modparams" ' ')\""
 if [ -n "$run_cmd" ]; then
 	# Split like a shell would (quotes group words), without evaluating.
@@ -329,9 +372,6 @@ for ((boot = 1; ; boot++)); do
 done
 
 # --- Verdict ---------------------------------------------------------------
-problems=()
-problem() { problems+=("$*"); failed=$((failed + 1)); }
-
 # Per program: name, exit status, time, and its kselftest totals.  Program
 # output is the "| " lines between its start and end records.
 summary=$(awk -v mode="${run_cmd:+run}" '
@@ -393,6 +433,20 @@ while IFS=$'\t' read -r prog status secs totals; do
 			sed 's/^| //' | grep -E '^(not ok|#)' | grep -v '^# Totals' | tail -n 40 | sed 's/^/    /' >&2 || true
 	fi
 done <<<"$summary"
+
+# Every expected suite that was built must have started.
+if [ "${#expected[@]}" -gt 0 ]; then
+	declare -A is_unbuilt=()
+	for suite in "${unbuilt[@]}"; do is_unbuilt[$suite]=1; done
+	to_check=() unrun=()
+	for suite in "${expected[@]}"; do
+		[ -n "${is_unbuilt[$suite]:-}" ] || to_check+=("$suite")
+	done
+	[ "${#to_check[@]}" = 0 ] ||
+		mapfile -t unrun < <("$suites_sh" unrun "$result" "${to_check[@]}" || true)
+	[ "${#unrun[@]}" = 0 ] ||
+		problem_n "${#unrun[@]}" "expected but never started (see console.log): ${unrun[*]}"
+fi
 
 record() { sed -n "s/^qtimer-vm: $1 //p" "$result" | tail -n 1; }
 grep -q '^qtimer-vm: insmod ok' "$result" || {
