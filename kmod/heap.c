@@ -260,6 +260,30 @@ void qt_heap_pop(struct qt_heap *h)
 }
 
 /**
+ * qt_heap_delete() - Remove the entry at index @i.
+ * @h: the heap.
+ * @i: an index below @h->nr.
+ *
+ * The last entry fills the hole and sifts whichever way it must: O(log n).
+ * Entries may move, within the path through @i and the path the last entry
+ * takes; v[i] afterwards holds an entry not yet seen by a caller that walks
+ * the array upward from @i, or @i == nr.  For incremental compaction, which
+ * must never hold the heap for O(n) at once.
+ */
+void qt_heap_delete(struct qt_heap *h, u32 i)
+{
+	struct qt_heap_entry *v = h->v;
+	unsigned long n = --h->nr;
+
+	if (i == n)
+		return;
+	if (i && v[(i - 1) / QT_HEAP_ARITY].key > v[n].key)
+		qt_heap_sift_up(v, i, v[n].key, v[n].timer);
+	else
+		qt_heap_sift_down(v, n, i, v[n].key, v[n].timer);
+}
+
+/**
  * qt_heap_replace_top() - Change the key of the top entry and re-sift it.
  * @h: the heap; the caller guarantees it is not empty.
  * @key: the new key, usually later (a timer found modified to a later

@@ -57,6 +57,7 @@ static inline const struct qt_heap_entry *qt_heap_top(const struct qt_heap *h)
 void qt_heap_push(struct qt_heap *h, s64 key, void *timer);
 void qt_heap_pop(struct qt_heap *h);
 void qt_heap_replace_top(struct qt_heap *h, s64 key);
+void qt_heap_delete(struct qt_heap *h, u32 i);
 void qt_heap_rebuild(struct qt_heap *h);
 
 /**
