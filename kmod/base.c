@@ -9,9 +9,9 @@
  * of work and leaves the rest to a worker, so that no number of simultaneous
  * deadlines can hold a CPU in softirq context.  Cancelled and re-timed
  * entries are left in place and skipped when they surface, and compacted
- * away in O(n) once they make up more than a quarter of a heap.  When a CPU
- * goes offline its heaps merge into the heaps of the CPU running the hotplug
- * teardown.
+ * away, a chunk per lock hold in a work item, once they make up more than
+ * a quarter of a heap.  When a CPU goes offline its heaps stay and keep
+ * working from other CPUs.
  */
 
 #include <linux/cpuhotplug.h>
@@ -249,8 +249,9 @@ static void qt_base_free_storage(struct qt_base *base)
  * qt_base_lock_timer() - Lock the base that @t belongs to.
  * @t: a timer whose context lock the caller holds, with irqs off.
  *
- * Hotplug may move a timer to another base between the read of base_idx and
- * the lock, so check again once locked.
+ * A timer keeps the base of its first push (hotplug no longer moves heaps),
+ * but the check once locked costs nothing and keeps this safe should a
+ * timer ever move between the read of base_idx and the lock.
  *
  * Return: the locked base.
  */
@@ -265,16 +266,6 @@ struct qt_base *qt_base_lock_timer(struct qt_timer *t)
 			return base;
 		spin_unlock(&base->lock);
 	}
-}
-
-/*
- * The base a new timer goes to: @cpu's, or while @cpu is going offline, the
- * heaps are about to merge elsewhere anyway, so any base works; the caller
- * holds irqs off, so smp_processor_id() is online for its duration.
- */
-struct qt_base *qt_base_for_arm(unsigned int cpu, unsigned int clock)
-{
-	return qt_base_get(cpu, clock);
 }
 
 /*
@@ -367,11 +358,23 @@ static __always_inline void qt_base_filter(struct qt_base *base,
 		qt_timers_free(reap.nr, reap.timers);
 }
 
+/* All at once, O(n): only where no user can make it happen at will. */
 static void qt_base_compact(struct qt_base *base)
 {
 	lockdep_assert_held(&base->lock);
 	qt_base_filter(base, qt_base_entry_live);
 	base->nr_dead = 0;
+}
+
+/*
+ * Compaction that a user can trigger (cancels, modifies, closes) runs in
+ * the base's compact work, never under the caller's locks: an O(n) pass
+ * with the base lock held would keep interrupts off on that CPU for as
+ * long as a million entries take, tens of milliseconds.
+ */
+static void qt_base_compact_later(struct qt_base *base)
+{
+	queue_work(system_unbound_wq, &base->compact_work);
 }
 
 /**
@@ -388,8 +391,11 @@ void qt_base_push(struct qt_base *base, struct qt_timer *t)
 	s64 key = ktime_add_ns(t->expires, t->slack);
 
 	lockdep_assert_held(&base->lock);
-	/* A timer re-timed earlier over and over sheds its stale entries. */
-	if (unlikely(t->nr_entries == U8_MAX))
+	/*
+	 * MODIFY gives a timer re-timed earlier over and over a fresh object
+	 * long before this (QT_TIMER_ENTRIES_MAX): a last resort only.
+	 */
+	if (WARN_ON_ONCE(t->nr_entries == U8_MAX))
 		qt_base_compact(base);
 	qt_heap_push(&base->heap, key, t);
 	t->heap_key = key;
@@ -405,7 +411,8 @@ void qt_base_push(struct qt_base *base, struct qt_timer *t)
  * @t: a timer live in the heap.
  *
  * O(1): the entry stays where it is and is dropped when it surfaces, or by
- * compaction once stale entries exceed a quarter of the heap (Go's rule).
+ * compaction once stale entries exceed a quarter of the heap (Go's rule),
+ * which the compact work does a chunk at a time.
  */
 void qt_base_unlink(struct qt_base *base, struct qt_timer *t)
 {
@@ -413,7 +420,7 @@ void qt_base_unlink(struct qt_base *base, struct qt_timer *t)
 	t->heap_key = QT_KEY_NONE;
 	base->nr_dead++;
 	if (base->nr_dead > base->heap.nr / 4)
-		qt_base_compact(base);
+		qt_base_compact_later(base);
 }
 
 /**
@@ -600,22 +607,78 @@ static void qt_base_shrink(struct qt_base *base)
 	mutex_unlock(&base->resize);
 }
 
-/* Called after a file released its timers. */
+/* Entries the compact work looks at per base-lock hold. */
+#define QT_COMPACT_CHUNK	1024
+
+/*
+ * Drop the stale entries of @base's heap, QT_COMPACT_CHUNK entries per lock
+ * hold with a rescheduling point between holds, then shrink its array if
+ * it is mostly empty.  Each removal is an O(log n) qt_heap_delete() rather
+ * than qt_heap_filter()'s single O(n) sweep, so that no hold is longer
+ * than a chunk.  The heap changes between holds (arms, expiries), so the
+ * walk may miss an entry moved behind it: the entry is dropped when it
+ * surfaces, or by a later pass; nr_dead counts exactly what is left.
+ */
+static void qt_base_compact_fn(struct work_struct *work)
+{
+	struct qt_base *base = container_of(work, struct qt_base, compact_work);
+	unsigned long flags;
+	struct qt_reap reap;
+	u32 pos = 0, end;
+	bool done;
+
+	do {
+		reap.nr = 0;
+		spin_lock_irqsave(&base->lock, flags);
+		end = pos + QT_COMPACT_CHUNK;
+		while (pos < min(end, base->heap.nr)) {
+			const struct qt_heap_entry *e = &base->heap.v[pos];
+			void *timer = e->timer;
+
+			if (qt_base_entry_live(e, NULL)) {
+				pos++;
+				continue;
+			}
+			/* v[pos] is now an entry not yet looked at. */
+			qt_heap_delete(&base->heap, pos);
+			end--;
+			if (base->nr_dead)
+				base->nr_dead--;
+			qt_base_drop(timer, &reap);
+		}
+		/*
+		 * A deletion never makes the top earlier, so the hrtimer is
+		 * at worst early, which a run shrugs off.
+		 */
+		done = pos >= base->heap.nr;
+		spin_unlock_irqrestore(&base->lock, flags);
+		if (reap.nr)
+			qt_timers_free(reap.nr, reap.timers);
+		cond_resched();
+	} while (!done);
+	qt_base_shrink(base);
+}
+
+/*
+ * Called after a file released its timers.  Its dead entries make the
+ * heaps grow stale past the quarter that qt_base_unlink() allows only if
+ * it held many; compact (and shrink) where they are a sixteenth or the
+ * array is mostly empty, so memory follows load without letting a loop of
+ * opens and closes cost a pass each.
+ */
 void qt_base_trim(void)
 {
 	unsigned int i;
 
 	for (i = 0; i < nr_cpu_ids * QT_NR_CLOCKS; i++) {
 		struct qt_base *base = &qt_bases[i];
-		unsigned long flags;
+		u32 cap = READ_ONCE(base->heap.cap), nr = READ_ONCE(base->heap.nr);
 
-		if (!READ_ONCE(base->heap.cap))
+		if (!cap)
 			continue;
-		spin_lock_irqsave(&base->lock, flags);
-		if (base->nr_dead)
-			qt_base_compact(base);
-		spin_unlock_irqrestore(&base->lock, flags);
-		qt_base_shrink(base);
+		if (READ_ONCE(base->nr_dead) > nr / 16 ||
+		    (cap > 256 && nr < cap / 4))
+			qt_base_compact_later(base);
 	}
 }
 
@@ -657,51 +720,26 @@ static int qt_cpu_online(unsigned int cpu)
 	return 0;
 }
 
-static void qt_set_base_idx(void *timer, u16 idx)
-{
-	((struct qt_timer *)timer)->base_idx = idx;
-}
-
 /*
- * Runs on a surviving CPU after @cpu died (a BP-side teardown state): merge
- * its heaps into this CPU's.  Timers in transit or waiting on a ready queue
- * keep pointing at the dead CPU's base; it stays fully functional (its
- * hrtimer runs wherever it is started), it just receives no new arms until
- * the CPU returns.
+ * Runs on a surviving CPU after @cpu died (a BP-side teardown state).  The
+ * dead CPU's heaps stay where they are and keep working: the hrtimer core
+ * moves their hrtimers to a live CPU, each run re-arms its hrtimer on the
+ * CPU it runs on, and reads, MODIFYs and expiries find the timers through
+ * their base as before.  The base only refuses new timers pinned to it with
+ * QTIMER_F_CPU until the CPU returns.  (Merging them into a live CPU's
+ * heaps cost O(n) with interrupts off, and the hrtimer cancel after it could
+ * undo a re-arm made meanwhile.)
  */
 static int qt_cpu_dead(unsigned int cpu)
 {
-	unsigned int clock, i;
+	unsigned int clock;
 
 	for (clock = 0; clock < QT_NR_CLOCKS; clock++) {
-		struct qt_base *src = qt_base_get(cpu, clock), *dst;
+		struct qt_base *base = qt_base_get(cpu, clock);
 
-		if (WARN_ON_ONCE(cpu == raw_smp_processor_id()))
-			return 0;
-		for (;;) {
-			dst = qt_base_get(raw_smp_processor_id(), clock);
-			if (qt_base_reserve(dst, READ_ONCE(src->heap.nr)))
-				break;	/* leave src as it is: it still works */
-			spin_lock_irq(&src->lock);
-			src->online = false;
-			if (dst == qt_base_get(smp_processor_id(), clock)) {
-				spin_lock_nested(&dst->lock, SINGLE_DEPTH_NESTING);
-				if (dst->heap.nr + src->heap.nr <= dst->heap.cap) {
-					for (i = 0; i < src->heap.nr; i++)
-						qt_set_base_idx(src->heap.v[i].timer, dst->idx);
-					qt_heap_merge(&dst->heap, &src->heap);
-					dst->nr_dead += src->nr_dead;
-					src->nr_dead = 0;
-					qt_base_program(dst, 0);
-					spin_unlock(&dst->lock);
-					spin_unlock_irq(&src->lock);
-					break;
-				}
-				spin_unlock(&dst->lock);
-			}
-			spin_unlock_irq(&src->lock);
-		}
-		hrtimer_try_to_cancel(&src->hrtimer);
+		spin_lock_irq(&base->lock);
+		base->online = false;
+		spin_unlock_irq(&base->lock);
 	}
 	return 0;
 }
@@ -726,6 +764,7 @@ int qt_bases_init(void)
 			hrtimer_setup(&base->hrtimer, qt_base_hrtimer_fn,
 				      qt_clock_ids[clock], QT_HRTIMER_MODE);
 			INIT_WORK(&base->work, qt_base_work_fn);
+			INIT_WORK(&base->compact_work, qt_base_compact_fn);
 		}
 	}
 
@@ -751,11 +790,13 @@ void qt_bases_exit(void)
 {
 	unsigned int i;
 
-	/* Teardown merges heaps for a dying CPU; at exit nothing must move. */
+	/* At exit no base may change its state under us. */
 	cpuhp_remove_state_nocalls(qt_cpuhp_state);
 	for (i = 0; i < nr_cpu_ids * QT_NR_CLOCKS; i++) {
 		struct qt_base *base = &qt_bases[i];
 
+		/* No file is left to queue it again. */
+		cancel_work_sync(&base->compact_work);
 		/*
 		 * Emptied first: a run that is under way, from the hrtimer
 		 * or the worker, then has nothing left to program the

@@ -71,6 +71,8 @@ struct qt_base {
 	bool deferred;		/* the worker owns the next run */
 	struct hrtimer hrtimer;
 	struct work_struct work;
+	/* Compaction and shrinking, a chunk per lock hold (qt_base_compact_fn()). */
+	struct work_struct compact_work;
 	struct qt_base_stats stats;
 } ____cacheline_aligned_in_smp;
 
@@ -89,7 +91,6 @@ ktime_t qt_clock_now(unsigned int clock);
 
 int qt_base_reserve(struct qt_base *base, u32 extra);
 struct qt_base *qt_base_lock_timer(struct qt_timer *t);
-struct qt_base *qt_base_for_arm(unsigned int cpu, unsigned int clock);
 void qt_base_push(struct qt_base *base, struct qt_timer *t);
 void qt_base_unlink(struct qt_base *base, struct qt_timer *t);
 void qt_base_put_timer(struct qt_base *base, struct qt_timer *t);
