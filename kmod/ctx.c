@@ -298,10 +298,18 @@ static unsigned int qt_timer_clock(const struct qt_timer *t)
 	return READ_ONCE(t->base_idx) % QT_NR_CLOCKS;
 }
 
+/* The clock its user armed it on, which its id and records speak of. */
+static unsigned int qt_timer_user_clock(const struct qt_timer *t)
+{
+	if (t->flags & QT_TF_RELATIVE_REAL)
+		return QT_CLOCK_REALTIME;
+	return qt_timer_clock(t);
+}
+
 static u64 qt_timer_id(const struct qt_ctx *ctx, const struct qt_timer *t)
 {
 	return (u64)(*qt_slot_gen(ctx, t->slot) & QT_ID_GEN_MASK) << QT_ID_GEN_SHIFT |
-	       (u64)qt_timer_clock(t) << QT_ID_CLOCK_SHIFT | (t->slot + 1);
+	       (u64)qt_timer_user_clock(t) << QT_ID_CLOCK_SHIFT | (t->slot + 1);
 }
 
 static struct qt_timer *qt_lookup(struct qt_ctx *ctx, u64 id)
@@ -322,13 +330,12 @@ static struct qt_timer *qt_lookup(struct qt_ctx *ctx, u64 id)
 	if ((block->gen[slot] & QT_ID_GEN_MASK) != id >> QT_ID_GEN_SHIFT)
 		return NULL;
 	t = (struct qt_timer *)v;
-	if (qt_timer_clock(t) != qt_id_clock(id))
+	if (qt_timer_user_clock(t) != qt_id_clock(id))
 		return NULL;
 	return t;
 }
 
-static void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t,
-			  unsigned int clock);
+static void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t);
 
 /*
  * A read() that took a timer's last record (a one-shot, or one cancelled by
@@ -345,7 +352,7 @@ static struct qt_timer *qt_lookup_live(struct qt_ctx *ctx, u64 id)
 
 	if (t && t->state == QT_READING &&
 	    (!t->period || (t->flags & QT_TF_CANCELED))) {
-		qt_ctx_forget(ctx, t, qt_timer_clock(t));
+		qt_ctx_forget(ctx, t);
 		t->state = QT_ORPHAN;
 		return NULL;
 	}
@@ -457,6 +464,8 @@ static struct qt_timer *qt_ready_pop(struct qt_ctx *ctx)
 
 	lockdep_assert_held(&ctx->wqh.lock);
 	if (t) {
+		if (t == ctx->sweep_at)
+			ctx->sweep_at = NULL;
 		ctx->ready = t->next;
 		if (!ctx->ready)
 			ctx->ready_tail = &ctx->ready;
@@ -557,38 +566,51 @@ static void qt_timer_bury(struct qt_timer *t)
 		qt_timer_free(t);
 }
 
+/* Ready-queue entries one sweep step looks at. */
+#define QT_SWEEP_CHUNK		256
+
 /*
  * Cancelled timers stay on the ready queue until read() reaches them.  Keep
  * them from piling up when a file cancels or modifies fired timers and never
- * reads: sweep once they outnumber the live ones, amortised O(1).
+ * reads: once they outnumber the live ones, every op that adds one walks
+ * QT_SWEEP_CHUNK more entries of the queue, from where the last step
+ * stopped (ctx->sweep_at, which qt_ready_pop() forgets if it takes it), and
+ * frees the GHOSTs on the way.  The walk outpaces the ghosts that ops add,
+ * and no step holds the context lock for more than a chunk, however long
+ * the queue: amortised O(1), bounded O(1).
  */
 static void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch)
 {
-	struct qt_timer **link = &ctx->ready, *t;
+	struct qt_timer **link, *t;
+	unsigned int n = 0;
 
 	lockdep_assert_held(&ctx->wqh.lock);
 	if (ctx->nr_ghosts <= ctx->nr_ready + 64)
 		return;
 	qt_op_put_base(batch);
-	ctx->ready_tail = &ctx->ready;
-	while ((t = *link)) {
+	link = ctx->sweep_at ? &ctx->sweep_at->next : &ctx->ready;
+	while ((t = *link) && n++ < QT_SWEEP_CHUNK) {
 		if (t->state == QT_GHOST) {
 			*link = t->next;
+			if (ctx->ready_tail == &t->next)
+				ctx->ready_tail = link;
+			ctx->nr_ghosts--;
 			qt_timer_bury(t);
 			continue;
 		}
-		ctx->ready_tail = &t->next;
+		ctx->sweep_at = t;
 		link = &t->next;
 	}
-	ctx->nr_ghosts = 0;
+	/* At the end of the queue: the next step starts at its head. */
+	if (!t)
+		ctx->sweep_at = NULL;
 }
 
-static void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t,
-			  unsigned int clock)
+static void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	qt_slot_free(ctx, t->slot);
 	ctx->nr_timers--;
-	ctx->nr_per_clock[clock]--;
+	ctx->nr_per_clock[qt_timer_user_clock(t)]--;
 	if (t->flags & QT_TF_CANCEL_ON_SET)
 		ctx->nr_cancel_on_set--;
 	atomic_long_dec(&ctx->user->nr_timers);
@@ -601,12 +623,11 @@ static void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t,
 static int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
 			 struct qt_batch *batch)
 {
-	unsigned int clock = qt_timer_clock(t);
 	struct qt_base *base;
 	int ret = 0;
 
 	lockdep_assert_held(&ctx->wqh.lock);
-	qt_ctx_forget(ctx, t, clock);
+	qt_ctx_forget(ctx, t);
 	base = qt_op_lock_timer(batch, t);
 	base->stats.cancelled++;
 	switch (t->state) {
@@ -673,6 +694,10 @@ static void qt_timer_set(struct qt_timer *t, const struct qt_arm_args *args)
 		t->flags |= QT_TF_CANCEL_ON_SET;
 	else
 		t->flags &= ~QT_TF_CANCEL_ON_SET;
+	if (args->flags & QT_ARM_RELATIVE_REAL)
+		t->flags |= QT_TF_RELATIVE_REAL;
+	else
+		t->flags &= ~QT_TF_RELATIVE_REAL;
 }
 
 int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
@@ -740,7 +765,7 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 		qt_op_unlock_base(batch, base);
 
 		ctx->nr_timers++;
-		ctx->nr_per_clock[args->clock]++;
+		ctx->nr_per_clock[qt_timer_user_clock(t)]++;
 		if (t->flags & QT_TF_CANCEL_ON_SET)
 			ctx->nr_cancel_on_set++;
 		*id = qt_timer_id(ctx, t);
@@ -783,11 +808,25 @@ int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch)
  * needs to find an entry by timer.  In transit: a new entry, which tells the
  * expirer not to deliver the old deadline.
  */
+static bool qt_modify_pushes(const struct qt_timer *t,
+			     const struct qt_arm_args *args)
+{
+	s64 hard = ktime_add_ns(args->expires, args->slack);
+
+	return t->heap_key == QT_KEY_NONE || hard < t->heap_key;
+}
+
+/*
+ * Heap entries a timer may have before a MODIFY that would push another
+ * moves its id to a fresh object instead (qt_modify_replace()): each
+ * modify-earlier leaves a stale entry behind, and nr_entries is a u8.
+ */
+#define QT_TIMER_ENTRIES_MAX	32
+
 static int qt_modify_armed(struct qt_base *base, struct qt_timer *t,
 			   const struct qt_arm_args *args)
 {
-	s64 hard = ktime_add_ns(args->expires, args->slack);
-	bool push = t->heap_key == QT_KEY_NONE || hard < t->heap_key;
+	bool push = qt_modify_pushes(t, args);
 
 	if (push && base->heap.nr >= base->heap.cap)
 		return -EAGAIN;
@@ -796,6 +835,81 @@ static int qt_modify_armed(struct qt_base *base, struct qt_timer *t,
 	qt_timer_set(t, args);
 	if (push)
 		qt_base_push(base, t);
+	return QTIMER_CANCEL_ARMED;
+}
+
+/*
+ * The base a MODIFY moves @t to when it needs a fresh object: the one of
+ * the new schedule's clock (a relative CLOCK_REALTIME schedule lives in a
+ * monotonic heap, an absolute one in the realtime heap) on @t's CPU, or
+ * while that CPU is offline, on this one (where an ARM would put it).
+ */
+static struct qt_base *qt_modify_target(const struct qt_timer *t,
+					const struct qt_arm_args *args)
+{
+	struct qt_base *base = qt_base_get(READ_ONCE(t->base_idx) / QT_NR_CLOCKS,
+					   args->clock);
+
+	/* Racy: a CPU going offline meanwhile still has a working base. */
+	if (!READ_ONCE(base->online))
+		base = qt_base_get(raw_smp_processor_id(), args->clock);
+	return base;
+}
+
+/*
+ * Arm @fresh on @base (locked, with room) in @t's place: same id, cookie and
+ * cancel-on-set, the schedule of @args.  @t no longer has an id; the caller
+ * decides what becomes of it.
+ */
+static void qt_timer_take_over(struct qt_ctx *ctx, struct qt_timer *t,
+			       struct qt_timer *fresh, struct qt_base *base,
+			       const struct qt_arm_args *args)
+{
+	lockdep_assert_held(&base->lock);
+	memset(fresh, 0, sizeof(*fresh));
+	fresh->ctx = ctx;
+	fresh->cookie = t->cookie;
+	fresh->slot = t->slot;
+	fresh->flags = t->flags & QT_TF_CANCEL_ON_SET;
+	fresh->heap_key = QT_KEY_NONE;
+	fresh->base_idx = base->idx;
+	qt_timer_set(fresh, args);
+	fresh->state = QT_ARMED;
+	*qt_slot_word(ctx, t->slot) = (unsigned long)fresh;
+	qt_base_push(base, fresh);
+}
+
+/*
+ * Re-time an ARMED timer that has QT_TIMER_ENTRIES_MAX heap entries and
+ * would need one more: the id moves to @fresh and the old object dies, to
+ * be freed by its last stale entry (or by the expirer, in transit).
+ * Compacting the heap instead to shed its stale entries would cost O(n)
+ * under the base lock, at the will of whoever modifies one timer.
+ */
+static int qt_modify_replace(struct qt_ctx *ctx, struct qt_timer *t,
+			     struct qt_timer *fresh, const struct qt_arm_args *args,
+			     struct qt_batch *batch, struct qt_base **basep)
+{
+	struct qt_base *base;
+
+	/* The new base first, so that a full heap leaves @t untouched. */
+	base = qt_op_lock_base(batch, qt_modify_target(t, args));
+	*basep = base;
+	if (base->heap.nr >= base->heap.cap) {
+		qt_op_unlock_base(batch, base);
+		return -EAGAIN;
+	}
+	qt_timer_take_over(ctx, t, fresh, base, args);
+	base->stats.modified++;
+	qt_op_unlock_base(batch, base);
+
+	/* Two base locks are never held together: the old one now. */
+	base = qt_op_lock_timer(batch, t);
+	if (t->heap_key != QT_KEY_NONE)
+		qt_base_unlink(base, t);
+	t->state = QT_DEAD;
+	qt_base_put_timer(base, t);
+	qt_op_unlock_base(batch, base);
 	return QTIMER_CANCEL_ARMED;
 }
 
@@ -812,30 +926,16 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 			   struct qt_timer *fresh, const struct qt_arm_args *args,
 			   struct qt_base **basep)
 {
-	struct qt_base *base = qt_base_lock_timer(t);
+	struct qt_base *base = qt_modify_target(t, args);
 	int ret = 0;
 
-	if (!base->online) {
-		spin_unlock(&base->lock);
-		base = qt_base_get(smp_processor_id(), qt_timer_clock(t));
-		spin_lock(&base->lock);
-	}
+	spin_lock(&base->lock);
 	*basep = base;
 	if (base->heap.nr >= base->heap.cap) {
 		spin_unlock(&base->lock);
 		return -EAGAIN;
 	}
-	memset(fresh, 0, sizeof(*fresh));
-	fresh->ctx = ctx;
-	fresh->cookie = t->cookie;
-	fresh->slot = t->slot;
-	fresh->flags = t->flags & QT_TF_CANCEL_ON_SET;
-	fresh->heap_key = QT_KEY_NONE;
-	fresh->base_idx = base->idx;
-	qt_timer_set(fresh, args);
-	fresh->state = QT_ARMED;
-	*qt_slot_word(ctx, t->slot) = (unsigned long)fresh;
-	qt_base_push(base, fresh);
+	qt_timer_take_over(ctx, t, fresh, base, args);
 	spin_unlock(&base->lock);
 
 	if (t->state == QT_QUEUED) {
@@ -856,7 +956,7 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 	struct qt_timer *t, *fresh = NULL;
 	struct qt_base *base;
 	int ret, cpu = -1;
-	bool was_cos;
+	bool was_cos, need_fresh;
 
 	if (args->flags & QTIMER_F_CANCEL_ON_SET) {
 		qt_ctx_let_go(ctx, batch);
@@ -871,18 +971,36 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 		}
 		was_cos = t->flags & QT_TF_CANCEL_ON_SET;
 		if (t->state == QT_ARMED) {
+			bool replace;
+
 			base = qt_op_lock_timer(batch, t);
-			ret = qt_modify_armed(base, t, args);
-			if (ret >= 0)
-				base->stats.modified++;
+			replace = qt_timer_clock(t) != args->clock ||
+				  (t->nr_entries >= QT_TIMER_ENTRIES_MAX &&
+				   qt_modify_pushes(t, args));
+			need_fresh = replace && !fresh;
+			if (!replace) {
+				ret = qt_modify_armed(base, t, args);
+				if (ret >= 0)
+					base->stats.modified++;
+			}
 			qt_op_unlock_base(batch, base);
+			if (replace && fresh) {
+				ret = qt_modify_replace(ctx, t, fresh, args, batch,
+							&base);
+				if (ret >= 0)
+					fresh = NULL;
+			}
 		} else if (fresh) {
 			qt_op_put_base(batch);
 			ret = qt_modify_fired(ctx, t, fresh, args, &base);
 			if (ret >= 0)
 				fresh = NULL;
+			need_fresh = false;
 		} else {
-			/* A fired timer needs a fresh object: allocate unlocked. */
+			need_fresh = true;
+		}
+		if (need_fresh) {
+			/* The id moves to a fresh object: allocate unlocked. */
 			qt_ctx_drop(ctx, batch);
 			fresh = kmem_cache_alloc(qt_timer_cache, GFP_KERNEL);
 			if (!fresh)
@@ -1007,11 +1125,7 @@ unsigned int qt_ctx_deliver(struct qt_timer **batch, unsigned int nr,
 				wake |= qt_deliver_one(ctx, NULL, t, now);
 				continue;
 			}
-			/*
-			 * In transit a timer keeps its base, except that
-			 * hotplug may move one that MODIFY pushed back in
-			 * meanwhile: under the base lock base_idx is stable.
-			 */
+			/* Its other entries are in its base's heap. */
 			base = qt_base_relock(base, t);
 			wake |= qt_deliver_one(ctx, base, t, now);
 		}
@@ -1063,7 +1177,9 @@ static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
 	rec->id = qt_timer_id(ctx, t);
 	rec->cookie = t->cookie;
 	/* Another namespace's reader may see beyond ktime_t: saturate. */
-	if (check_add_overflow(t->expires, ns_offset[clock], &rec->expires_ns))
+	if (t->flags & QT_TF_RELATIVE_REAL)
+		rec->expires_ns = ktime_mono_to_real(t->expires);
+	else if (check_add_overflow(t->expires, ns_offset[clock], &rec->expires_ns))
 		rec->expires_ns = ns_offset[clock] > 0 ? KTIME_MAX : KTIME_MIN;
 	rec->count = t->count;
 	rec->flags = 0;
@@ -1116,7 +1232,7 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 		if (t->state == QT_ORPHAN || !t->period ||
 		    (t->flags & QT_TF_CANCELED)) {
 			if (t->state != QT_ORPHAN)
-				qt_ctx_forget(ctx, t, qt_timer_clock(t));
+				qt_ctx_forget(ctx, t);
 			if (qt_timer_let_die(t, &base))
 				dead[(*nr_dead)++] = t;
 			continue;
@@ -1264,9 +1380,21 @@ static void qt_clock_set_workfn(struct work_struct *work)
 	list_for_each_entry(ctx, &qt_cos_list, cos_node) {
 		spin_lock_irq(&ctx->wqh.lock);
 		for (slot = 0; ctx->nr_cancel_on_set && slot < ctx->nr_slots; slot++) {
-			struct qt_timer *t = (struct qt_timer *)*qt_slot_word(ctx, slot);
+			struct qt_timer *t;
 			struct qt_base *base;
 
+			/*
+			 * A file may hold a million timers: let interrupts in
+			 * now and then.  An ARM or MODIFY of a cancel-on-set
+			 * timer waits for this walk (qt_cos_track()), so one
+			 * that lands in a slot already passed is not missed.
+			 */
+			if (slot && !(slot % 1024)) {
+				spin_unlock_irq(&ctx->wqh.lock);
+				cond_resched();
+				spin_lock_irq(&ctx->wqh.lock);
+			}
+			t = (struct qt_timer *)*qt_slot_word(ctx, slot);
 			if ((unsigned long)t & 1 || !(t->flags & QT_TF_CANCEL_ON_SET))
 				continue;
 			/* Its pending record becomes the cancellation record. */
@@ -1352,7 +1480,7 @@ struct qt_ctx *qt_ctx_create(void)
 void qt_ctx_release(struct qt_ctx *ctx)
 {
 	struct qt_timer *t;
-	u32 slot;
+	u32 slot, n;
 
 	if (!list_empty(&ctx->cos_node)) {
 		mutex_lock(&qt_cos_mutex);
@@ -1373,8 +1501,14 @@ void qt_ctx_release(struct qt_ctx *ctx)
 			spin_lock_irq(&ctx->wqh.lock);
 		}
 	}
-	while ((t = qt_ready_pop(ctx)))
+	for (n = 1; (t = qt_ready_pop(ctx)); n++) {
 		qt_timer_bury(t);
+		if (!(n % 1024)) {
+			spin_unlock_irq(&ctx->wqh.lock);
+			cond_resched();
+			spin_lock_irq(&ctx->wqh.lock);
+		}
+	}
 	spin_unlock_irq(&ctx->wqh.lock);
 
 	for (slot = 0; slot < ctx->nr_slots; slot += QT_SLOTS_PER_BLOCK)

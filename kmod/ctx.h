@@ -67,6 +67,13 @@ enum qt_timer_state {
 #define QT_TF_CANCELED		(1U << 1)	/* (C) clock was set */
 /* (C) the clock was set while a read() copied a ticker's record out */
 #define QT_TF_SET_WHILE_READ	(1U << 2)
+/*
+ * (C) CLOCK_REALTIME to its user but armed relative, so an interval on
+ * CLOCK_MONOTONIC, in a monotonic heap: as timerfd and POSIX timers do (the
+ * hrtimer core turns a relative CLOCK_REALTIME timer into a monotonic one),
+ * setting the clock does not move it.  Its id and records say REALTIME.
+ */
+#define QT_TF_RELATIVE_REAL	(1U << 3)
 
 /* 64 bytes: with its 16-byte heap entry and id slot, under 96 per timer. */
 struct qt_timer {
@@ -88,10 +95,12 @@ struct qt_timer {
 struct qt_ctx {
 	/* wqh.lock is the context lock, as in eventfd and timerfd. */
 	wait_queue_head_t wqh;
-	struct qt_timer *ready;		/* (C) FIFO of QUEUED and DEAD timers */
+	struct qt_timer *ready;		/* (C) FIFO of QUEUED and GHOST timers */
 	struct qt_timer **ready_tail;	/* (C) */
+	/* (C) where qt_ready_sweep() goes on from: a QUEUED timer, or NULL */
+	struct qt_timer *sweep_at;
 	unsigned int nr_ready;		/* (C) QUEUED timers on it */
-	unsigned int nr_ghosts;		/* (C) DEAD timers on it */
+	unsigned int nr_ghosts;		/* (C) GHOST timers on it */
 
 	/*
 	 * (C) Timer ids: slot index + 1 in the low half, the slot's
@@ -130,9 +139,12 @@ static inline unsigned int qt_id_clock(u64 id)
 /* Latest deadline accepted: hard deadlines (+ slack) still fit ktime_t. */
 #define QT_EXPIRES_MAX		(KTIME_MAX - (s64)QTIMER_SLACK_MAX_NS)
 
+/* qt_arm_args.flags, beside QTIMER_F_*: the timer gets QT_TF_RELATIVE_REAL */
+#define QT_ARM_RELATIVE_REAL	(1U << 31)
+
 struct qt_arm_args {
-	u32 clock;			/* QT_CLOCK_* */
-	u32 flags;			/* QTIMER_F_* */
+	u32 clock;			/* QT_CLOCK_* of the heap it goes to */
+	u32 flags;			/* QTIMER_F_*, QT_ARM_RELATIVE_REAL */
 	ktime_t expires;		/* absolute host time */
 	u64 period;
 	u32 slack;

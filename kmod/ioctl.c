@@ -78,8 +78,13 @@ static int qt_check_schedule(const struct qtimer_op *op, unsigned int clock,
 		return -EINVAL;
 	if (op->period_ns > QT_EXPIRES_MAX)
 		return -EOVERFLOW;
-	args->clock = clock;
 	args->flags = op->flags;
+	/* Relative CLOCK_REALTIME is an interval, as for timerfd. */
+	if (clock == QT_CLOCK_REALTIME && !(op->flags & QTIMER_F_ABSTIME)) {
+		clock = QT_CLOCK_MONOTONIC;
+		args->flags |= QT_ARM_RELATIVE_REAL;
+	}
+	args->clock = clock;
 	args->period = op->period_ns;
 	args->slack = op->slack_ns;
 	return qt_resolve_expires(clock, op->flags, op->expires_ns,

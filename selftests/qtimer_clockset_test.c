@@ -282,4 +282,73 @@ TEST_F(clockset, monotonic_and_boottime_unaffected)
 	}
 }
 
+/*
+ * A relative CLOCK_REALTIME timer is an interval, as for timerfd and POSIX
+ * timers: stepping the clock forward an hour does not make it fire (it used
+ * to, at once), nor does stepping it back delay it.  It keeps its
+ * realtime id (fdinfo counts it as realtime; MODIFY by that id works), and
+ * its record's expires_ns is in wall time, never after the read.
+ */
+TEST_F(clockset, relative_realtime_is_an_interval)
+{
+	struct qtimer_record recs[2];
+	__s64 m0, stamp[2];
+	__u64 id[2];
+	int i;
+
+	m0 = qt_now(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, 0, NSEC_PER_SEC, 0,
+			    0xe0, &id[0]));
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, 0, 3 * NSEC_PER_SEC,
+			    0, 0xe1, &id[1]));
+	/* Re-timed by its realtime id, relative again: 1.2 s from now. */
+	ASSERT_EQ(QTIMER_CANCEL_ARMED,
+		  qt_modify(self->fd, id[1], 0, 1200 * NSEC_PER_MSEC, 0, 0));
+	STEP_REALTIME(3600 * NSEC_PER_SEC);
+	qt_sleep_ms(300);
+	EXPECT_EQ(0, qt_nothing_pending(self->fd))
+		TH_LOG("a 1 s relative realtime timer fired %lld ms after a +1 h step",
+		       (long long)(qt_now(CLOCK_MONOTONIC) - m0) / NSEC_PER_MSEC);
+	STEP_REALTIME(-7200 * NSEC_PER_SEC);
+	ASSERT_EQ(2, qt_collect_stamped(self->fd, recs, 2, QT_ARRIVE_MS,
+					CLOCK_MONOTONIC, stamp));
+	for (i = 0; i < 2; i++) {
+		__s64 after = recs[i].cookie == 0xe0 ? NSEC_PER_SEC :
+						       1200 * NSEC_PER_MSEC;
+
+		EXPECT_EQ(id[recs[i].cookie - 0xe0], recs[i].id);
+		EXPECT_EQ(QTIMER_REC_LAST, recs[i].flags);
+		/* Never early on the monotonic clock it runs on. */
+		EXPECT_LE(m0 + after, stamp[i]);
+		/* In wall time, and not in the reader's future. */
+		EXPECT_LE(recs[i].expires_ns, qt_now(CLOCK_REALTIME));
+		EXPECT_LT(qt_now(CLOCK_REALTIME) - 60 * NSEC_PER_SEC,
+			  recs[i].expires_ns);
+	}
+}
+
+/* The same timer armed absolute then re-timed relative, and back. */
+TEST_F(clockset, modify_between_absolute_and_relative_realtime)
+{
+	struct qtimer_record rec;
+	__s64 m0, stamp;
+	__u64 id;
+
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME,
+			    qt_now(CLOCK_REALTIME) + 60 * NSEC_PER_SEC, 0,
+			    0xe2, &id));
+	m0 = qt_now(CLOCK_MONOTONIC);
+	ASSERT_EQ(QTIMER_CANCEL_ARMED,
+		  qt_modify(self->fd, id, 0, 800 * NSEC_PER_MSEC, 0, 0));
+	STEP_REALTIME(3600 * NSEC_PER_SEC);
+	qt_sleep_ms(200);
+	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+					CLOCK_MONOTONIC, &stamp));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_LE(m0 + 800 * NSEC_PER_MSEC, stamp);
+	/* Gone after its one record: nothing left to modify. */
+	EXPECT_EQ(-ENOENT, qt_modify(self->fd, id, 0, NSEC_PER_SEC, 0, 0));
+}
+
 TEST_HARNESS_MAIN

@@ -156,9 +156,10 @@ TEST_F(validate, arm_relative_expiry_overflows)
 	op = good_arm();
 	op.expires_ns = INT64_MAX - qt_now(CLOCK_MONOTONIC) / 2;
 	EXPECT_EQ(-EOVERFLOW, qt_arm_op(self->fd, &op));
+	/* Relative CLOCK_REALTIME is an interval on the monotonic clock. */
 	op = good_arm();
 	op.clockid = CLOCK_REALTIME;
-	op.expires_ns = INT64_MAX - qt_now(CLOCK_REALTIME) / 2;
+	op.expires_ns = INT64_MAX - qt_now(CLOCK_MONOTONIC) / 2;
 	EXPECT_EQ(-EOVERFLOW, qt_arm_op(self->fd, &op));
 	EXPECT_NOTHING_ARMED(self->fd);
 }

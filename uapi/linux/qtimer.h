@@ -21,7 +21,11 @@
  *
  * QTIMER_IOC_ARM (struct qtimer_op, read/write)
  *	Arms a new timer.  In: clockid; expires_ns (relative to now, or
- *	absolute on the clock with QTIMER_F_ABSTIME); period_ns (0: one-shot,
+ *	absolute on the clock with QTIMER_F_ABSTIME; a relative
+ *	CLOCK_REALTIME timer is an interval, unmoved by clock sets, as for
+ *	timerfd and POSIX timers: it runs on CLOCK_MONOTONIC, keeps a
+ *	realtime id, and its records give expires_ns in wall time as of the
+ *	read); period_ns (0: one-shot,
  *	otherwise periodic); slack_ns (the timer may fire up to slack_ns late,
  *	so that neighbours share one interrupt; at most max_slack_ns); cookie
  *	(returned in every record); cpu (with QTIMER_F_CPU: the CPU whose heap
