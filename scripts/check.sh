@@ -136,6 +136,9 @@ native_check libtimerdev make -C libtimerdev check O="$top/build/check/libtimerd
 native_check qtimerctl make -C qtimerctl check O="$top/build/check/qtimerctl"
 native_check documentation make -C Documentation check
 native_check install scripts/install-check.sh
+# The module refuses to build for a 32-bit kernel (kmod/Kbuild), with a
+# message: built against an i386 tree prepared from linux-source-6.1.
+native_check check-32bit scripts/check-32bit.sh
 # The suite manifest's checker catches what it is for: a missing suite, an
 # unlisted one, a misspelt selection (and check.sh rejects the latter).
 native_check suites-manifest-selftest scripts/vm/suites-test.sh
