@@ -252,9 +252,15 @@ static const struct nla_policy qt_nl_config_policy[QTIMER_A_CONFIG_MAX + 1] = {
  */
 static const struct genl_ops qt_nl_ops[] = {
 	{
+		/*
+		 * Per-CPU counts and lateness tell one user when another's
+		 * timers fire: for the administrator only, as the netlink
+		 * convention has it (CAP_NET_ADMIN).
+		 */
 		.cmd	= QTIMER_CMD_GET_STATS,
 		.doit	= qt_nl_get_stats_doit,
 		.dumpit	= qt_nl_get_stats_dumpit,
+		.flags	= GENL_ADMIN_PERM,
 	},
 	{
 		.cmd	= QTIMER_CMD_GET_CONFIG,
