@@ -327,6 +327,9 @@ static long qt_ioctl_submit(struct qt_ctx *ctx,
 	if (!sub.nr || sub.nr > QTIMER_SUBMIT_MAX)
 		return -EINVAL;
 	uops = u64_to_user_ptr(sub.ops);
+	/* done must be writable before any op runs, like the results. */
+	if (put_user(0, &usub->done))
+		return -EFAULT;
 
 	while (done < sub.nr && !stop) {
 		done += qt_submit_chunk(ctx, uops + done, ops,
@@ -340,7 +343,12 @@ static long qt_ioctl_submit(struct qt_ctx *ctx,
 	}
 	if (!done)
 		return -EFAULT;
-	put_user(done, &usub->done);
+	/*
+	 * It was writable above: only another thread unmapping it meanwhile
+	 * makes this fail, and the return value says the same anyway.
+	 */
+	if (put_user(done, &usub->done))
+		return done;
 	return done;
 }
 

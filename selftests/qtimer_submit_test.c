@@ -391,6 +391,31 @@ TEST_F(submit, readonly_ops_arm_leaves_nothing_armed)
 	munmap(ops, self->page);
 }
 
+/*
+ * struct qtimer_submit itself read-only: done cannot be written, so the
+ * call fails with EFAULT before any op runs.  (It used to run the ops and
+ * ignore the failed write of done.)
+ */
+TEST_F(submit, readonly_submit_struct_runs_nothing)
+{
+	struct qtimer_op ops[2];
+	struct qtimer_submit *sub;
+
+	ops[0] = arm_op(0, 1);
+	ops[1] = arm_op(0, 2);
+	sub = mmap(NULL, self->page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sub);
+	sub->ops = (uintptr_t)ops;
+	sub->nr = 2;
+	ASSERT_EQ(0, mprotect(sub, self->page, PROT_READ));
+	EXPECT_EQ(-EFAULT, qt_ioctl(self->fd, QTIMER_IOC_SUBMIT, sub));
+	EXPECT_EQ(UNTOUCHED, ops[0].result);
+	EXPECT_EQ(UNTOUCHED, ops[1].result);
+	ASSERT_NOTHING_ARMED(self->fd);
+	munmap(sub, self->page);
+}
+
 /* Same, for the second op: the first is done and counted, the second not. */
 TEST_F(submit, readonly_second_op)
 {

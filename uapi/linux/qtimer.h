@@ -68,7 +68,8 @@
  *	run, a few ops at a time, so only another thread unmapping the array
  *	during the call can leave an op run and unreported; an ARM whose id
  *	cannot be written back is then cancelled.)  Errors in struct
- *	qtimer_submit itself fail the whole call with nothing processed.
+ *	qtimer_submit itself, done not being writable included, fail the
+ *	whole call with nothing processed.
  *
  * Reading
  * -------
