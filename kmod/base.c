@@ -34,11 +34,6 @@
  */
 #define QT_WORKER_CHUNK		1024
 /*
- * Timers popped per lock hold, delivered after the base lock is dropped with
- * one context-lock hold and one wakeup per file (qt_ctx_deliver()).
- */
-#define QT_BATCH		64
-/*
  * How far ahead of now a run re-arms the hrtimer at the least.  A run that
  * ends with the next deadline already past (or about to be) would otherwise
  * be called again at once, one interrupt and softirq round for every
@@ -501,7 +496,7 @@ static bool qt_base_collect(struct qt_base *base, ktime_t now,
  */
 static void qt_base_run(struct qt_base *base, bool worker)
 {
-	struct qt_timer *batch[2 * QT_BATCH];
+	struct qt_timer **batch = base->transit;
 	unsigned int chunk = worker ? QT_WORKER_CHUNK : QT_IRQ_BUDGET;
 	unsigned int budget = chunk;
 	unsigned int scan = chunk / QT_IRQ_BUDGET * QT_IRQ_SCAN_BUDGET;
@@ -749,7 +744,7 @@ int qt_bases_init(void)
 	unsigned int cpu, clock;
 	int ret;
 
-	qt_bases = kcalloc(nr_cpu_ids * QT_NR_CLOCKS, sizeof(*qt_bases),
+	qt_bases = kvcalloc(nr_cpu_ids * QT_NR_CLOCKS, sizeof(*qt_bases),
 			   GFP_KERNEL);
 	if (!qt_bases)
 		return -ENOMEM;
@@ -771,7 +766,7 @@ int qt_bases_init(void)
 	ret = cpuhp_setup_state(CPUHP_BP_PREPARE_DYN, "qtimer:dead",
 				qt_cpu_online, qt_cpu_dead);
 	if (ret < 0) {
-		kfree(qt_bases);
+		kvfree(qt_bases);
 		return ret;
 	}
 	qt_cpuhp_state = ret;
@@ -809,5 +804,5 @@ void qt_bases_exit(void)
 		cancel_work_sync(&base->work);
 		qt_base_free_storage(base);
 	}
-	kfree(qt_bases);
+	kvfree(qt_bases);
 }

@@ -45,6 +45,13 @@ static inline void qt_lateness_add(u64 *sum, const u64 *add)
 		sum[i] += add[i];
 }
 
+/*
+ * Timers an expirer pops per base-lock hold, delivered after the lock is
+ * dropped with one context-lock hold and one wakeup per file
+ * (qt_ctx_deliver()).
+ */
+#define QT_BATCH		64
+
 struct qt_base_stats {
 	u64 armed;
 	u64 fired;
@@ -73,6 +80,12 @@ struct qt_base {
 	struct work_struct work;
 	/* Compaction and shrinking, a chunk per lock hold (qt_base_compact_fn()). */
 	struct work_struct compact_work;
+	/*
+	 * The expirer's timers in transit (popped, not yet delivered), here
+	 * rather than 1 KiB on the softirq stack: only the one expirer that
+	 * holds base->expiring uses it.
+	 */
+	struct qt_timer *transit[2 * QT_BATCH];
 	struct qt_base_stats stats;
 } ____cacheline_aligned_in_smp;
 

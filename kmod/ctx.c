@@ -1055,7 +1055,9 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
 			t->flags |= QT_TF_CANCELED;
 			t->count = 0;
 		}
-		trace_qtimer_expire(qt_timer_id(ctx, t), t->expires, now);
+		/* The id costs a miss in the id table: only when tracing. */
+		if (trace_qtimer_expire_enabled())
+			trace_qtimer_expire(qt_timer_id(ctx, t), t->expires, now);
 		qt_ready_append(ctx, t);
 		ctx->nr_ready++;
 		return true;
