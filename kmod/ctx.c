@@ -13,6 +13,7 @@
  * one interrupt, however short its period, and has one pending record.
  */
 
+#include <linux/hash.h>
 #include <linux/hashtable.h>
 #include <linux/irq_work.h>
 #include <linux/math64.h>
@@ -26,6 +27,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 
 #include "base.h"
 #include "compat.h"
@@ -43,13 +45,25 @@ unsigned long qt_max_timers_per_user = 1UL << 22;
 
 static struct kmem_cache *qt_timer_cache;
 
-/* Per-user timer accounting, for max_timers_per_user. */
+/*
+ * Per-user timer accounting, for max_timers_per_user, as the kernel's
+ * ucounts do it (whose types a module cannot add to): one record per user
+ * namespace and uid, charged together with the record of the namespace's
+ * owner in the parent namespace, up to the initial one.  So the uids of a
+ * user namespace share the allowance of whoever created it, however many
+ * uids it maps, and each level is held to the cap.
+ */
 struct qt_user {
 	struct hlist_node node;		/* qt_users, qt_users_lock */
+	struct user_namespace *ns;	/* a reference */
 	kuid_t uid;
 	refcount_t ref;
 	atomic_long_t nr_timers;
+	struct qt_user *parent;		/* (ns->parent, ns->owner), a reference */
 };
+
+static bool qt_user_charge_n(struct qt_user *user, long n);
+static void qt_user_uncharge_n(struct qt_user *user, long n);
 
 void qt_timer_free(struct qt_timer *t)
 {
@@ -73,8 +87,6 @@ void qt_timers_free(unsigned int nr, void **timers)
 void qt_batch_begin(struct qt_ctx *ctx, struct qt_batch *batch,
 		    unsigned int nr_arm)
 {
-	atomic_long_t *nr_timers = &ctx->user->nr_timers;
-
 	nr_arm = min_t(unsigned int, nr_arm, QT_BATCH_MAX);
 	batch->nr = 0;
 	batch->quota = 0;
@@ -84,10 +96,8 @@ void qt_batch_begin(struct qt_ctx *ctx, struct qt_batch *batch,
 		return;
 	batch->nr = kmem_cache_alloc_bulk(qt_timer_cache, GFP_KERNEL | __GFP_ZERO,
 					  nr_arm, (void **)batch->timers);
-	if (atomic_long_add_return(nr_arm, nr_timers) <= READ_ONCE(qt_max_timers_per_user))
+	if (qt_user_charge_n(ctx->user, nr_arm))
 		batch->quota = nr_arm;
-	else
-		atomic_long_sub(nr_arm, nr_timers);
 }
 
 /*
@@ -157,7 +167,7 @@ void qt_batch_end(struct qt_ctx *ctx, struct qt_batch *batch)
 		qt_timers_free(batch->nr, (void **)batch->timers);
 	batch->nr = 0;
 	if (batch->quota)
-		atomic_long_sub(batch->quota, &ctx->user->nr_timers);
+		qt_user_uncharge_n(ctx->user, batch->quota);
 	batch->quota = 0;
 }
 
@@ -186,13 +196,18 @@ static void qt_timer_unalloc(struct qt_batch *batch, struct qt_timer *t)
 static DEFINE_HASHTABLE(qt_users, 6);
 static DEFINE_SPINLOCK(qt_users_lock);
 
-static struct qt_user *qt_user_find(kuid_t uid)
+static u32 qt_user_hash(const struct user_namespace *ns, kuid_t uid)
+{
+	return hash_ptr(ns, 32) ^ __kuid_val(uid);
+}
+
+static struct qt_user *qt_user_find(struct user_namespace *ns, kuid_t uid)
 {
 	struct qt_user *user;
 
 	lockdep_assert_held(&qt_users_lock);
-	hash_for_each_possible(qt_users, user, node, __kuid_val(uid))
-		if (uid_eq(user->uid, uid)) {
+	hash_for_each_possible(qt_users, user, node, qt_user_hash(ns, uid))
+		if (user->ns == ns && uid_eq(user->uid, uid)) {
 			/* Only ever 0 under the lock, and then unhashed. */
 			refcount_inc(&user->ref);
 			return user;
@@ -201,45 +216,100 @@ static struct qt_user *qt_user_find(kuid_t uid)
 }
 
 /*
- * The accounting record of the caller's effective uid, created on its first
- * open.  Only that first open allocates (unlocked, then looked up again: a
- * racing open may have added the same uid meanwhile).
+ * The record of @uid in @ns, and of the owners up the chain, created on
+ * first use.  Only that first use allocates (unlocked, then looked up
+ * again: a racing open may have added it meanwhile).  User namespaces nest
+ * at most 32 deep, which bounds the recursion.
  */
-struct qt_user *qt_user_get(void)
+static struct qt_user *qt_user_get_in(struct user_namespace *ns, kuid_t uid)
 {
-	kuid_t uid = current_euid();
-	struct qt_user *user, *fresh;
+	struct qt_user *user, *fresh, *parent = NULL;
 
 	spin_lock(&qt_users_lock);
-	user = qt_user_find(uid);
+	user = qt_user_find(ns, uid);
 	spin_unlock(&qt_users_lock);
 	if (user)
 		return user;
 
+	if (ns->parent) {
+		parent = qt_user_get_in(ns->parent, ns->owner);
+		if (!parent)
+			return NULL;
+	}
 	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
-	if (!fresh)
+	if (!fresh) {
+		if (parent)
+			qt_user_put(parent);
 		return NULL;
+	}
+	fresh->ns = get_user_ns(ns);
 	fresh->uid = uid;
+	fresh->parent = parent;
 	refcount_set(&fresh->ref, 1);
 	spin_lock(&qt_users_lock);
-	user = qt_user_find(uid);
+	user = qt_user_find(ns, uid);
 	if (!user) {
-		hash_add(qt_users, &fresh->node, __kuid_val(uid));
+		hash_add(qt_users, &fresh->node, qt_user_hash(ns, uid));
 		user = fresh;
 		fresh = NULL;
 	}
 	spin_unlock(&qt_users_lock);
-	kfree(fresh);
+	if (fresh) {
+		if (parent)
+			qt_user_put(parent);
+		put_user_ns(ns);
+		kfree(fresh);
+	}
 	return user;
+}
+
+/* The accounting record of the caller's effective uid, in its namespace. */
+struct qt_user *qt_user_get(void)
+{
+	return qt_user_get_in(current_user_ns(), current_euid());
 }
 
 void qt_user_put(struct qt_user *user)
 {
-	if (!refcount_dec_and_lock(&user->ref, &qt_users_lock))
-		return;
-	hash_del(&user->node);
-	spin_unlock(&qt_users_lock);
-	kfree(user);
+	struct qt_user *parent;
+
+	while (user) {
+		if (!refcount_dec_and_lock(&user->ref, &qt_users_lock))
+			return;
+		hash_del(&user->node);
+		spin_unlock(&qt_users_lock);
+		parent = user->parent;
+		put_user_ns(user->ns);
+		kfree(user);
+		user = parent;
+	}
+}
+
+/*
+ * Count @n timers against the cap at every level of @user's chain, or at
+ * none.  One level, one atomic op, outside user namespaces.
+ */
+static bool qt_user_charge_n(struct qt_user *user, long n)
+{
+	long max = READ_ONCE(qt_max_timers_per_user);
+	struct qt_user *u, *over;
+
+	for (u = user; u; u = u->parent) {
+		if (atomic_long_add_return(n, &u->nr_timers) > max)
+			goto undo;
+	}
+	return true;
+undo:
+	over = u;
+	for (u = user; u != over->parent; u = u->parent)
+		atomic_long_sub(n, &u->nr_timers);
+	return false;
+}
+
+static void qt_user_uncharge_n(struct qt_user *user, long n)
+{
+	for (; user; user = user->parent)
+		atomic_long_sub(n, &user->nr_timers);
 }
 
 /* Count an ARM against the per-user cap, from the chunk's share if it has one. */
@@ -249,11 +319,7 @@ static bool qt_user_charge(struct qt_ctx *ctx, struct qt_batch *batch)
 		batch->quota--;
 		return true;
 	}
-	if (atomic_long_inc_return(&ctx->user->nr_timers) <=
-	    READ_ONCE(qt_max_timers_per_user))
-		return true;
-	atomic_long_dec(&ctx->user->nr_timers);
-	return false;
+	return qt_user_charge_n(ctx->user, 1);
 }
 
 /*
@@ -266,7 +332,7 @@ static void qt_user_uncharge(struct qt_ctx *ctx, struct qt_batch *batch)
 	if (batch)
 		batch->quota++;
 	else
-		atomic_long_dec(&ctx->user->nr_timers);
+		qt_user_uncharge_n(ctx->user, 1);
 }
 
 /* --- ids ---------------------------------------------------------------- */
@@ -613,7 +679,7 @@ static void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t)
 	ctx->nr_per_clock[qt_timer_user_clock(t)]--;
 	if (t->flags & QT_TF_CANCEL_ON_SET)
 		ctx->nr_cancel_on_set--;
-	atomic_long_dec(&ctx->user->nr_timers);
+	qt_user_uncharge_n(ctx->user, 1);
 }
 
 /*

@@ -11,6 +11,7 @@
  * returns every timer to the caps' accounting.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -679,6 +680,115 @@ TEST_F(caps, per_user_cap_is_per_user)
 	}
 	EXPECT_EQ(0, wait_child(pid));
 	close(a);
+}
+
+/* One byte through a pipe, for the user-namespace test's handshakes. */
+static int pipe_put(int fd, char c)
+{
+	return write(fd, &c, 1) == 1 ? 0 : -1;
+}
+
+static int pipe_get(int fd)
+{
+	char c;
+
+	return read(fd, &c, 1) == 1 ? c : -1;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok ? 0 : -EIO;
+}
+
+/*
+ * The uids of a user namespace share its owner's allowance, as ucounts
+ * limits do: uid 1000 creates a namespace mapping two uids (kuids 100000
+ * and 100001); with the cap at 60, the first arms 40 and the second only
+ * 20, and uid 1000 itself none while they hold them.  (Keyed on the kuid
+ * alone, each mapped uid had a cap of its own: 40 and 40.)
+ */
+TEST_F(caps, user_namespace_shares_its_owners_cap)
+{
+	int p2c[2], c2p[2], res[3], i, err;
+	char path[64];
+	pid_t pid, owner;
+
+	REQUIRE_CAPS();
+	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user", 60));
+	ASSERT_EQ(0, pipe(p2c));
+	ASSERT_EQ(0, pipe(c2p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd1, fd2, n1, n2;
+
+		if (setgid(1000) || setuid(1000))
+			_exit(100);
+		if (unshare(CLONE_NEWUSER)) {
+			pipe_put(c2p[1], 'S');
+			_exit(0);
+		}
+		pipe_put(c2p[1], 'U');
+		if (pipe_get(p2c[0]) != 'M' || setresgid(0, 0, 0) ||
+		    setresuid(0, 0, 0))
+			_exit(101);
+		fd1 = qt_open(O_NONBLOCK);
+		n1 = arm_n(fd1, 40, NULL);
+		if (setresuid(1, 1, 1))
+			_exit(102);
+		fd2 = qt_open(O_NONBLOCK);
+		err = 0;
+		n2 = arm_n(fd2, 40, &err);
+		pipe_put(c2p[1], n1);
+		pipe_put(c2p[1], n2);
+		pipe_put(c2p[1], -err);
+		/* Hold them until the owner has tried. */
+		pipe_get(p2c[0]);
+		_exit(fd1 >= 0 && fd2 >= 0 ? 0 : 103);
+	}
+	i = pipe_get(c2p[0]);
+	if (i == 'S') {
+		wait_child(pid);
+		SKIP(return, "no user namespaces (CONFIG_USER_NS or sysctl)");
+	}
+	ASSERT_EQ('U', i);
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
+	ASSERT_EQ(0, write_file(path, "0 100000 2\n"));
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
+	ASSERT_EQ(0, write_file(path, "0 100000 2\n"));
+	ASSERT_EQ(0, pipe_put(p2c[1], 'M'));
+	for (i = 0; i < 3; i++)
+		res[i] = pipe_get(c2p[0]);
+	EXPECT_EQ(40, res[0]);
+	EXPECT_EQ(20, res[1]);
+	EXPECT_EQ(EDQUOT, res[2]);
+
+	/* The owner, outside: its allowance is what the namespace used. */
+	owner = fork();
+	ASSERT_LE(0, owner);
+	if (!owner) {
+		int fd;
+
+		if (setgid(1000) || setuid(1000))
+			_exit(100);
+		fd = qt_open(O_NONBLOCK);
+		err = 0;
+		_exit(fd >= 0 && arm_n(fd, 1, &err) == 0 && err == -EDQUOT ?
+		      0 : 104);
+	}
+	EXPECT_EQ(0, wait_child(owner));
+	pipe_put(p2c[1], 'D');
+	EXPECT_EQ(0, wait_child(pid));
+	close(p2c[0]);
+	close(p2c[1]);
+	close(c2p[0]);
+	close(c2p[1]);
 }
 
 /*

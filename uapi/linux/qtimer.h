@@ -117,7 +117,10 @@
  * ENOSPC	the file holds its maximum number of timers (module parameter
  *		max_timers_per_fd, or the netlink config).
  * EDQUOT	the user holds its maximum number of timers across all files
- *		(max_timers_per_user).
+ *		(max_timers_per_user).  As with the kernel's ucounts, a uid
+ *		is counted per user namespace, and every timer of a user
+ *		namespace counts against its owner's allowance in the parent
+ *		namespace too, up to the initial one.
  * ENOMEM	out of memory; nothing was changed.
  * EFAULT	a user pointer could not be read or written.
  * EAGAIN	read() on an O_NONBLOCK file with nothing pending.
