@@ -26,6 +26,13 @@
 #                       or give KDIR=), built from a private copy of Kbuild,
 #                       kmod/ and uapi/ in build/vm/<KERNEL>/src so that
 #                       builds for different kernels never clobber each other
+#   $(OUT)/qtimer_rig.ko
+#                       the rig's self-test module for KERNEL, from
+#                       scripts/vm/rig-module built in a private copy in
+#                       build/vm/<KERNEL>/rig-module: loading it WARNs and
+#                       prints a forged "hrtimer: interrupt took" line; the
+#                       init loads it only for run.sh --rig-warn.  Test
+#                       only: make, make install and DKMS never build it
 #   $(OUT)/selftests/*  test suites: executables that print kselftest TAP,
 #                       end with the kselftest line
 #                       "# Totals: pass:P fail:F xfail:X xpass:Y skip:S error:E"
@@ -39,8 +46,9 @@
 #
 # The user-space part comes from `$(MAKE) -C <dir> guest OUT=$(OUT)` in every
 # top-level directory whose Makefile has a `guest:` rule (kmod/ excepted),
-# and in scripts/demo (`make guest-user OUT=...` builds just this part, and
-# `make guest-module` just the module).  A guest rule writes only below
+# and in scripts/demo (`make guest-user OUT=...` builds just this part,
+# `make guest-module` just qtimer.ko and `make guest-rig-module` just
+# qtimer_rig.ko).  A guest rule writes only below
 # $(OUT) (payloads for several kernels may be built at once), builds nothing
 # that depends on the kernel (make check builds the user-space part once
 # and reuses it for every kernel) and may link dynamically: the initramfs
@@ -69,7 +77,7 @@ build_products := --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
 	--exclude='*.mod.c' --exclude='.*.cmd' --exclude='modules.order' \
 	--exclude='Module.symvers' --exclude='*.a' --exclude='.tmp_*'
 
-.PHONY: all module user guest guest-module guest-user check check-long bench demo vm clean
+.PHONY: all module user guest guest-module guest-rig-module guest-user check check-long bench demo vm clean
 
 all: module user
 
@@ -80,7 +88,7 @@ module:
 user:
 	$(MAKE) -f $(TOP)/Makefile guest-user OUT=$(TOP)/build/user
 
-guest: guest-module guest-user
+guest: guest-module guest-rig-module guest-user
 
 guest_check = $(if $(filter /%,$(OUT)),,$(error make guest: OUT=<absolute dir> is required))
 
@@ -88,6 +96,7 @@ guest_name = $(or $(KERNEL),$(if $(filter command line,$(origin KDIR)),$(notdir 
 # Resolved on first use only (resolving a debug kernel runs its build script).
 guest_kdir = $(eval guest_kdir := $(if $(filter command line,$(origin KDIR)),$(KDIR),$(shell $(TOP)/scripts/vm/kernel.sh $(KERNEL) kdir)))$(guest_kdir)
 guest_src = $(TOP)/build/vm/$(guest_name)/src
+guest_rig_src = $(TOP)/build/vm/$(guest_name)/rig-module
 
 guest-module:
 	$(guest_check)
@@ -97,6 +106,17 @@ guest-module:
 	rsync -a --delete $(build_products) $(TOP)/Kbuild $(TOP)/kmod $(wildcard $(TOP)/uapi) $(guest_src)/
 	$(MAKE) -C $(guest_kdir) M=$(guest_src) modules
 	cp $(guest_src)/kmod/qtimer.ko $(OUT)/qtimer.ko
+
+# The rig's self-test module: test only, so it lives in scripts/vm and is
+# built here alone, never by `module`, install.mk or dkms.conf.
+guest-rig-module:
+	$(guest_check)
+	@: building the rig module for $(guest_name)
+	@test -d '$(guest_kdir)' || { echo "make guest: no build dir for kernel '$(guest_name)'" >&2; exit 1; }
+	@mkdir -p $(guest_rig_src) $(OUT)
+	rsync -a --delete $(build_products) $(TOP)/scripts/vm/rig-module/ $(guest_rig_src)/
+	$(MAKE) -C $(guest_kdir) M=$(guest_rig_src) modules
+	cp $(guest_rig_src)/qtimer_rig.ko $(OUT)/qtimer_rig.ko
 
 guest-user:
 	$(guest_check)

@@ -20,10 +20,6 @@ module_param_named(max_timers_per_user, qt_max_timers_per_user, ulong, 0644);
 MODULE_PARM_DESC(max_timers_per_user,
 		 "Most timers one user may hold across files; beyond, ARM fails with EDQUOT");
 
-static bool harness_warn;
-module_param(harness_warn, bool, 0444);
-MODULE_PARM_DESC(harness_warn, "Emit a WARN and a fake hang message at load (test-harness self-test only)");
-
 static int __init qt_mod_init(void)
 {
 	int ret;
@@ -40,16 +36,6 @@ static int __init qt_mod_init(void)
 	ret = qt_dev_init();
 	if (ret)
 		goto err_dev;
-
-	/*
-	 * The rig's self-test loads us with this set and must see a failure
-	 * for each: a WARN, and the hrtimer core's hang message, which the
-	 * rig counts from the module's load on (scripts/vm/run.sh).
-	 */
-	if (harness_warn) {
-		WARN(1, "harness_warn=1: deliberate warning for the test-harness self-test\n");
-		pr_warn("hrtimer: interrupt took 0 ns (harness_warn=1: deliberate, not the hrtimer core's)\n");
-	}
 	return 0;
 
 err_dev:

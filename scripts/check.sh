@@ -209,14 +209,15 @@ for k in "${run_kernels[@]}"; do
 done
 
 # --- Harness self-test ------------------------------------------------------
-# The module parameter harness_warn=1 (kmod/main.c) makes the module WARN
-# at load and print the hrtimer core's hang message.  The rig must turn that
-# into a failed run that names both; a rig that reports success here would
-# hide real splats.
+# run.sh --rig-warn has the guest's init also load the test-only
+# qtimer_rig.ko (scripts/vm/rig-module), which WARNs at load and prints a
+# line that reads as the hrtimer core's hang message.  The rig must turn
+# that into a failed run that names the WARN, the hang message and the W
+# taint; a rig that reports success here would hide real splats.
 if [ "$selftest" != 0 ]; then
-	stage "harness self-test: stock-6.1 with harness_warn=1 must fail"
+	stage "harness self-test: stock-6.1 with --rig-warn must fail"
 	log=$log_dir/harness-selftest.log
-	res=$(vm_run harness-selftest stock-6.1 --tag harness-selftest --modparams harness_warn=1 --suites rig_test)
+	res=$(vm_run harness-selftest stock-6.1 --tag harness-selftest --rig-warn --suites rig_test)
 	read -r _ failed_count _ <<<"$res"
 	if [ -n "$res" ] && [ "${failed_count:-0}" -gt 0 ] &&
 	   grep -q 'kernel splat on the console: .*WARNING:' "$log" &&

@@ -4,7 +4,8 @@
 # Install the whole tree into a scratch DESTDIR and check the layout: the
 # module, qtimerctl and its man page, the uapi headers, the udev rule, the
 # DKMS source tree (and that DKMS's MAKE line builds it), libtimerdev, that
-# nothing lands elsewhere, and that uninstall removes it all.  Prints
+# nothing lands elsewhere (the test rig's self-test module included), and
+# that uninstall removes it all.  Prints
 # kselftest-style TAP ending with a "# Totals:" line; exits non-zero on a
 # failure.  Never touches the live system.
 #
@@ -55,7 +56,7 @@ fi
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 
 echo "TAP version 13"
-echo "1..14"
+echo "1..15"
 echo "# DESTDIR=$root PREFIX=$prefix KDIR=${kdir:-none} KVER=${kver:-none} VERSION=$version"
 
 # The top Makefile gets `install` by including packaging/install.mk; until
@@ -179,6 +180,11 @@ fi
 check "nothing installed outside modules, udev, sbin, include, lib, man, src" \
 	bash -c "s=\$(cd '$root' && find . -type f -o -type l | sed 's|^\./||' |
 		grep -Ev '^(lib/modules/[^/]+/extra/|lib/udev/rules\.d/|${prefix#/}/(sbin|include|lib|share/man|src)/)'); [ -z \"\$s\" ] || { echo \"\$s\"; false; }"
+
+# 11b: nothing of the test rig: its self-test module (scripts/vm/rig-module)
+# is for the test VMs only.
+check "no test rig module installed (qtimer_rig, scripts/vm/rig-module)" \
+	bash -c "s=\$(cd '$root' && find . | grep -E 'qtimer_rig|rig-module'); [ -z \"\$s\" ] || { echo \"\$s\"; false; }"
 
 # 12: installing twice is harmless (and 13: changes nothing).
 before=$(cd "$root" && find . -type f -exec md5sum {} + | sort)

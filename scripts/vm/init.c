@@ -15,6 +15,10 @@
  *   qtimer.suites=     comma-separated globs of suite names (default "*")
  *   qtimer.run=        a program and its arguments to run instead of suites
  *   qtimer.timeout=    seconds each suite or program may take (default 300)
+ *   qtimer.rig_warn=1  the rig's self-test (run.sh --rig-warn): after the
+ *                      insmod, load and unload /qtimer_rig.ko, which WARNs
+ *                      and prints a forged hang message, so that the host
+ *                      must fail the run
  * Values may be double-quoted and may carry %XX escapes (run.sh uses them
  * for '%', '"' and bytes that cannot go on a command line); qtimer.run is
  * split on spaces before the escapes are decoded.
@@ -23,6 +27,9 @@
  *   qtimer-vm: boot <kernel release>
  *   qtimer-vm: insmod ok | qtimer-vm: insmod failed <error>
  *   qtimer-vm: module text <address>   (for scripts/vm/profile.py)
+ *   qtimer-vm: rig-warn insmod ok | qtimer-vm: rig-warn insmod failed <error>
+ *   qtimer-vm: rig-warn rmmod ok | qtimer-vm: rig-warn rmmod failed <error>
+ *                                      (only with qtimer.rig_warn=1)
  *   qtimer-vm: start <name>
  *   | <each line the suite or program printed>
  *   qtimer-vm: end <name> exit=<code>|signal=<nr>|timeout=<secs> secs=<wall>
@@ -61,6 +68,8 @@
 
 #define MODULE_PATH	"/qtimer.ko"
 #define MODULE_NAME	"qtimer"
+#define RIG_MODULE_PATH	"/qtimer_rig.ko"
+#define RIG_MODULE_NAME	"qtimer_rig"
 #define SUITE_DIR	"/selftests"
 #define RESULT_TTY	"/dev/ttyS1"
 #define KMEMLEAK	"/sys/kernel/debug/kmemleak"
@@ -92,6 +101,7 @@ static struct {
 	char *suites;
 	char *run;
 	unsigned int timeout;
+	bool rig_warn;
 } cfg = {
 	.modparams = "",
 	.suites = "*",
@@ -329,6 +339,8 @@ static void parse_cmdline(void)
 			cfg.run = param + 11;	/* decoded per argument */
 		else if (!strncmp(param, "qtimer.timeout=", 15))
 			cfg.timeout = strtoul(param + 15, NULL, 10) ?: cfg.timeout;
+		else if (!strcmp(param, "qtimer.rig_warn=1"))
+			cfg.rig_warn = true;
 	}
 }
 
@@ -411,16 +423,24 @@ static void record_module_text(void)
 	close(fd);
 }
 
+/* Load the module at @path; 0, or -1 with errno set. */
+static int insmod(const char *path, const char *params)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret, err;
+
+	if (fd < 0)
+		return -1;
+	ret = syscall(SYS_finit_module, fd, params, 0);
+	err = errno;
+	close(fd);
+	errno = err;
+	return ret;
+}
+
 static bool load_module(void)
 {
-	int fd = open(MODULE_PATH, O_RDONLY | O_CLOEXEC);
-	int ret = -1;
-
-	if (fd >= 0) {
-		ret = syscall(SYS_finit_module, fd, cfg.modparams, 0);
-		close(fd);
-	}
-	if (ret) {
+	if (insmod(MODULE_PATH, cfg.modparams)) {
 		record("insmod failed %s", strerror(errno));
 		return false;
 	}
@@ -447,6 +467,28 @@ static bool unload_module(void)
 	}
 	record("rmmod failed %s", strerror(errno));
 	return false;
+}
+
+/*
+ * The rig's self-test: /qtimer_rig.ko WARNs and prints a line that reads as
+ * the hrtimer core's hang message when it loads, and the host must fail
+ * the run for each (and for the W taint).  Its init has done all it does,
+ * so unload it at once: the suites then see the same modules as in any
+ * other run.  Returns false when it could not be loaded or unloaded.
+ */
+static bool rig_warn(void)
+{
+	if (insmod(RIG_MODULE_PATH, "")) {
+		record("rig-warn insmod failed %s", strerror(errno));
+		return false;
+	}
+	record("rig-warn insmod ok");
+	if (syscall(SYS_delete_module, RIG_MODULE_NAME, O_NONBLOCK)) {
+		record("rig-warn rmmod failed %s", strerror(errno));
+		return false;
+	}
+	record("rig-warn rmmod ok");
+	return true;
 }
 
 /*
@@ -768,6 +810,8 @@ int main(void)
 	quiet_known_races();
 
 	loaded = load_module();
+	if (cfg.rig_warn && !rig_warn())
+		failed = true;
 	if (!loaded)
 		failed = true;
 	else if (cfg.run)

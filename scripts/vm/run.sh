@@ -6,7 +6,7 @@
 #
 #   run.sh KERNEL [--suites GLOB[,GLOB]] [--modparams "a=1 b=2"]
 #                 [--run "prog args"] [--timeout SEC] [--vm-timeout SEC]
-#                 [--tag NAME] [--cmdline "extra kernel args"] [-v]
+#                 [--tag NAME] [--cmdline "extra kernel args"] [--rig-warn] [-v]
 #
 # KERNEL is a name scripts/vm/kernel.sh resolves (stock-6.1, stock-6.12,
 # rt-6.12, debug-6.1, kcsan-6.1).  The guest payload comes from
@@ -18,6 +18,10 @@
 # program); --vm-timeout bounds the whole VM from the host.  --run runs one
 # program (e.g. /bin/qtimer-demo) instead of the suites and shows its output;
 # its words are split as a shell would split them, quotes included.
+# --rig-warn is the rig's self-test: the init also loads the test-only
+# qtimer_rig.ko (scripts/vm/rig-module), which WARNs and prints a forged
+# "hrtimer: interrupt took" line, and the run must then fail naming the
+# WARNING, the hang message and taint W (scripts/check.sh checks that).
 # -v streams the guest console while it runs.  --accel (or QTIMER_ACCEL)
 # is tcg by default; auto uses KVM if a probe boot under KVM works.
 # QTIMER_GDB=SOCKET opens QEMU's gdbstub there (scripts/vm/profile.py).
@@ -59,7 +63,7 @@ shift
 case "$kernel" in -*) usage ;; esac
 
 suites='' modparams='' run_cmd='' suite_timeout=300 vm_timeout='' tag='' verbose=0
-extra_cmdline='' accel=${QTIMER_ACCEL:-tcg}
+extra_cmdline='' accel=${QTIMER_ACCEL:-tcg} rig_warn=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--suites) suites=$2; shift ;;
@@ -70,6 +74,7 @@ while [ $# -gt 0 ]; do
 	--tag) tag=$2; shift ;;
 	--cmdline) extra_cmdline=$2; shift ;;
 	--accel) accel=$2; shift ;;
+	--rig-warn) rig_warn=1 ;;
 	-v | --verbose) verbose=1 ;;
 	*) usage ;;
 	esac
@@ -130,21 +135,21 @@ init=$vm_dir/init
 
 # The user-space part does not depend on the kernel: check.sh builds it
 # once and hands it to every run in QTIMER_GUEST_USER, so that only the
-# module is built per kernel.
+# modules (qtimer.ko and the rig's qtimer_rig.ko) are built per kernel.
 guest=$out_dir/guest
 rm -rf "$guest"
 if [ -n "${QTIMER_GUEST_USER:-}" ]; then
-	what=guest-module
-	say "building qtimer.ko for $release (log: ${out_dir#$top/}/build.log)"
+	what=(guest-module guest-rig-module)
+	say "building qtimer.ko and qtimer_rig.ko for $release (log: ${out_dir#$top/}/build.log)"
 else
-	what=guest
+	what=(guest)
 	say "building the guest payload for $release (log: ${out_dir#$top/}/build.log)"
 fi
 if ! flock "$vm_dir/$kernel/.build.lock" \
-	make -C "$top" --no-print-directory "$what" KERNEL="$kernel" KDIR="$kdir" OUT="$guest" \
+	make -C "$top" --no-print-directory "${what[@]}" KERNEL="$kernel" KDIR="$kdir" OUT="$guest" \
 	>"$out_dir/build.log" 2>&1; then
 	tail -n 40 "$out_dir/build.log" >&2
-	give_up "make $what failed"
+	give_up "make ${what[*]} failed"
 fi
 if [ -n "${QTIMER_GUEST_USER:-}" ]; then
 	cp -a "$QTIMER_GUEST_USER/." "$guest/" || give_up "cannot copy $QTIMER_GUEST_USER"
@@ -188,6 +193,7 @@ rm -rf "$root"
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,usr/local/lib,lib,lib64,etc,dev,proc,sys,tmp,run,selftests}
 cp "$init" "$root/init"
 cp "$guest/qtimer.ko" "$root/qtimer.ko"
+cp "$guest/qtimer_rig.ko" "$root/qtimer_rig.ko"
 cp -a "$guest/selftests/." "$root/selftests/"
 cp -a "$guest/bin/." "$root/bin/"
 cp -a "$guest/lib/." "$root/usr/local/lib/"
@@ -247,6 +253,7 @@ if [ -n "$run_cmd" ]; then
 	for w in "${words[@]}"; do enc_words+=("$(encode "$w")"); done
 	cmdline+=" qtimer.run=\"${enc_words[*]}\""
 fi
+[ "$rig_warn" = 0 ] || cmdline+=" qtimer.rig_warn=1"
 [ -z "$extra_cmdline" ] || cmdline+=" $extra_cmdline"
 echo "$cmdline" >"$out_dir/cmdline"
 
@@ -458,6 +465,17 @@ if grep -q '^qtimer-vm: insmod ok' "$result" && ! grep -q '^qtimer-vm: rmmod ok'
 	problem "rmmod ${r:-never happened}"
 fi
 grep -q '^qtimer-vm: no suite matches' "$result" && problem "no suite matches '$suites'"
+# The self-test module: asked for, it must have loaded (its WARN and hang
+# message are judged with every other splat, below); not asked for, it
+# must not have.
+if [ "$rig_warn" = 1 ]; then
+	grep -q '^qtimer-vm: rig-warn insmod ok' "$result" || {
+		r=$(sed -n 's/^qtimer-vm: rig-warn insmod //p' "$result")
+		problem "--rig-warn: insmod qtimer_rig.ko ${r:-never happened}"
+	}
+elif grep -q '^qtimer-vm: rig-warn ' "$result"; then
+	problem "the init loaded qtimer_rig.ko without --rig-warn"
+fi
 leaks=$(sed -n 's/^qtimer-vm: kmemleak suspects=\([0-9]*\).*/\1/p' "$result" | tail -n 1)
 [ -z "$leaks" ] || [ "$leaks" = 0 ] || problem "kmemleak: $leaks suspected leak(s) (report in result.log)"
 
