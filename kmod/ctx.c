@@ -733,6 +733,12 @@ static DEFINE_MUTEX(qt_cos_mutex);
 static atomic_t qt_clock_sets = ATOMIC_INIT(0);
 static atomic_t qt_clock_sets_done = ATOMIC_INIT(0);
 
+/* A clock set was announced and its work has not finished. */
+static bool qt_clock_set_pending(void)
+{
+	return atomic_read(&qt_clock_sets) != atomic_read(&qt_clock_sets_done);
+}
+
 /* Files with cancel-on-set timers are walked when the clock is set. */
 static void qt_clock_set_sync(void);
 
@@ -1116,8 +1122,7 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
 		 * A clock set is under way (the work has not run yet): it came
 		 * first, even if it is what made this timer due.
 		 */
-		if ((t->flags & QT_TF_CANCEL_ON_SET) &&
-		    atomic_read(&qt_clock_sets) != atomic_read(&qt_clock_sets_done)) {
+		if ((t->flags & QT_TF_CANCEL_ON_SET) && qt_clock_set_pending()) {
 			t->flags |= QT_TF_CANCELED;
 			t->count = 0;
 		}
@@ -1226,8 +1231,16 @@ static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
 			   struct qtimer_record *rec, const ktime_t *ns_offset)
 {
 	unsigned int clock = qt_timer_clock(t);
-	u64 count = t->count;
+	u64 count;
 
+	/*
+	 * The clock was set and the work that cancels cancel-on-set timers has
+	 * not run yet: a read right after clock_settime() returns must see the
+	 * cancellation as timerfd's does (ECANCELED), not a plain record.
+	 */
+	if ((t->flags & QT_TF_CANCEL_ON_SET) && qt_clock_set_pending())
+		t->flags |= QT_TF_CANCELED;
+	count = t->count;
 	if (t->period && !(t->flags & QT_TF_CANCELED)) {
 		ktime_t now = qt_clock_now(clock);
 
@@ -1465,8 +1478,12 @@ static void qt_clock_set_workfn(struct work_struct *work)
 			t = (struct qt_timer *)*qt_slot_word(ctx, slot);
 			if ((unsigned long)t & 1 || !(t->flags & QT_TF_CANCEL_ON_SET))
 				continue;
-			/* Its pending record becomes the cancellation record. */
-			if (t->state == QT_QUEUED && t->period) {
+			/*
+			 * Its pending record becomes the cancellation record,
+			 * a one-shot's too: as timerfd's read says ECANCELED
+			 * for an expiry not yet read when the clock was set.
+			 */
+			if (t->state == QT_QUEUED) {
 				t->flags |= QT_TF_CANCELED;
 				continue;
 			}
@@ -1475,7 +1492,8 @@ static void qt_clock_set_workfn(struct work_struct *work)
 			 * read settles it into a cancellation record instead
 			 * of re-arming it (qt_read_settle()).
 			 */
-			if (t->state == QT_READING && t->period) {
+			if (t->state == QT_READING && t->period &&
+			    !(t->flags & QT_TF_CANCELED)) {
 				t->flags |= QT_TF_SET_WHILE_READ;
 				continue;
 			}
@@ -1504,7 +1522,7 @@ static DEFINE_IRQ_WORK(qt_clock_set_iw, qt_clock_set_irq_work);
 
 static void qt_clock_set_sync(void)
 {
-	if (atomic_read(&qt_clock_sets) == atomic_read(&qt_clock_sets_done))
+	if (!qt_clock_set_pending())
 		return;
 	irq_work_sync(&qt_clock_set_iw);
 	flush_work(&qt_clock_set_work);

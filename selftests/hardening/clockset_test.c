@@ -137,9 +137,14 @@ static void check_record(const struct qtimer_record *r, const __s64 now[3],
 	case K_RT:
 	case K_COS1:
 	case K_COS_AFTER:
+		/*
+		 * Cancelled: count 0, or 1 if it had fired and was not read
+		 * yet when the clock was set (its record became the
+		 * cancellation, as timerfd's read turns ECANCELED then).
+		 */
 		if (r->flags == (QTIMER_REC_LAST | QTIMER_REC_CANCELED) &&
 		    (t->kind == K_COS1 || t->kind == K_COS_AFTER)) {
-			if (r->count)
+			if (r->count > 1)
 				t->bad++;
 			t->canceled = 1;
 			break;

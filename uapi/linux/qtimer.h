@@ -96,7 +96,9 @@
  * QTIMER_F_CANCEL_ON_SET (only CLOCK_REALTIME with QTIMER_F_ABSTIME) is
  * cancelled when the realtime clock is set: it delivers one record with
  * QTIMER_REC_CANCELED | QTIMER_REC_LAST and count 0 (or the expirations it
- * had pending), like timerfd's TFD_TIMER_CANCEL_ON_SET.  A periodic one whose
+ * had pending), like timerfd's TFD_TIMER_CANCEL_ON_SET.  That holds from the
+ * moment clock_settime() returns, for a fired timer whose record was not
+ * read yet too (its record becomes the cancellation).  A periodic one whose
  * record a read() is copying out when the clock is set delivers that record
  * and then the cancellation record.
  *
