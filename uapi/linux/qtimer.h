@@ -104,6 +104,9 @@
  *
  * In a time namespace, absolute CLOCK_MONOTONIC and CLOCK_BOOTTIME expiries
  * and the expires_ns of records are in the namespace's view of the clock.
+ * An absolute expiry before the host clock's epoch (possible in a namespace
+ * ahead of the host) has passed: it fires at once, and its record's
+ * expires_ns is that epoch in the namespace's view, not the value armed.
  *
  * Errors
  * ------
