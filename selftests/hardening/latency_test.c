@@ -238,6 +238,78 @@ static int set_online(int cpu, int on)
 	return ret;
 }
 
+/*
+ * The kernel's irqsoff latency tracer, where the kernel has it (debug-6.1):
+ * the longest section with interrupts off while it was on, and where that
+ * section started and ended.  Reported, not judged: the tracer costs time
+ * on every interrupt toggle, so it runs over both windows alike.
+ */
+static const char *irqsoff_root(void)
+{
+	static const char *const roots[] = {
+		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+	};
+	char path[80], buf[512];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		snprintf(path, sizeof(path), "%s/available_tracers", roots[i]);
+		if (!hd_read_str(path, buf, sizeof(buf)) && strstr(buf, "irqsoff"))
+			return roots[i];
+	}
+	return NULL;
+}
+
+static void irqsoff_write(const char *root, const char *file, const char *val)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "%s/%s", root, file);
+	hd_write_str(path, val);
+}
+
+/* Start (again) from no maximum. */
+static void irqsoff_begin(const char *root)
+{
+	if (!root)
+		return;
+	irqsoff_write(root, "current_tracer", "nop");
+	irqsoff_write(root, "tracing_max_latency", "0");
+	irqsoff_write(root, "current_tracer", "irqsoff");
+}
+
+/* Log the maximum so far and say whether qtimer's code is in its trace. */
+static void irqsoff_report(struct __test_metadata *_metadata, const char *root,
+			   const char *window)
+{
+	static char trace[1 << 16];
+	char path[96], max[32], *at;
+	const char *site = "?";
+	ssize_t n;
+	int fd;
+
+	if (!root)
+		return;
+	snprintf(path, sizeof(path), "%s/tracing_max_latency", root);
+	if (hd_read_str(path, max, sizeof(max)))
+		return;
+	snprintf(path, sizeof(path), "%s/trace", root);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? 0 : read(fd, trace, sizeof(trace) - 1);
+	if (fd >= 0)
+		close(fd);
+	trace[n > 0 ? n : 0] = 0;
+	at = strstr(trace, "=> started at:");
+	if (at) {
+		site = at + strlen("=> started at:");
+		at = strchr(at, '\n');
+		if (at)
+			*at = 0;
+	}
+	TH_LOG("irqsoff tracer, %s: longest section %s us, started at%s%s",
+	       window, max, site, strstr(at ? at + 1 : "", "qt_") ? " (qtimer in its trace)" : "");
+}
+
 FIXTURE(latency)
 {
 	struct hd_knob knobs[2];
@@ -338,8 +410,12 @@ static void close_files(FIXTURE_DATA(latency) *self)
 
 FIXTURE_TEARDOWN(latency)
 {
+	const char *tracer = irqsoff_root();
 	int i;
 
+	/* A failed assertion may have left the tracer on. */
+	if (tracer)
+		irqsoff_write(tracer, "current_tracer", "nop");
 	victim_stop(&self->victim);
 	qt_pin_self(0);
 	if (self->offline >= 0)
@@ -476,6 +552,7 @@ static bool judge(struct __test_metadata *_metadata,
 static void run_attack(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(latency) *self, const struct attack *a)
 {
+	const char *tracer = irqsoff_root();
 	int round, ret;
 
 	if (self->skip[0])
@@ -489,20 +566,26 @@ static void run_attack(struct __test_metadata *_metadata,
 		if (!a->idle)
 			a->prepare(_metadata, self);
 		qt_sleep_ms(100);
+		irqsoff_begin(tracer);
 		window_begin(&self->victim, self->idle);
 		if (a->idle)
 			a->idle(_metadata, self);
 		qt_sleep_ns(IDLE_NS);
 		window_end(&self->victim, self->idle);
+		irqsoff_report(_metadata, tracer, "idle");
 		if (a->idle)
 			a->prepare(_metadata, self);
 
 		self->ops = 0;
+		irqsoff_begin(tracer);
 		window_begin(&self->victim, self->attack);
 		ASSERT_EQ(0, qt_pin_self(self->cpu));
 		a->run(_metadata, self);
 		ASSERT_EQ(0, qt_pin_self(self->home_cpu));
 		window_end(&self->victim, self->attack);
+		irqsoff_report(_metadata, tracer, a->what);
+		if (tracer)
+			irqsoff_write(tracer, "current_tracer", "nop");
 		if (a->restore)
 			a->restore(_metadata, self);
 		close_files(self);
