@@ -447,11 +447,16 @@ TEST_F_TIMEOUT(caps, million_timers_memory_comes_back, 280)
 	close(fd);
 	free(ids);
 
-	/* Frees may trail the close by an RCU grace period or so. */
-	for (k = 0; k < (kernel_quarantines_frees() ? 1 : 50); k++) {
+	/*
+	 * Frees may trail the close by an RCU grace period, and by the heaps'
+	 * compaction, which runs a chunk at a time in a work item (a slow
+	 * kernel such as kcsan-6.1 takes seconds over 100000 entries).
+	 */
+	for (k = 0; k < (kernel_quarantines_frees() ? 1 : 100); k++) {
 		drop_caches();
 		after = kernel_mem_kb();
-		if (after <= base + 8 * 1024)
+		objs = timer_cache_objs();
+		if (after <= base + 8 * 1024 && objs < total / 100 + 4096)
 			break;
 		qt_sleep_ms(200);
 	}
@@ -462,8 +467,12 @@ TEST_F_TIMEOUT(caps, million_timers_memory_comes_back, 280)
 		TH_LOG("KASAN quarantine: not checking that memory came back");
 	} else {
 		EXPECT_GE(base + 8 * 1024, after);
+		/*
+		 * SLUB counts the objects of the slabs each CPU holds as in
+		 * use: about a thousand here whatever was armed.
+		 */
 		if (objs >= 0)
-			EXPECT_GT(total / 100, objs);
+			EXPECT_GT(total / 100 + 4096, objs);
 	}
 
 	/* Diagnostic only: does more come back with later closes? */

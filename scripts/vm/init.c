@@ -377,13 +377,19 @@ static int write_file(const char *path, const char *text)
  * and reads it in poll_schedule_timeout() with plain accesses on purpose
  * (ordered by barriers, see the comments there; 6.1 does not annotate
  * them), and a qtimer delivery that wakes a poll()ing reader is a wakeup
- * like any other.  The filter skips a report when either access's function
- * is listed; a symbol the kernel lacks is only refused.
+ * like any other.  Likewise lib/debugobjects.c: debug_check_no_obj_freed()
+ * reads obj_freeing with a plain access while free_obj_work() clears it
+ * (a hint only; later kernels use READ_ONCE()), which any bulk slab free
+ * from one CPU racing debugobjects' free work on another meets: qtimer's
+ * compaction work freeing timers in bulk does.  The filter skips a report
+ * when either access's function is listed; a symbol the kernel lacks is
+ * only refused.
  */
 static void quiet_known_races(void)
 {
 	static const char *const funcs[] = {
 		"poll_schedule_timeout.constprop.0",
+		"debug_check_no_obj_freed",
 	};
 	const char *path = "/sys/kernel/debug/kcsan";
 	char line[128];
