@@ -8,12 +8,16 @@
 # bookworm-backports (for the 6.12 kernels) is enabled by copying the mirror
 # URI of the machine's existing Debian source entry: no host name is written
 # here, so the script follows whatever mirror the machine is configured for.
+# scripts/setup-sources.sh reads the entries (deb822 and one-line, with or
+# without options); scripts/setup-sources-test.sh tests it.
 
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 kernels_dir="$top/build/kernels"
 stamp_dir="$top/build/stamps"
+# shellcheck source-path=SCRIPTDIR source=setup-sources.sh
+. "$top/scripts/setup-sources.sh"
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -31,32 +35,15 @@ host_packages=(
 
 backports_list=/etc/apt/sources.list.d/qtimer-bookworm-backports.sources
 
-# Find the URI of the entry that serves bookworm itself, in either the
-# deb822 (.sources) or the one-line (.list) format.
-debian_mirror_uri() {
-	local f
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -e "$f" ] && [ "$f" != "$backports_list" ] || continue
-		awk '
-			/^[[:space:]]*$/ { if (uri != "" && suite) { print uri; exit } uri=""; suite=0; next }
-			/^URIs:/ { uri=$2 }
-			/^Suites:/ { for (i = 2; i <= NF; i++) if ($i == "bookworm") suite=1 }
-			END { if (uri != "" && suite) print uri }
-		' "$f" | head -n1
-	done
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -e "$f" ] || continue
-		awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' "$f"
-	done
-}
-
 enable_backports() {
-	local uri
+	local uri files
 	if apt-cache policy 2>/dev/null | grep -q 'bookworm-backports'; then
 		return 0
 	fi
-	uri=$(debian_mirror_uri | head -n1)
-	[ -n "$uri" ] || die "no Debian bookworm source entry found to derive the backports mirror from"
+	mapfile -t files < <(debian_source_files /etc/apt "$backports_list")
+	uri=$(debian_mirror_uri bookworm "${files[@]}") ||
+		die "no Debian source entry for bookworm in /etc/apt/sources.list or" \
+			"/etc/apt/sources.list.d/*.{list,sources} to copy the backports mirror from"
 	log "enabling bookworm-backports from the existing Debian mirror entry"
 	cat > "$backports_list" <<-SRC
 	Types: deb
