@@ -30,6 +30,7 @@ host_packages=(
 	qemu-system-x86 busybox-static
 	liburing-dev libuv1-dev libmnl-dev pkg-config
 	gnuplot-nox valgrind sparse python3-docutils python3-yaml
+	groff-base
 	linux-source-6.1
 )
 
