@@ -10,6 +10,23 @@
 # here, so the script follows whatever mirror the machine is configured for.
 # scripts/setup-sources.sh reads the entries (deb822 and one-line, with or
 # without options); scripts/setup-sources-test.sh tests it.
+#
+# Room it needs, measured after a setup and a full make check (amd64):
+#
+#   build/src        linux-source-6.1, unpacked               1.5 GB
+#   build/kernels    the three Debian test kernels            0.3 GB
+#   build/debug-kernel  debug-6.1 and kcsan-6.1 (make check)   0.6 GB,
+#                    and as much again each time their config or
+#                    scripts/debug-kernel/build.sh changes (old builds stay)
+#   build/vm         module copies, initramfs images, logs    1.0 GB
+#   packages         in /usr and /lib/modules                 1.3 GB,
+#                    plus their .deb files in /var/cache/apt  0.7 GB
+#                    ("apt-get clean" gives that back)
+#
+# so about 6 GB of disk on a fresh machine (it stops before downloading
+# anything when there is clearly not enough), and 6 GB of memory: each
+# test VM gets 4 GB (scripts/vm/run.sh) and the host builds kernels
+# besides (it warns when there is less).
 
 set -euo pipefail
 
@@ -82,6 +99,42 @@ apt_install() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }
 
+# free_mb PATH: the megabytes free for root on PATH's file system.
+free_mb() { df -Pk "$1" | awk 'NR == 2 { print int($4 / 1024) }'; }
+
+# Stop before downloading anything when the disk clearly cannot hold what
+# is still to come (the sizes in the comment at the top), rather than
+# failing halfway through an unpack or a kernel build; warn when memory
+# is short of what a test VM gets.
+check_room() {
+	local build_mb=1700 apt_mb=0 build_free apt_free mem_mb k
+	local what="the kernel source, test and debug kernels and VM payloads"
+	# Always to come: debug kernels and VM payloads (make check).
+	[ -e "$stamp_dir/source-6.1" ] || build_mb=$((build_mb + 1500))
+	for k in stock-6.1 stock-6.12 rt-6.12; do
+		[ -s "$kernels_dir/$k/vmlinuz" ] || build_mb=$((build_mb + 150))
+	done
+	[ -z "$(missing_packages "${host_packages[@]}")" ] || apt_mb=2000
+	build_free=$(free_mb "$top/build")
+	apt_free=$(free_mb /var/cache/apt)
+	if [ "$apt_mb" != 0 ] && [ "$(stat -c %d "$top/build")" = "$(stat -c %d /var/cache/apt)" ]; then
+		build_mb=$((build_mb + apt_mb))
+		what+=", and packages"
+		apt_mb=0
+	fi
+	[ "$build_free" -ge "$build_mb" ] ||
+		die "needs about $build_mb MB free on the file system of $top/build for $what;" \
+			"$build_free MB are free (sizes: the comment at the top of $0)"
+	[ "$apt_free" -ge "$apt_mb" ] ||
+		die "needs about $apt_mb MB free on the file system of /var/cache/apt and /usr for packages;" \
+			"$apt_free MB are free"
+	mem_mb=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)
+	if [ "$mem_mb" -lt 6000 ]; then
+		log "warning: $mem_mb MB of memory: each test VM gets 4 GB (scripts/vm/run.sh)" \
+			"and kernel builds run beside it; 6 GB or more is safe"
+	fi
+}
+
 # Resolve a kernel flavour's meta-package (e.g. linux-image-cloud-amd64) to
 # the versioned package it currently depends on, in a given suite.
 resolve_versioned() {
@@ -133,6 +186,7 @@ unpack_source() {
 }
 
 mkdir -p "$kernels_dir" "$stamp_dir"
+check_room
 enable_backports
 apt_install "${host_packages[@]}"
 unpack_source
