@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boot one test kernel in QEMU with qtimer.ko and the selftests, and judge
-# the run.
+# the run (scripts/vm/judge.sh reads the logs once the VM has exited).
 #
 #   run.sh KERNEL [--suites GLOB[,GLOB]] [--modparams "a=1 b=2"]
 #                 [--run "prog args"] [--timeout SEC] [--vm-timeout SEC]
@@ -379,208 +379,22 @@ for ((boot = 1; ; boot++)); do
 done
 
 # --- Verdict ---------------------------------------------------------------
-# Per program: name, exit status, time, and its kselftest totals.  Program
-# output is the "| " lines between its start and end records.
-summary=$(awk -v mode="${run_cmd:+run}" '
-	function close_prog(endrec) {
-		if (cur == "") return
-		printf "%s\t%s\t%s\t%s\n", cur, endrec, secs, totals
-		cur = ""
-	}
-	/^qtimer-vm: start / { close_prog("unfinished"); cur = $3; totals = "-"; secs = "?"; next }
-	/^qtimer-vm: end / {
-		status = "unfinished"; secs = "?"
-		for (i = 4; i <= NF; i++) {
-			if ($i ~ /^secs=/) secs = substr($i, 6)
-			else status = $i
-		}
-		if (cur == $3) close_prog(status)
-		next
-	}
-	/^\| # Totals: / && cur != "" { totals = $0; sub(/^\| # Totals: /, "", totals); next }
-	END { close_prog("unfinished") }
-' "$result")
-
-while IFS=$'\t' read -r prog status secs totals; do
-	[ -n "$prog" ] || continue
-	p=0 f=0 x=0 y=0 s=0 e=0
-	if [ "$totals" != - ]; then
-		for kv in $totals; do
-			case "$kv" in
-			pass:*) p=${kv#pass:} ;; fail:*) f=${kv#fail:} ;;
-			xfail:*) x=${kv#xfail:} ;; xpass:*) y=${kv#xpass:} ;;
-			skip:*) s=${kv#skip:} ;; error:*) e=${kv#error:} ;;
-			esac
-		done
-	fi
-	if [ -n "$run_cmd" ]; then
-		# A --run program is one check: did it exit 0?  Show what it said.
-		awk -v p="$prog" '$0 == "qtimer-vm: start " p { on = 1; next }
-			on && /^qtimer-vm: end / { exit } on' "$result" | sed 's/^| //'
-		if [ "$status" = exit=0 ]; then passed=$((passed + 1)); else problem "$prog: $status"; fi
-		say "$prog: $status (${secs}s)"
-		continue
-	fi
-	passed=$((passed + p + x))
-	failed=$((failed + f + e + y))
-	skipped=$((skipped + s))
-	# A suite that skipped itself whole (KSFT_SKIP) without totals: one skip.
-	[ "$status" != exit=4 ] || [ "$totals" != - ] || skipped=$((skipped + 1))
-	say "$(printf '%-28s %s (%ss)' "$prog:" "${totals/#-/no Totals line}" "$secs") $status"
-	case "$status" in
-	exit=0) [ "$totals" != - ] || problem "$prog printed no '# Totals:' line" ;;
-	exit=4) ;;	# KSFT_SKIP: the whole suite skipped itself
-	exit=*) [ $((f + e + y)) -gt 0 ] || problem "$prog: $status with no failed test" ;;
-	*) problem "$prog: $status" ;;
-	esac
-	if [ "$status" != exit=0 ] && [ "$status" != exit=4 ]; then
-		# Show what the failing suite said: its failures and diagnostics.
-		awk -v p="$prog" '$0 == "qtimer-vm: start " p { on = 1; next }
-			on && /^qtimer-vm: end / { exit } on' "$result" |
-			sed 's/^| //' | grep -E '^(not ok|#)' | grep -v '^# Totals' | tail -n 40 | sed 's/^/    /' >&2 || true
-	fi
-done <<<"$summary"
-
-# Every expected suite that was built must have started.
-if [ "${#expected[@]}" -gt 0 ]; then
-	declare -A is_unbuilt=()
-	for suite in "${unbuilt[@]}"; do is_unbuilt[$suite]=1; done
-	to_check=() unrun=()
-	for suite in "${expected[@]}"; do
-		[ -n "${is_unbuilt[$suite]:-}" ] || to_check+=("$suite")
-	done
-	[ "${#to_check[@]}" = 0 ] ||
-		mapfile -t unrun < <("$suites_sh" unrun "$result" "${to_check[@]}" || true)
-	[ "${#unrun[@]}" = 0 ] ||
-		problem_n "${#unrun[@]}" "expected but never started (see console.log): ${unrun[*]}"
-fi
-
-record() { sed -n "s/^qtimer-vm: $1 //p" "$result" | tail -n 1; }
-grep -q '^qtimer-vm: insmod ok' "$result" || {
-	r=$(sed -n 's/^qtimer-vm: insmod //p' "$result")
-	problem "insmod ${r:-never happened}"
-}
-if grep -q '^qtimer-vm: insmod ok' "$result" && ! grep -q '^qtimer-vm: rmmod ok' "$result"; then
-	r=$(sed -n 's/^qtimer-vm: rmmod //p' "$result")
-	problem "rmmod ${r:-never happened}"
-fi
-grep -q '^qtimer-vm: no suite matches' "$result" && problem "no suite matches '$suites'"
-# The self-test module: asked for, it must have loaded (its WARN and hang
-# message are judged with every other splat, below); not asked for, it
-# must not have.
-if [ "$rig_warn" = 1 ]; then
-	grep -q '^qtimer-vm: rig-warn insmod ok' "$result" || {
-		r=$(sed -n 's/^qtimer-vm: rig-warn insmod //p' "$result")
-		problem "--rig-warn: insmod qtimer_rig.ko ${r:-never happened}"
-	}
-elif grep -q '^qtimer-vm: rig-warn ' "$result"; then
-	problem "the init loaded qtimer_rig.ko without --rig-warn"
-fi
-leaks=$(sed -n 's/^qtimer-vm: kmemleak suspects=\([0-9]*\).*/\1/p' "$result" | tail -n 1)
-[ -z "$leaks" ] || [ "$leaks" = 0 ] || problem "kmemleak: $leaks suspected leak(s) (report in result.log)"
-
-tainted=$(record tainted)
-if [ -n "$tainted" ]; then
-	bad=''
-	(( tainted & 128 )) && bad+=' D(died)'
-	(( tainted & 512 )) && bad+=' W(warning)'
-	(( tainted & 16384 )) && bad+=' L(soft lockup)'
-	[ -z "$bad" ] || problem "kernel tainted $tainted:$bad"
-fi
-
-verdict=$(record verdict)
-case "$verdict" in
-pass | fail) ;;
-*) problem "no verdict from the guest (crash or hang; see console.log)" ;;
-esac
-# isa-debug-exit: 33 = pass, 35 = fail; 124 = host timeout.
-[ -z "$stopped_early" ] || qemu_rc="stopped"
-# A kernel without ioperm() ends the VM by a reset, which exits QEMU with 0;
-# the init says so on the result channel, and the verdict record decides.
-[ "$qemu_rc" != 0 ] || ! grep -q '^qtimer-vm: exit by reset' "$result" || qemu_rc=reset
-case "$qemu_rc" in
-reset) ;;
-stopped) problem "VM stopped early: $stopped_early" ;;
-33) [ "$verdict" = pass ] || problem "QEMU exit status 33 (pass) but verdict '$verdict'" ;;
-35) [ "$verdict" != pass ] || problem "verdict pass but QEMU exit status 35 (fail)" ;;
-124 | 137) problem "VM killed after ${vm_timeout}s (host timeout)" ;;
-*) problem "QEMU exited with status $qemu_rc (see qemu.log)"
-   sed 's/^/    /' "$out_dir/qemu.log" | tail -n 5 >&2 ;;
-esac
-[ "$verdict" != fail ] || [ "$failed" -gt 0 ] || problem "the guest's verdict is fail"
-
-# Splats: kernel messages only, i.e. lines carrying a printk timestamp
-# (printk.time=1), so that a test printing one of these words cannot fail
-# the run, while a kernel message glued to a line of test output by the
-# shared serial port is still caught.
-splat_re='BUG:|WARNING:|KASAN:|UBSAN:|KCSAN:|KFENCE:|ODEBUG:|kernel BUG at'
-splat_re+='|possible circular locking|inconsistent lock state|possible recursive locking'
-splat_re+='|suspicious RCU usage|Invalid wait context|sleeping function called from invalid context'
-splat_re+='|unreferenced object|suspected memory leak'
-splat_re+='|soft lockup|hard LOCKUP|self-detected stall|RCU stall|rcu: INFO:|detected stall'
-splat_re+='|hung_task|blocked for more than'
-splat_re+='|hrtimer: interrupt took|Kernel panic|Oops|general protection fault|double fault'
-splat_re+='|list_add corruption|list_del corruption|refcount_t:'
-ts_re='\[ *[0-9]+\.[0-9]+\]'
-#
-# Some hits are shown but not counted:
-# - "hrtimer: interrupt took" before the module is loaded: it cannot have
-#   caused it.  From the load on it counts (the init re-arms this once-only
-#   message before the insmod, so a late one is seen at all), with two
-#   exceptions under TCG, where the host runs four virtual CPUs on fewer
-#   cores and may deschedule one for a timeslice in the middle of its
-#   timer interrupt (the kernel's own comment names VMs as a cause):
-#   * an interrupt that took QTIMER_TCG_STALL_NS (2 ms) or more.  A host
-#     timeslice is milliseconds, and on the Debian kernels every such
-#     message seen since the expirer moved to a soft hrtimer (one that
-#     cannot make the interrupt retry) took 6-35 ms, in suites that keep
-#     all four CPUs busy, and one came at boot before the module was
-#     loaded.  One that took less means timers kept coming due for real,
-#     which is what the check is for: the expirer's hard-irq chains it
-#     caught took 9 us to 1 ms in most runs (a few 2-4 ms).
-#   * anything on the instrumented kernels, where KASAN or KCSAN make the
-#     tick itself slow enough that they print it on most boots before
-#     anything of ours runs.
-# - kmemleak's own "N new suspected memory leaks": it counts boot-time
-#   objects too, while the init counts only those allocated after the
-#   insmod and reports them on the result channel, which is judged above.
-# (6.1's printk/8250 "Invalid wait context" false positive is fixed in the
-# debug kernel itself, by scripts/debug-kernel/printk-legacy-wait-override.patch,
-# so every lockdep report counts.)
-noise_re='kmemleak: [0-9]+ new suspected memory leak'
-hang_re='hrtimer: interrupt took'
-hang_any=0 stall_ns=0
-if [ "$accel" != kvm ]; then
-	stall_ns=${QTIMER_TCG_STALL_NS:-2000000}
-	case $kernel in debug-* | kcsan-*) hang_any=1 ;; esac
-fi
-# The init's "boot" record comes right before it re-arms the message and
-# loads the module.
-load_line=$({ grep -anEm1 "$ts_re.* qtimer-vm: boot " "$console" || echo 0:; } | cut -d: -f1)
-splat_lines=$({ grep -anE "$ts_re.*($splat_re)" "$console" || true; } |
-	awk -F: -v re="$noise_re" -v hang="$hang_re" -v any="$hang_any" \
-	    -v load="$load_line" -v stall="$stall_ns" '
-		function took(s) { sub(/.*interrupt took /, "", s); return s + 0 }
-		$0 ~ re || ($0 ~ hang && (any || !load || $1 < load ||
-					  (stall && took($0) >= stall))) {
-			print "    shown, not counted: " substr($0, length($1) + 2) > "/dev/stderr"; next
-		}
-		{ print $1 }')
-if [ -n "$splat_lines" ]; then
-	kinds=$(sed -n "$(sed 's/$/p/' <<<"$splat_lines" | paste -sd';' -)" "$console" |
-		grep -aoE "$splat_re" | sort -u | paste -sd, -)
-	problem "kernel splat on the console: $kinds"
-	# Each hit with a little context, at most 150 lines in all.
-	awk -v hits="$(tr '\n' ' ' <<<"$splat_lines")" '
-		BEGIN { n = split(hits, h, " "); for (i = 1; i <= n; i++) for (j = h[i] - 3; j <= h[i] + 12; j++) show[j] = 1 }
-		show[NR] { if (NR != last + 1 && last) print "    ..."; print "    " NR ": " $0; last = NR }
-	' "$console" | head -n 150 >&2
-fi
-
-for p in "${problems[@]}"; do say "FAIL: $p"; done
-say "$( [ "$failed" = 0 ] && echo passed || echo FAILED ) in ${vm_secs}s of VM time, $((SECONDS - start))s in all; logs: ${out_dir#$top/}/"
-result_printed=1
-echo "vm-result: $name passed=$passed failed=$failed skipped=$skipped"
-[ "$failed" = 0 ]
-exit
+# scripts/vm/judge.sh judges the logs and prints the vm-result line; the
+# failures found here before the boot (a suite with no binary) go with them.
+judge=(
+	"$top/scripts/vm/judge.sh" --kernel "$kernel" --name "$name" --accel "$accel"
+	--suites "$suites" --expect "${expected[*]}" --unbuilt "${unbuilt[*]}"
+	--failed "$failed" --qemu-status "$qemu_rc" --stopped-early "$stopped_early"
+	--vm-timeout "$vm_timeout" --vm-secs "$vm_secs" --elapsed $((SECONDS - start))
+)
+[ -z "$run_cmd" ] || judge+=(--run)
+[ "$rig_warn" = 0 ] || judge+=(--rig-warn)
+for p in "${problems[@]}"; do judge+=(--problem "$p"); done
+# A judge that cannot start must still fail the run with a vm-result line:
+# execfail keeps this shell alive after a failed exec, and without set -e,
+# under which bash exits at once there and skips the EXIT trap.
+shopt -s execfail
+set +e
+exec "${judge[@]}" "$out_dir"
+give_up "cannot run scripts/vm/judge.sh"
 }
