@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The long hardening run, "make check-long": the hardening suites
+# The long hardening run, "make check-long": set up the machine (as root,
+# scripts/setup.sh, as make check does), then the hardening suites
 # (selftests/hardening, installed as hardening_*) with stretched durations
 # on the kernels with the checkers and the scheduling that find races: the
 # debug kernel (KASAN, lockdep, kmemleak, fault injection), PREEMPT_RT and
@@ -25,7 +26,7 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
+cd "$top" || exit 1
 
 kernels=${KERNELS:-debug-6.1 rt-6.12 kcsan-6.1}
 suites=${SUITES:-hardening_*}
@@ -44,6 +45,19 @@ cmdline="QT_STRESS_SECONDS=$stress QT_DOS_TIMERS=$dos"
 [ -z "${QT_SEED:-}" ] || cmdline+=" QT_SEED=$QT_SEED"
 [ -z "${QT_FUZZ_SECONDS:-}" ] || cmdline+=" QT_FUZZ_SECONDS=$QT_FUZZ_SECONDS"
 
+# The packages, test kernels and kernel source the VMs need: the same
+# setup make check runs, so that check-long works on a fresh machine too.
+if [ "$(id -u)" != 0 ]; then
+	note "must run as root: scripts/setup.sh installs the build and test dependencies"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+if ! "$top/scripts/setup.sh"; then
+	note "scripts/setup.sh failed"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+
 mkdir -p "$log_dir"
 for k in $kernels; do
 	log=$log_dir/$k.log
@@ -59,7 +73,7 @@ for k in $kernels; do
 	total_passed=$((total_passed + p))
 	total_failed=$((total_failed + f))
 	total_skipped=$((total_skipped + s))
-	note "$k: $p passed, $f failed, $s skipped ($((SECONDS - t))s; log: ${log#$top/})"
+	note "$k: $p passed, $f failed, $s skipped ($((SECONDS - t))s; log: ${log#"$top"/})"
 done
 
 note "done in $((SECONDS - start))s"
