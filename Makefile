@@ -2,9 +2,15 @@
 #
 # qtimer: build, test and demo entry points.
 #
-#   make [KDIR=dir]     kmod/qtimer.ko against KDIR (default: the running
-#                       kernel's build dir, else the stock-6.1 test kernel's),
-#                       and the user-space programs into build/user/
+#   make [KDIR=dir]     what a machine running qtimer needs: `make module`
+#                       and `make user`; stops with a message if KDIR is missing
+#   make module         kmod/qtimer.ko against KDIR (default: the running
+#                       kernel's build dir, /lib/modules/$(uname -r)/build,
+#                       from its linux-headers package; never a test
+#                       kernel's unless asked for by name, e.g.
+#                       KDIR=$(scripts/vm/kernel.sh stock-6.1 kdir))
+#   make user           libtimerdev and qtimerctl (needs libmnl-dev) into
+#                       build/user/; the test programs are `make guest-user`'s
 #   make check          the whole test run (scripts/check.sh); quick loop:
 #                       KERNELS=stock-6.1 SELFTEST=0 make check
 #   make demo           boot a test kernel in QEMU and run the demo
@@ -56,11 +62,17 @@
 
 TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 
+# A module loads only into the kernel it was built for, so the default is
+# the running kernel's build dir and nothing else: quietly building for a
+# test kernel instead gave a qtimer.ko that insmod refuses.  No script
+# relies on a default: they all pass KDIR= (or KERNEL= to make guest).
 ifeq ($(origin KDIR),undefined)
 KDIR := /lib/modules/$(shell uname -r)/build
-ifeq ($(wildcard $(KDIR)),)
-KDIR := $(shell $(TOP)/scripts/vm/kernel.sh stock-6.1 kdir 2>/dev/null)
-endif
+kdir_hint = the running kernel's headers are not installed: on Debian or \
+	Ubuntu, apt-get install linux-headers-$(shell uname -r); or give \
+	KDIR=<a kernel build dir>
+else
+kdir_hint = KDIR=$(KDIR) is not a kernel build dir
 endif
 
 include $(TOP)/scripts/vm/guest.mk
@@ -82,11 +94,18 @@ build_products := --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
 all: module user
 
 module:
-	@test -d "$(KDIR)" || { echo "no kernel build dir '$(KDIR)': pass KDIR=, or run scripts/setup.sh" >&2; exit 1; }
+	@test -f "$(KDIR)/Makefile" || { echo "make module: no $(KDIR)/Makefile:" \
+		"$(kdir_hint)" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(TOP) modules
 
+# Only what a machine running qtimer uses; the suites, benchmarks and
+# examples need liburing, libuv and the kernel source's kselftest headers,
+# which scripts/setup.sh installs for make check.  qtimerctl's Makefile
+# has no target for the tool alone, so its file is the goal.
+user_out := $(TOP)/build/user
 user:
-	$(MAKE) -f $(TOP)/Makefile guest-user OUT=$(TOP)/build/user
+	$(MAKE) -C $(TOP)/libtimerdev lib O=$(user_out)/libtimerdev
+	$(MAKE) -C $(TOP)/qtimerctl O=$(user_out)/qtimerctl $(user_out)/qtimerctl/qtimerctl
 
 guest: guest-module guest-rig-module guest-user
 

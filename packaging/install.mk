@@ -67,7 +67,9 @@ install-module:
 ifeq ($(strip $(KDIR)),)
 	@echo "install-module: no KDIR given: not installing qtimer.ko (use KDIR=/lib/modules/<release>/build)"
 else
-	@test -d "$(KDIR)" || { echo "install-module: KDIR=$(KDIR) does not exist" >&2; exit 1; }
+	@test -d "$(KDIR)" || { echo "install-module: no kernel build dir $(KDIR): install that" \
+		"kernel's headers (Debian, Ubuntu: linux-headers-<release>), give KDIR=<build dir>," \
+		"or KDIR= to install all but the module" >&2; exit 1; }
 	@test -n "$(qt_inst_kver)" || { echo "install-module: cannot read the release of $(KDIR): give KVER=" >&2; exit 1; }
 	@mkdir -p $(qt_inst_build)
 	cd $(qt_inst_top) && $(qt_inst_rsync) $(qt_inst_sources) $(qt_inst_build)/
