@@ -142,6 +142,11 @@ native_check check-32bit scripts/check-32bit.sh
 # The suite manifest's checker catches what it is for: a missing suite, an
 # unlisted one, a misspelt selection (and check.sh rejects the latter).
 native_check suites-manifest-selftest scripts/vm/suites-test.sh
+# The VM run's judge fails what it must on sample logs: each class of
+# splat, taint D, W and L, a failed, crashed or missing suite, a missing
+# record, QEMU's exit status (the harness self-test below proves it once
+# on a real WARN).
+native_check vm-judge-selftest scripts/vm/judge-test.sh
 
 # --- Debug kernels ----------------------------------------------------------
 run_kernels=()
