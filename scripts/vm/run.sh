@@ -395,6 +395,7 @@ for p in "${problems[@]}"; do judge+=(--problem "$p"); done
 # under which bash exits at once there and skips the EXIT trap.
 shopt -s execfail
 set +e
+# shellcheck disable=SC2093 # (execfail: this shell goes on only if exec fails)
 exec "${judge[@]}" "$out_dir"
 give_up "cannot run scripts/vm/judge.sh"
 }
