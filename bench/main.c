@@ -9,7 +9,8 @@
  * crashes or is killed takes nothing else down.  Results come back through
  * shared memory and are printed as CSV lines prefixed "qtbench-csv: ";
  * remarks as "qtbench-note: mech,workload,n,batch: text"; progress as
- * "qtbench: ".  scripts/bench.sh collects all three from the guest.
+ * "qtbench: ".  scripts/bench.sh collects all three from the guest.  What
+ * to run (mechanisms, workloads, sizes) comes from options.c, as a plan.
  *
  * A mechanism whose open() fails (no /dev/qtimer, a placeholder module, a
  * failed handshake) is skipped with a note.  A phase that ran out of its
@@ -22,7 +23,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,24 +31,12 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "qtbench.h"
 
-struct opts opts = {
-	.budget_ns = 45 * NSEC_PER_SEC,
-	.window_ns = NSEC_PER_SEC,
-	.ticker_period_ns = 100 * NSEC_PER_MSEC,
-	.ticker_ns = 3 * NSEC_PER_SEC,
-	.uring_batch = 512,
-	.tune = true,
-};
-
-#define MAX_LIST	16
-#define MAX_REPS	9
 #define MAX_CONFIGS	32
 
 enum { W_ARM, W_FIRE, W_MIXED, W_TICKER, NR_WORKLOADS };
@@ -83,53 +71,11 @@ struct shared {
 	bool open_failed;
 };
 
-static const char *kernel_name;
-static size_t n_list[MAX_LIST], nr_n;
-static size_t big_n;
-static size_t ticker_k[MAX_LIST], nr_ticker_k;
-static unsigned int batches[MAX_LIST], nr_batches;
-static char *mech_list = "qtimer,qtimer-batch,libtimerdev,timerfd,posix,io_uring,libuv";
-static char *workloads = "arm,fire,mixed,ticker";
-static uint64_t seed = 1;
+static struct plan plan;
 static struct config configs[MAX_CONFIGS];
 static int nr_configs;
 static bool broke;
 static struct shared *shm;
-static bool warm = true;
-static int opt_reps;		/* --reps, 0: the default */
-
-static size_t parse_list(const char *arg, size_t *out, size_t max)
-{
-	char *copy = strdup(arg), *tok, *save;
-	size_t nr = 0;
-
-	for (tok = strtok_r(copy, ",", &save); tok && nr < max; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		double v = strtod(tok, &end);
-
-		if (*end == 'k' || *end == 'K')
-			v *= 1e3;
-		else if (*end == 'M' || *end == 'm')
-			v *= 1e6;
-		if (v >= 1)
-			out[nr++] = (size_t)v;
-	}
-	free(copy);
-	return nr;
-}
-
-static bool in_list(const char *list, const char *name)
-{
-	size_t len = strlen(name);
-	const char *p = list;
-
-	while ((p = strstr(p, name))) {
-		if ((p == list || p[-1] == ',') && (p[len] == ',' || !p[len]))
-			return true;
-		p += len;
-	}
-	return false;
-}
 
 static void add_config(const struct mech *m, unsigned int batch, bool fire, bool big)
 {
@@ -149,25 +95,25 @@ static void build_configs(void)
 {
 	unsigned int i, biggest = 0;
 
-	for (i = 0; i < nr_batches; i++)
-		if (batches[i] > biggest)
-			biggest = batches[i];
-	if (in_list(mech_list, "qtimer"))
+	for (i = 0; i < plan.nr_batches; i++)
+		if (plan.batches[i] > biggest)
+			biggest = plan.batches[i];
+	if (in_list(plan.mech_list, "qtimer"))
 		add_config(&mech_qtimer, 0, false, true);
-	if (in_list(mech_list, "qtimer-batch"))
-		for (i = 0; i < nr_batches; i++)
-			add_config(&mech_qtimer_batch, batches[i], batches[i] == biggest, true);
+	if (in_list(plan.mech_list, "qtimer-batch"))
+		for (i = 0; i < plan.nr_batches; i++)
+			add_config(&mech_qtimer_batch, plan.batches[i], plan.batches[i] == biggest, true);
 #ifdef HAVE_LIBTIMERDEV
-	if (in_list(mech_list, "libtimerdev"))
+	if (in_list(plan.mech_list, "libtimerdev"))
 		add_config(&mech_libtimerdev, biggest, true, false);
 #endif
-	if (in_list(mech_list, "timerfd"))
+	if (in_list(plan.mech_list, "timerfd"))
 		add_config(&mech_timerfd, 0, true, false);
-	if (in_list(mech_list, "posix"))
+	if (in_list(plan.mech_list, "posix"))
 		add_config(&mech_posix, 0, true, false);
-	if (in_list(mech_list, "io_uring"))
+	if (in_list(plan.mech_list, "io_uring"))
 		add_config(&mech_io_uring, opts.uring_batch, true, false);
-	if (in_list(mech_list, "libuv"))
+	if (in_list(plan.mech_list, "libuv"))
 		add_config(&mech_libuv, 0, true, false);
 }
 
@@ -320,7 +266,7 @@ static void print_csv(const struct result *res)
 	snprintf(b[4], 32, res->has_early ? "%llu" : "", (unsigned long long)res->early);
 	snprintf(bytes, 32, res->has_bytes ? "%.1f" : "", res->bytes_per_timer);
 	printf("qtbench-csv: %s,%s,%s,%llu,%s,%s,%s,%s,%s,%s,%s,",
-	       kernel_name, res->mechanism, res->workload, (unsigned long long)res->n,
+	       plan.kernel_name, res->mechanism, res->workload, (unsigned long long)res->n,
 	       batch, b[0], cpu, b[1], b[2], b[3], b[4]);
 	if (res->has_delivered)
 		printf("%llu", (unsigned long long)res->delivered);
@@ -376,15 +322,15 @@ static int child(struct config *c, const char *workload, size_t n)
 	double samples[3][5][MAX_REPS];	/* result, field, repeat */
 	struct result res[3];
 
-	if (repeat && opt_reps)
-		reps = opt_reps;
+	if (repeat && plan.reps)
+		reps = plan.reps;
 	for (rep = 0; rep < reps; rep++) {
 		struct run r = {
 			.mech = c->mech, .workload = workload, .n = n, .batch = c->batch,
 			.deliver = !strcmp(workload, "fire") || !strcmp(workload, "ticker"),
 		};
 
-		rng_seed(seed * 0x9e3779b97f4a7c15ULL ^ n ^ ((uint64_t)rep << 40));
+		rng_seed(plan.seed * 0x9e3779b97f4a7c15ULL ^ n ^ ((uint64_t)rep << 40));
 		ret = c->mech->open(&r);
 		if (ret < 0) {
 			if (!rep) {
@@ -602,147 +548,14 @@ static bool may_run(struct config *c, const char *workload, size_t n)
 	return true;
 }
 
-static void usage(int status)
-{
-	fprintf(status ? stderr : stdout,
-		"usage: qtbench [options]\n"
-		"  --kernel NAME        name to put in the kernel column (default: uname -r)\n"
-		"  --n LIST             timer counts (default 10k,100k,1M)\n"
-		"  --quick              --n 10k,100k --ticker-k 1k\n"
-		"  --big N              also run the qtimer mechanisms at N (e.g. 10M)\n"
-		"  --mech LIST          %s\n"
-		"  --workloads LIST     %s\n"
-		"  --batches LIST       qtimer SUBMIT sizes (default 64,512,4096)\n"
-		"  --uring-batch N      SQEs per io_uring submit (default %u)\n"
-		"  --ticker-k LIST      ticker timer counts (default 1k,10k)\n"
-		"  --ticker-period-ms N (default %lld)  --ticker-secs N (default %lld)\n"
-		"  --budget SECS        time limit of each timed phase (default %lld)\n"
-		"  --seed N\n"
-		"  --reps N             run each workload N times (at most %d) and take\n"
-		"                       the median (default: 3 up to 100k timers, else 1;\n"
-		"                       a run that runs out of its budget is not repeated)\n"
-		"  --no-warmup          skip the untimed warm-up round\n"
-		"  --no-tune            leave sysctls, /sys and module parameters alone\n"
-		"                       (for trying it outside the VM; memory figures get noisy)\n",
-		mech_list, workloads, opts.uring_batch,
-		(long long)(opts.ticker_period_ns / NSEC_PER_MSEC),
-		(long long)(opts.ticker_ns / NSEC_PER_SEC),
-		(long long)(opts.budget_ns / NSEC_PER_SEC), MAX_REPS);
-	exit(status);
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "kernel", required_argument, NULL, 'k' },
-		{ "n", required_argument, NULL, 'n' },
-		{ "quick", no_argument, NULL, 'q' },
-		{ "big", required_argument, NULL, 'B' },
-		{ "mech", required_argument, NULL, 'm' },
-		{ "workloads", required_argument, NULL, 'w' },
-		{ "batches", required_argument, NULL, 'b' },
-		{ "uring-batch", required_argument, NULL, 'u' },
-		{ "ticker-k", required_argument, NULL, 'K' },
-		{ "ticker-period-ms", required_argument, NULL, 'P' },
-		{ "ticker-secs", required_argument, NULL, 'T' },
-		{ "budget", required_argument, NULL, 't' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "no-tune", no_argument, NULL, 'N' },
-		{ "no-warmup", no_argument, NULL, 'W' },
-		{ "reps", required_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	size_t tmp[MAX_LIST], max_n = 0, i, k;
-	struct utsname uts;
 	int64_t t0 = now_ns();
-	int opt, c;
+	size_t i;
+	int c;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	nr_n = parse_list("10k,100k,1M", n_list, MAX_LIST);
-	nr_ticker_k = parse_list("1k,10k", ticker_k, MAX_LIST);
-	nr_batches = parse_list("64,512,4096", tmp, MAX_LIST);
-	for (i = 0; i < nr_batches; i++)
-		batches[i] = tmp[i];
-
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'k':
-			kernel_name = optarg;
-			break;
-		case 'n':
-			nr_n = parse_list(optarg, n_list, MAX_LIST);
-			break;
-		case 'q':
-			nr_n = parse_list("10k,100k", n_list, MAX_LIST);
-			nr_ticker_k = parse_list("1k", ticker_k, MAX_LIST);
-			break;
-		case 'B':
-			if (parse_list(optarg, tmp, 1) == 1)
-				big_n = tmp[0];
-			break;
-		case 'm':
-			mech_list = optarg;
-			break;
-		case 'w':
-			workloads = optarg;
-			break;
-		case 'b':
-			nr_batches = parse_list(optarg, tmp, MAX_LIST);
-			for (i = 0; i < nr_batches; i++)
-				batches[i] = tmp[i] > 4096 ? 4096 : tmp[i];
-			break;
-		case 'u':
-			opts.uring_batch = strtoul(optarg, NULL, 0) ?: 512;
-			break;
-		case 'K':
-			nr_ticker_k = parse_list(optarg, ticker_k, MAX_LIST);
-			break;
-		case 'P':
-			opts.ticker_period_ns = strtoll(optarg, NULL, 0) * NSEC_PER_MSEC ?: NSEC_PER_SEC / 10;
-			break;
-		case 'T':
-			opts.ticker_ns = strtoll(optarg, NULL, 0) * NSEC_PER_SEC ?: 3 * NSEC_PER_SEC;
-			break;
-		case 't':
-			opts.budget_ns = strtoll(optarg, NULL, 0) * NSEC_PER_SEC ?: 45 * NSEC_PER_SEC;
-			break;
-		case 's':
-			seed = strtoull(optarg, NULL, 0);
-			break;
-		case 'N':
-			opts.tune = false;
-			break;
-		case 'W':
-			warm = false;
-			break;
-		case 'R':
-			opt_reps = strtoul(optarg, NULL, 0);
-			if (opt_reps < 1 || opt_reps > MAX_REPS)
-				usage(2);
-			break;
-		case 'h':
-			usage(0);
-			break;
-		default:
-			usage(2);
-		}
-	}
-	if (!kernel_name)
-		kernel_name = uname(&uts) ? "unknown" : strdup(uts.release);
-	for (i = 0; i < nr_n; i++)
-		if (n_list[i] > max_n)
-			max_n = n_list[i];
-	if (big_n > max_n)
-		max_n = big_n;
-	/* Ascending, so that smaller runs size and gate the bigger ones. */
-	for (i = 1; i < nr_n; i++)
-		for (k = i; k > 0 && n_list[k - 1] > n_list[k]; k--) {
-			size_t t = n_list[k];
-
-			n_list[k] = n_list[k - 1];
-			n_list[k - 1] = t;
-		}
+	parse_options(argc, argv, &plan);
 
 	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (shm == MAP_FAILED) {
@@ -750,42 +563,42 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	build_configs();
-	lift_limits(max_n);
+	lift_limits(plan.max_n);
 	show_clocksource();
 	for (i = 0; i < 5; i++)
 		calibrate();
-	progress("kernel %s, %ld CPUs, %lld MB available", kernel_name,
+	progress("kernel %s, %ld CPUs, %lld MB available", plan.kernel_name,
 		 sysconf(_SC_NPROCESSORS_ONLN), mem_available() >> 20);
 	printf("qtbench-csv: kernel,mechanism,workload,n,batch,ns_per_op,cpu_ns_per_expiry,"
 	       "late_p50_ns,late_p99_ns,late_max_ns,early,delivered,bytes_per_timer\n");
-	if (warm)
+	if (plan.warm)
 		warm_up();
 
-	for (i = 0; i <= nr_n; i++) {
-		size_t n = i < nr_n ? n_list[i] : big_n;
+	for (i = 0; i <= plan.nr_n; i++) {
+		size_t n = i < plan.nr_n ? plan.n_list[i] : plan.big_n;
 
-		if (i == nr_n && big_n <= n_list[nr_n - 1])
+		if (i == plan.nr_n && plan.big_n <= plan.n_list[plan.nr_n - 1])
 			break;
 		for (c = 0; c < nr_configs; c++) {
 			struct config *cf = &configs[c];
 
-			if (i == nr_n && !cf->big)
+			if (i == plan.nr_n && !cf->big)
 				continue;
-			if (in_list(workloads, "arm") && may_run(cf, "arm", n) &&
+			if (in_list(plan.workloads, "arm") && may_run(cf, "arm", n) &&
 			    !run_one(cf, "arm", n))
 				continue;
-			if (cf->fire && in_list(workloads, "fire") && may_run(cf, "fire", n) &&
+			if (cf->fire && in_list(plan.workloads, "fire") && may_run(cf, "fire", n) &&
 			    !run_one(cf, "fire", n))
 				continue;
-			if (in_list(workloads, "mixed") && may_run(cf, "mixed", n))
+			if (in_list(plan.workloads, "mixed") && may_run(cf, "mixed", n))
 				run_one(cf, "mixed", n);
 		}
 	}
-	if (in_list(workloads, "ticker"))
-		for (i = 0; i < nr_ticker_k; i++)
+	if (in_list(plan.workloads, "ticker"))
+		for (i = 0; i < plan.nr_ticker_k; i++)
 			for (c = 0; c < nr_configs; c++)
-				if (configs[c].fire && may_run(&configs[c], "ticker", ticker_k[i]))
-					run_one(&configs[c], "ticker", ticker_k[i]);
+				if (configs[c].fire && may_run(&configs[c], "ticker", plan.ticker_k[i]))
+					run_one(&configs[c], "ticker", plan.ticker_k[i]);
 
 	progress("done in %.1f s%s", (now_ns() - t0) / 1e9,
 		 broke ? "; SOME RUNS BROKE (see the notes)" : "");

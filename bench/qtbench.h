@@ -116,6 +116,28 @@ struct opts {
 
 extern struct opts opts;
 
+#define MAX_LIST	16	/* entries of a list option */
+#define MAX_REPS	9	/* --reps */
+
+/* What the driver runs, from the command line. */
+struct plan {
+	const char *kernel_name;	/* the CSV's kernel column */
+	size_t n_list[MAX_LIST], nr_n;	/* ascending */
+	size_t big_n;			/* --big: the qtimer mechanisms only; 0: none */
+	size_t max_n;			/* the largest N of any run */
+	size_t ticker_k[MAX_LIST], nr_ticker_k;
+	unsigned int batches[MAX_LIST], nr_batches;
+	const char *mech_list;		/* comma-separated names */
+	const char *workloads;		/* comma-separated names */
+	uint64_t seed;
+	bool warm;			/* the untimed warm-up round first */
+	int reps;			/* --reps, 0: the default */
+};
+
+/* options.c */
+void parse_options(int argc, char **argv, struct plan *p);
+bool in_list(const char *list, const char *name);
+
 /* util.c */
 int64_t now_ns(void);
 int64_t cputime_ns(void);
