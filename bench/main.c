@@ -9,7 +9,7 @@
  * crashes or is killed takes nothing else down.  Results come back through
  * shared memory and are printed as CSV lines prefixed "qtbench-csv: ";
  * remarks as "qtbench-note: mech,workload,n,batch: text"; progress as
- * "qtbench: ".  scripts/bench.sh collects all three from the guest.  What
+ * "qtbench: ".  bench/bench.sh collects all three from the guest.  What
  * to run (mechanisms, workloads, sizes) comes from options.c, as a plan.
  *
  * A mechanism whose open() fails (no /dev/qtimer, a placeholder module, a

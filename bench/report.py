@@ -3,7 +3,7 @@
 #
 # Copyright (C) 2026 The qtimer authors
 #
-# Turns qtbench's CSV (and notes) into what scripts/bench.sh shows: a text
+# Turns qtbench's CSV (and notes) into what bench/bench.sh shows: a text
 # table, the cost growth from 100k to 1M timers, the goal ratios
 # (PASS/MISS, for information: speed never fails a build) and the gnuplot
 # plots.

@@ -121,7 +121,7 @@ static long long timed_phase(struct run *r, size_t nr, gen_fn gen, void *arg,
 	size_t done = 0;
 	int ret = 0;
 
-	/* A mark for scripts/bench.sh --profile to start or stop on. */
+	/* A mark for bench/bench.sh --profile to start or stop on. */
 	if (!opts.quiet)
 		progress("  phase %s", what);
 	*spent = 0;

@@ -19,8 +19,8 @@ module's .text, whose load address the VM init records as "qtimer-vm:
 module text ADDR".
 Idle vCPUs (the halt loop) are counted apart; user space is one bucket.
 
-scripts/bench.sh --profile REGEX runs it; run.sh opens the gdbstub when
-QTIMER_GDB names a socket.
+bench/bench.sh --profile REGEX runs it; scripts/vm/run.sh opens the gdbstub
+when QTIMER_GDB names a socket.
 """
 
 import argparse
