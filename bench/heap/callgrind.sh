@@ -7,7 +7,7 @@
 # cache simulator) and turn the per-phase dumps into instructions and
 # simulated cache misses per operation, 4-ary heap against binary heap.
 # Instruction counts are exact and repeatable; ns/op is for reference only
-# (it moves with the machine and its load).  Usage: bench.sh BENCH OUTDIR
+# (it moves with the machine and its load).  Usage: callgrind.sh BENCH OUTDIR
 
 set -euo pipefail
 

@@ -9,7 +9,7 @@
  * entry) and modify-later (the top's key grows and qt_heap_replace_top()
  * re-sifts it).  Natively it prints ns/op; with --callgrind, run under
  * valgrind --tool=callgrind --collect-atstart=no, it collects exactly one
- * phase per dump so bench.sh can turn the dumps into instructions per
+ * phase per dump so callgrind.sh can turn the dumps into instructions per
  * operation.  It reports figures and asserts nothing about speed.
  */
 
@@ -171,7 +171,7 @@ static double now_ns(void)
 
 /*
  * Bracket one phase: under callgrind collect only inside and dump the
- * phase on its own, named "<heap> <phase>" for bench.sh to find.
+ * phase on its own, named "<heap> <phase>" for callgrind.sh to find.
  */
 static double phase_begin(void)
 {
