@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * The helpers every qtimer test suite shares, compiled once into
+ * libqttest.a (selftests/lib/lib.mk says how a Makefile links it), as
+ * liburing's test/helpers.c is: thin wrappers around the raw ioctls of
+ * uapi/linux/qtimer.h that return -errno (so a test can ASSERT_EQ(-EINVAL,
+ * ...) in one line), record collection with poll() timeouts, the one
+ * fdinfo parser, the one sysfs and /proc reader, clocks, CPUs and
+ * processes, and what the hardening suites add: tunable durations, a
+ * seedable PRNG and global knobs put back after a test.  Only what the
+ * engine's uapi promises is used: the suites deliberately do not link
+ * libtimerdev, so that a library bug cannot hide an engine bug or the
+ * other way round.  Nothing here includes kselftest_harness.h, which
+ * defines main(): a helper reports, the test asserts.
+ */
+#ifndef _QT_TEST_HELPERS_H
+#define _QT_TEST_HELPERS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/qtimer.h>
+
+#ifndef CLOCK_BOOTTIME
+#define CLOCK_BOOTTIME 7
+#endif
+
+#define QT_DEV		"/dev/qtimer"
+#define QT_PARAMS	"/sys/module/qtimer/parameters/"
+
+#define NSEC_PER_USEC	1000LL
+#define NSEC_PER_MSEC	1000000LL
+#define NSEC_PER_SEC	1000000000LL
+
+/* The clocks the spec names, as a VERSION clocks mask. */
+#define QT_CLOCKS_SPEC	((1U << CLOCK_REALTIME) | (1U << CLOCK_MONOTONIC) | \
+			 (1U << CLOCK_BOOTTIME))
+
+/*
+ * Guest time under QEMU TCG is slow and uneven: waits for something that
+ * must happen use this generous bound (they return as soon as it happens,
+ * so a passing run does not pay for it).
+ */
+#define QT_ARRIVE_MS	5000
+
+/* --- the device (ioctl.c) ----------------------------------------------- */
+
+/*
+ * What CANCEL (or MODIFY) of a ticker returns when it may have fired again
+ * meanwhile: any non-zero mask of the two bits, and only those.  Whether a
+ * ticker whose record is queued also counts as ARMED is left open by the
+ * header, so tests that do not control timing accept either.
+ */
+bool qt_mask_ok(int mask);
+
+int qt_open(int extra_flags);
+int qt_ioctl(int fd, unsigned long cmd, void *arg);
+int qt_version(int fd, struct qtimer_version *v);
+
+/* A valid relative one-shot on @clockid with no cpu, slack or period. */
+struct qtimer_op qt_op(int clockid, __u32 flags, __s64 expires_ns,
+		       __u64 period_ns, __u64 cookie);
+int qt_arm_op(int fd, struct qtimer_op *op);
+/* Arms a timer and returns 0 (id in *id, if id is not NULL) or -errno. */
+int qt_arm(int fd, int clockid, __u32 flags, __s64 expires_ns,
+	   __u64 period_ns, __u64 cookie, __u64 *id);
+/* Same, on the heap of @cpu (QTIMER_F_CPU). */
+int qt_arm_cpu(int fd, int clockid, __u32 flags, __s64 expires_ns,
+	       __u64 period_ns, __u64 cookie, __u32 cpu, __u64 *id);
+
+/* Makes op @k of the timers qt_arm_many() arms (its opcode is set after). */
+typedef void qt_fill_op_fn(struct qtimer_op *op, long k, void *arg);
+/*
+ * Arms @n timers, op k made by @fill, in SUBMIT batches of
+ * QTIMER_SUBMIT_MAX that stop at the first failure; the id of timer k goes
+ * to ids[k] while k < @nr_ids.  Returns 0 or the first failure's -errno.
+ */
+int qt_arm_many(int fd, long n, qt_fill_op_fn *fill, void *arg,
+		__u64 *ids, long nr_ids);
+
+/* Both return the QTIMER_CANCEL_* mask or -errno. */
+int qt_cancel(int fd, __u64 id);
+int qt_modify(int fd, __u64 id, __u32 flags, __s64 expires_ns,
+	      __u64 period_ns, __u64 slack_ns);
+/* Returns the number of ops processed or -errno; *done gets the kernel's. */
+int qt_submit(int fd, struct qtimer_op *ops, __u32 nr, __u32 flags,
+	      __u32 *done);
+
+/* The number of whole records read (0..max) or -errno. */
+int qt_read(int fd, struct qtimer_record *recs, size_t max);
+/* 1 when poll() reports EPOLLIN within @timeout_ms, 0 if not, or -errno. */
+int qt_wait_readable(int fd, int timeout_ms);
+/* The revents poll() reports right now. */
+int qt_revents(int fd);
+/*
+ * Reads until @want records have arrived or @timeout_ms of CLOCK_MONOTONIC
+ * passed, and returns how many arrived (or -errno); see ioctl.c for @stamp,
+ * the never-early check.
+ */
+int qt_collect_stamped(int fd, struct qtimer_record *recs, int want,
+		       int timeout_ms, int clockid, __s64 *stamp);
+int qt_collect(int fd, struct qtimer_record *recs, int want, int timeout_ms);
+/*
+ * Nothing pending right now: no EPOLLIN and an O_NONBLOCK read gets
+ * -EAGAIN.  Returns 0, or 1 (poll) / 2 (read) for what said otherwise.
+ */
+int qt_nothing_pending(int fd);
+/* Index of the record with @cookie in recs[0..n), or -1. */
+int qt_find_cookie(const struct qtimer_record *recs, int n, __u64 cookie);
+/* A page the kernel can neither read nor write (mapped, then unmapped). */
+void *qt_unmapped_page(void);
+
+/* --- /proc/self/fdinfo/<fd> (fdinfo.c) ---------------------------------- */
+
+/* The keys the engine's show_fdinfo prints, in this order of qt_fdinfo.v. */
+enum qt_fdinfo_key {
+	QT_FI_TIMERS, QT_FI_PENDING, QT_FI_REALTIME, QT_FI_MONOTONIC,
+	QT_FI_BOOTTIME, QT_FI_USER_TIMERS, QT_FI_MAX_PER_FD, QT_FI_MAX_PER_USER,
+	QT_FI_NR
+};
+
+/* What qt_fdinfo_get() returns for a missing key: no count is this. */
+#define QT_FI_MISSING	(-1000LL)
+
+struct qt_fdinfo {
+	union {
+		long long v[QT_FI_NR];	/* -1 where not seen */
+		struct {
+			long long timers, pending, realtime, monotonic,
+				  boottime, user_timers, max_timers_per_fd,
+				  max_timers_per_user;
+		};
+	};
+	bool seen[QT_FI_NR];
+	int unknown;		/* lines that are neither the VFS's nor ours */
+	int malformed;		/* lines not in "key:\tvalue" form */
+	char text[4096];	/* the file as read */
+};
+
+/* Parses the file: 0 or -errno (fi->seen says which keys were there). */
+int qt_fdinfo_read(int fd, struct qt_fdinfo *fi);
+/* Same, and -ENODATA when a count (timers .. user_timers) is missing. */
+int qt_fdinfo(int fd, struct qt_fdinfo *fi);
+/* "timers", "pending", ...: @key as the file names it. */
+const char *qt_fdinfo_key_name(enum qt_fdinfo_key key);
+/* The value of @key, or QT_FI_MISSING. */
+long long qt_fdinfo_get(int fd, enum qt_fdinfo_key key);
+/*
+ * Waits until at least @n records are pending on @fd, to set up a test that
+ * needs them queued at once: 1 when they are there (or presumed, see
+ * fdinfo.c), 0 on timeout.
+ */
+int qt_wait_pending(int fd, unsigned int n, int timeout_ms);
+
+/* --- sysfs, debugfs, procfs, tracefs (sysfs.c) -------------------------- */
+
+/* Small text files: the whole value, trailing newline and blanks cut. */
+int qt_read_str(const char *path, char *buf, size_t len);
+int qt_write_str(const char *path, const char *val);
+/* One unsigned number; 0 or -errno. */
+int qt_sysfs_read(const char *path, unsigned long long *val);
+int qt_sysfs_write(const char *path, unsigned long long val);
+/* A module parameter: its value or -1; 0 or -errno. */
+long long qt_param_get(const char *name);
+int qt_param_set(const char *name, long long val);
+
+/*
+ * A global knob changed for a test and put back in its teardown (which the
+ * harness runs after a failed ASSERT too).
+ */
+struct qt_knob {
+	char path[160];
+	char saved[128];
+	bool changed;
+};
+
+int qt_knob_set(struct qt_knob *k, const char *path, const char *val);
+int qt_knob_restore(struct qt_knob *k);
+
+/* Where tracefs is mounted ("/sys/kernel/tracing" or debugfs's), or NULL. */
+const char *qt_tracefs_root(void);
+/* A kernel with kmemleak or fault injection: a debug kernel. */
+bool qt_debug_kernel(void);
+/* Under KVM (kvm-clock is offered), not QEMU's TCG: see sysfs.c. */
+bool qt_fast_machine(void);
+
+/* --- CPUs (cpu.c) ------------------------------------------------------- */
+
+/* CPUs the kernel may have, online or not (cached). */
+int qt_nr_cpus(void);
+int qt_pin_self(int cpu);
+char *qt_cpu_online_path(int cpu, char *buf, size_t len);
+bool qt_cpu_online(int cpu);
+/* Takes @cpu offline (0) or online (1), retrying while hotplug is busy. */
+int qt_cpu_set_online(int cpu, int on);
+
+/* One "cpu" line of /proc/stat, in USER_HZ ticks. */
+struct qt_cpu_stat {
+	unsigned long long user, nice, system, idle, iowait, irq, softirq,
+			   steal;
+};
+
+/* @cpu's line (-1: the "cpu" line of all of them): 0 or -errno. */
+int qt_proc_stat(int cpu, struct qt_cpu_stat *st);
+/*
+ * Ticks of @cpu (-1: all CPUs) so far: *busy counts user, nice, system,
+ * irq and softirq time, *total adds idle, iowait and steal.
+ */
+int qt_cpu_ticks(int cpu, unsigned long long *busy, unsigned long long *total);
+
+/* --- clocks, processes, time namespaces (proc.c) ------------------------ */
+
+__s64 qt_now(int clockid);
+void qt_sleep_ns(__s64 ns);
+void qt_sleep_ms(int ms);
+/* Sets CLOCK_REALTIME to @ns: 0 or -errno. */
+int qt_set_realtime(__s64 ns);
+
+/* The exit status of child @pid, 128 + the signal that killed it, or -1. */
+int qt_wait_child(pid_t pid);
+/* fork + exec + wait of /bin/true: nanoseconds, or -errno. */
+__s64 qt_spawn_true_ns(void);
+
+/* What qt_fork_into_timens() returns where time namespaces are not there. */
+#define QT_NO_TIMENS	1
+/*
+ * Forks a child into a fresh time namespace with offsets @offs (lines of
+ * /proc/self/timens_offsets): its pid to the parent, 0 in the child,
+ * -errno, or QT_NO_TIMENS without CONFIG_TIME_NS or the privilege.
+ */
+int qt_fork_into_timens(const char *offs);
+
+/*
+ * A tunable: the environment variable @name, else a "@name=value" word on
+ * the kernel command line, else @def (see proc.c).
+ */
+long qt_tunable(const char *name, long def);
+/* Seconds a stress loop runs: QT_STRESS_SECONDS, or the suite's default. */
+int qt_stress_seconds(int def);
+
+/* --- a seedable PRNG (rng.c) -------------------------------------------- */
+
+/* xorshift64*: small, fast, reproducible from a printed seed. */
+struct qt_rng {
+	uint64_t s;
+};
+
+void qt_rng_seed(struct qt_rng *r, uint64_t seed);
+uint64_t qt_rand(struct qt_rng *r);
+/* Uniform in [0, n), n > 0. */
+uint64_t qt_rand_below(struct qt_rng *r, uint64_t n);
+bool qt_chance(struct qt_rng *r, unsigned int percent);
+
+/*
+ * "# " diagnostics on stderr, a bounded number per process, so that a
+ * broken engine cannot flood the console.
+ */
+extern _Atomic int qt_diag_budget;
+
+#define qt_diag(fmt, ...) do {						\
+	if (atomic_fetch_sub(&qt_diag_budget, 1) > 0)			\
+		fprintf(stderr, "# " fmt "\n", ##__VA_ARGS__);		\
+} while (0)
+
+#endif /* _QT_TEST_HELPERS_H */

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Clocks and processes: reading and setting the clocks, sleeping without
+ * being cut short by signals, children (waited for, spawned to see whether
+ * the machine still responds, forked into a time namespace), and the
+ * tunables with which scripts/check-long.sh lengthens the stress loops.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <sched.h>
+#include <sys/wait.h>
+
+#include "helpers.h"
+
+__s64 qt_now(int clockid)
+{
+	struct timespec ts;
+
+	clock_gettime(clockid, &ts);
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+void qt_sleep_ns(__s64 ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / NSEC_PER_SEC,
+		.tv_nsec = ns % NSEC_PER_SEC,
+	};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+		;
+}
+
+void qt_sleep_ms(int ms)
+{
+	qt_sleep_ns((__s64)ms * NSEC_PER_MSEC);
+}
+
+int qt_set_realtime(__s64 ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / NSEC_PER_SEC,
+		.tv_nsec = ns % NSEC_PER_SEC,
+	};
+
+	return clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
+}
+
+int qt_wait_child(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/*
+ * A machine whose CPUs are held by timer work in interrupt context cannot
+ * do this quickly, which is how the hardening suites tell that it still
+ * responds while the module is under load.
+ */
+__s64 qt_spawn_true_ns(void)
+{
+	static char *const argv[] = { "/bin/true", NULL };
+	__s64 start = qt_now(CLOCK_MONOTONIC);
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -errno;
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return -ECHILD;
+	return qt_now(CLOCK_MONOTONIC) - start;
+}
+
+/*
+ * The offsets can only be written before the first process enters the
+ * namespace, hence unshare(), write, then fork().
+ */
+int qt_fork_into_timens(const char *offs)
+{
+	ssize_t len = strlen(offs);
+	int fd, ret;
+	pid_t pid;
+
+	if (unshare(CLONE_NEWTIME))
+		return errno == EINVAL || errno == EPERM || errno == ENOSYS ?
+			QT_NO_TIMENS : -errno;
+	fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, offs, len) == len ? 0 : -errno;
+	close(fd);
+	if (ret)
+		return ret;
+	pid = fork();
+	return pid < 0 ? -errno : pid;
+}
+
+/*
+ * The VM's init passes suites a fixed environment, so scripts/check-long.sh
+ * hands QT_STRESS_SECONDS and friends over on the kernel command line
+ * (run.sh --cmdline).
+ */
+long qt_tunable(const char *name, long def)
+{
+	char buf[4096], *p, *end;
+	size_t len = strlen(name);
+	const char *env = getenv(name);
+	ssize_t n;
+	long v;
+	int fd;
+
+	if (env && *env) {
+		v = strtol(env, &end, 0);
+		return *end ? def : v;
+	}
+	fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return def;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return def;
+	buf[n] = '\0';
+	for (p = buf; (p = strstr(p, name)); p += len) {
+		if ((p != buf && !isspace((unsigned char)p[-1])) || p[len] != '=')
+			continue;
+		v = strtol(p + len + 1, &end, 0);
+		if (end != p + len + 1 && (!*end || isspace((unsigned char)*end)))
+			return v;
+	}
+	return def;
+}
+
+int qt_stress_seconds(int def)
+{
+	long v = qt_tunable("QT_STRESS_SECONDS", def);
+
+	return v < 1 ? 1 : v > 3600 ? 3600 : (int)v;
+}

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * A seedable PRNG, so that a failing random run can be replayed from the
+ * seed its log printed, and the budget of the suites' "# " diagnostics.
+ */
+#include "helpers.h"
+
+_Atomic int qt_diag_budget = 40;
+
+void qt_rng_seed(struct qt_rng *r, uint64_t seed)
+{
+	r->s = seed ? seed : 0x9e3779b97f4a7c15ULL;
+}
+
+uint64_t qt_rand(struct qt_rng *r)
+{
+	r->s ^= r->s >> 12;
+	r->s ^= r->s << 25;
+	r->s ^= r->s >> 27;
+	return r->s * 0x2545f4914f6cdd1dULL;
+}
+
+uint64_t qt_rand_below(struct qt_rng *r, uint64_t n)
+{
+	return qt_rand(r) % n;
+}
+
+bool qt_chance(struct qt_rng *r, unsigned int percent)
+{
+	return qt_rand_below(r, 100) < percent;
+}
