@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
-#include "qtimer_util.h"
+#include "helpers.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080

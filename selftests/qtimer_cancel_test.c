@@ -15,7 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "kselftest_harness.h"
-#include "qtimer_util.h"
+#include "helpers.h"
 
 #define SENTINEL_COOKIE	0x5e5e5e5eULL
 

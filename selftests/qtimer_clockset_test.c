@@ -12,7 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "kselftest_harness.h"
-#include "qtimer_util.h"
+#include "helpers.h"
 
 FIXTURE(clockset)
 {
@@ -20,15 +20,6 @@ FIXTURE(clockset)
 	__s64 rt0, mono0;	/* realtime = rt0 + (monotonic - mono0) */
 	bool stepped;
 };
-
-static int set_realtime(__s64 ns)
-{
-	struct timespec ts = {
-		.tv_sec = ns / NSEC_PER_SEC, .tv_nsec = ns % NSEC_PER_SEC,
-	};
-
-	return clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
-}
 
 FIXTURE_SETUP(clockset)
 {
@@ -41,14 +32,14 @@ FIXTURE_SETUP(clockset)
 FIXTURE_TEARDOWN(clockset)
 {
 	if (self->stepped)
-		EXPECT_EQ(0, set_realtime(self->rt0 + qt_now(CLOCK_MONOTONIC) -
+		EXPECT_EQ(0, qt_set_realtime(self->rt0 + qt_now(CLOCK_MONOTONIC) -
 					  self->mono0));
 	close(self->fd);
 }
 
 /* Steps CLOCK_REALTIME by @delta; SKIPs the test if it may not. */
 #define STEP_REALTIME(delta) do {					\
-	int __r = set_realtime(qt_now(CLOCK_REALTIME) + (delta));	\
+	int __r = qt_set_realtime(qt_now(CLOCK_REALTIME) + (delta));	\
 									\
 	if (__r == -EPERM)						\
 		SKIP(return, "cannot set CLOCK_REALTIME (needs CAP_SYS_TIME)"); \

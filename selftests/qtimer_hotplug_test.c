@@ -10,7 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "kselftest_harness.h"
-#include "qtimer_util.h"
+#include "helpers.h"
 
 FIXTURE(hotplug)
 {

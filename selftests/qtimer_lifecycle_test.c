@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
-#include "qtimer_util.h"
+#include "helpers.h"
 
 /* Child process helper: exit code 0 on success, else the failing step. */
 static int child_collects(int fd, __u64 id, __u64 cookie, int want)
@@ -35,15 +35,6 @@ static int child_collects(int fd, __u64 id, __u64 cookie, int want)
 	return 0;
 }
 
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 TEST(fork_parent_closes_child_reads)
 {
 	int fd = qt_open(O_NONBLOCK);
@@ -58,7 +49,7 @@ TEST(fork_parent_closes_child_reads)
 	if (!pid)
 		_exit(child_collects(fd, id, 0xc1, 1));
 	close(fd);	/* the child's reference keeps the context alive */
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, qt_wait_child(pid));
 }
 
 TEST(fork_child_closes_parent_reads)
@@ -77,7 +68,7 @@ TEST(fork_child_closes_parent_reads)
 		close(fd);
 		_exit(0);
 	}
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, qt_wait_child(pid));
 	ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(id, rec.id);
 	qt_sleep_ms(100);
@@ -102,7 +93,7 @@ TEST(fork_both_read_record_delivered_once)
 	if (!pid)
 		_exit(qt_collect(fd, recs, 4, 1000));
 	mine = qt_collect(fd, recs, 4, 1000);
-	theirs = wait_child(pid);
+	theirs = qt_wait_child(pid);
 	EXPECT_EQ(3, mine + theirs);
 	close(fd);
 }
@@ -687,7 +678,7 @@ TEST_F(caps, per_user_cap_is_per_user)
 		n = arm_n(fd, 51, &err);
 		_exit(n == 50 && err == -EDQUOT ? 0 : 102);
 	}
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, qt_wait_child(pid));
 	close(a);
 }
 
@@ -702,17 +693,6 @@ static int pipe_get(int fd)
 	char c;
 
 	return read(fd, &c, 1) == 1 ? c : -1;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
-
-	if (fd < 0)
-		return -errno;
-	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
-	close(fd);
-	return ok ? 0 : -EIO;
 }
 
 /*
@@ -763,14 +743,14 @@ TEST_F(caps, user_namespace_shares_its_owners_cap)
 	}
 	i = pipe_get(c2p[0]);
 	if (i == 'S') {
-		wait_child(pid);
+		qt_wait_child(pid);
 		SKIP(return, "no user namespaces (CONFIG_USER_NS or sysctl)");
 	}
 	ASSERT_EQ('U', i);
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
-	ASSERT_EQ(0, write_file(path, "0 100000 2\n"));
+	ASSERT_EQ(0, qt_write_str(path, "0 100000 2\n"));
 	snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
-	ASSERT_EQ(0, write_file(path, "0 100000 2\n"));
+	ASSERT_EQ(0, qt_write_str(path, "0 100000 2\n"));
 	ASSERT_EQ(0, pipe_put(p2c[1], 'M'));
 	for (i = 0; i < 3; i++)
 		res[i] = pipe_get(c2p[0]);
@@ -791,9 +771,9 @@ TEST_F(caps, user_namespace_shares_its_owners_cap)
 		_exit(fd >= 0 && arm_n(fd, 1, &err) == 0 && err == -EDQUOT ?
 		      0 : 104);
 	}
-	EXPECT_EQ(0, wait_child(owner));
+	EXPECT_EQ(0, qt_wait_child(owner));
 	pipe_put(p2c[1], 'D');
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, qt_wait_child(pid));
 	close(p2c[0]);
 	close(p2c[1]);
 	close(c2p[0]);
@@ -844,7 +824,7 @@ TEST_F(caps, close_with_live_timers_leaks_nothing)
 		if (!pid)
 			_exit(0);	/* holds fd until exit */
 		close(fd);
-		EXPECT_EQ(0, wait_child(pid));
+		EXPECT_EQ(0, qt_wait_child(pid));
 	}
 }
 

@@ -12,7 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "kselftest_harness.h"
-#include "qtimer_util.h"
+#include "helpers.h"
 
 /* How late a TCG guest may deliver, for lower bounds only. */
 #define LATE_NS		(400 * NSEC_PER_MSEC)

@@ -15,7 +15,7 @@
 #include <sys/select.h>
 
 #include "kselftest_harness.h"
-#include "qtimer_util.h"
+#include "helpers.h"
 
 FIXTURE(poll)
 {

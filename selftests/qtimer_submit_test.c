@@ -16,7 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "kselftest_harness.h"
-#include "qtimer_util.h"
+#include "helpers.h"
 
 #define UNTOUCHED	0x7eadbeef	/* result/id before the kernel writes */
 #define SENTINEL_COOKIE	0x5e5e5e5eULL

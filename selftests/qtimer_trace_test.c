@@ -10,32 +10,14 @@
  */
 
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
-#include <sched.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <linux/qtimer.h>
 
 #include "kselftest_harness.h"
+#include "helpers.h"
 
-#ifndef CLOCK_BOOTTIME
-#define CLOCK_BOOTTIME 7
-#endif
-
-#define HOUR_NS		(3600LL * 1000000000LL)
-/* TCG guests are slow: how long to wait for something that must happen. */
-#define ARRIVE_MS	5000
+#define HOUR_NS		(3600 * NSEC_PER_SEC)
 #define TRACE_MAX	(1 << 20)
 
 static const char *const qt_events[] = {
@@ -43,78 +25,17 @@ static const char *const qt_events[] = {
 	"qtimer_read",
 };
 
-static const char *tracefs_root(void)
-{
-	static const char *const roots[] = {
-		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
-	};
-	unsigned int i;
-
-	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		char path[64];
-
-		snprintf(path, sizeof(path), "%s/instances", roots[i]);
-		if (!access(path, F_OK))
-			return roots[i];
-	}
-	return NULL;
-}
-
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	ssize_t len = strlen(s), n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, len);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	return n == len ? 0 : -EIO;
-}
-
-static int qt_open(void)
-{
-	int fd = open("/dev/qtimer", O_RDWR | O_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
-}
-
-static int qt_op(int fd, unsigned long cmd, struct qtimer_op *op)
-{
-	int ret = ioctl(fd, cmd, op);
-
-	return ret < 0 ? -errno : ret;
-}
-
-static int qt_arm(int fd, unsigned int clockid, long long expires_ns,
-		  unsigned long long period_ns, unsigned long long *id)
-{
-	struct qtimer_op op = {
-		.clockid = clockid,
-		.expires_ns = expires_ns,
-		.period_ns = period_ns,
-	};
-	int ret = qt_op(fd, QTIMER_IOC_ARM, &op);
-
-	if (!ret && id)
-		*id = op.id;
-	return ret;
-}
-
 /* Wait for one record and read it. */
 static int qt_read_one(int fd, struct qtimer_record *rec)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	ssize_t n;
+	int n;
 
-	if (poll(&pfd, 1, ARRIVE_MS) != 1)
+	if (qt_wait_readable(fd, QT_ARRIVE_MS) != 1)
 		return -ETIMEDOUT;
-	n = read(fd, rec, sizeof(*rec));
+	n = qt_read(fd, rec, 1);
 	if (n < 0)
-		return -errno;
-	return n == sizeof(*rec) ? 0 : -EIO;
+		return n;
+	return n == 1 ? 0 : -EIO;
 }
 
 /*
@@ -140,7 +61,7 @@ static int record_cmd_set(const char *root, char value, char *old)
 		if (fd >= 0)
 			close(fd);
 	}
-	return write_file(path, buf);
+	return qt_write_str(path, buf);
 }
 
 FIXTURE(trace) {
@@ -153,7 +74,7 @@ FIXTURE(trace) {
 
 FIXTURE_SETUP(trace)
 {
-	const char *root = tracefs_root();
+	const char *root = qt_tracefs_root();
 
 	self->fd = -1;
 	if (!root)
@@ -170,7 +91,7 @@ FIXTURE_SETUP(trace)
 						   strerror(errno));
 	self->buf = malloc(TRACE_MAX);
 	ASSERT_NE(NULL, self->buf);
-	self->fd = qt_open();
+	self->fd = qt_open(0);
 	ASSERT_LE(0, self->fd) TH_LOG("open /dev/qtimer: %s", strerror(-self->fd));
 }
 
@@ -184,7 +105,7 @@ FIXTURE_TEARDOWN(trace)
 	if (!self->dir[0])
 		return;
 	snprintf(path, sizeof(path), "%s/events/qtimer/enable", self->dir);
-	write_file(path, "0");
+	qt_write_str(path, "0");
 	EXPECT_EQ(0, rmdir(self->dir)) TH_LOG("rmdir %s: %s", self->dir,
 					     strerror(errno));
 	if (self->record_cmd)
@@ -202,7 +123,7 @@ static int event_enable(const char *dir, const char *event)
 	char path[PATH_MAX + 64];
 
 	snprintf(path, sizeof(path), "%s/events/qtimer/%s/enable", dir, event);
-	return write_file(path, "1");
+	return qt_write_str(path, "1");
 }
 
 /* The instance's whole trace buffer, read without consuming it. */
@@ -283,7 +204,7 @@ TEST_F(trace, expire_event)
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, event_enable(self->dir, "qtimer_expire"));
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 2000000, 0, &id));
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 2000000, 0, 0, &id));
 	ASSERT_EQ(0, qt_read_one(self->fd, &rec));
 	ASSERT_EQ(id, rec.id);
 
@@ -313,7 +234,7 @@ TEST_F(trace, arm_event)
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, event_enable(self->dir, "qtimer_arm"));
-	ASSERT_EQ(0, qt_op(self->fd, QTIMER_IOC_ARM, &op));
+	ASSERT_EQ(0, qt_ioctl(self->fd, QTIMER_IOC_ARM, &op));
 	snprintf(want, sizeof(want),
 		 "id=0x%llx clock=BOOTTIME expires=", (unsigned long long)op.id);
 	trace_text(self->dir, self->buf);
@@ -333,13 +254,13 @@ TEST_F(trace, modify_and_cancel_events)
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, event_enable(self->dir, "qtimer_modify"));
 	ASSERT_EQ(0, event_enable(self->dir, "qtimer_cancel"));
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, HOUR_NS, 0, &id));
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, HOUR_NS, 0, 0, &id));
 	op.id = id;
-	ASSERT_EQ(QTIMER_CANCEL_ARMED, qt_op(self->fd, QTIMER_IOC_MODIFY, &op));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	memset(&op, 0, sizeof(op));
 	op.id = id;
-	ASSERT_EQ(QTIMER_CANCEL_ARMED, qt_op(self->fd, QTIMER_IOC_CANCEL, &op));
-	ASSERT_EQ(-ENOENT, qt_op(self->fd, QTIMER_IOC_CANCEL, &op));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, qt_ioctl(self->fd, QTIMER_IOC_CANCEL, &op));
+	ASSERT_EQ(-ENOENT, qt_ioctl(self->fd, QTIMER_IOC_CANCEL, &op));
 
 	trace_text(self->dir, self->buf);
 	snprintf(want, sizeof(want), "id=0x%llx ", id);
@@ -364,10 +285,10 @@ TEST_F(trace, read_event)
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, event_enable(self->dir, "qtimer_read"));
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 1000000, HOUR_NS, &tick));
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 1000000, HOUR_NS, 0, &tick));
 	ASSERT_EQ(0, qt_read_one(self->fd, &rec));
 	ASSERT_EQ(tick, rec.id);
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 1000000, 0, &once));
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 1000000, 0, 0, &once));
 	ASSERT_EQ(0, qt_read_one(self->fd, &rec));
 	ASSERT_EQ(once, rec.id);
 
@@ -405,15 +326,15 @@ TEST_F(trace, modify_fired_keeps_cpu)
 	CPU_SET(0, &set);
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
 
-	ASSERT_EQ(0, qt_op(self->fd, QTIMER_IOC_ARM, &op));
-	ASSERT_EQ(1, poll(&pfd, 1, ARRIVE_MS));
+	ASSERT_EQ(0, qt_ioctl(self->fd, QTIMER_IOC_ARM, &op));
+	ASSERT_EQ(1, poll(&pfd, 1, QT_ARRIVE_MS));
 	/* Fired, record unread: MODIFY drops the record and re-arms. */
 	ASSERT_EQ(0, event_enable(self->dir, "qtimer_modify"));
 	op.clockid = 0;		/* MODIFY: clockid, cpu and cookie zero */
 	op.flags = 0;
 	op.cpu = 0;
 	op.expires_ns = 2000000;
-	ASSERT_EQ(QTIMER_CANCEL_QUEUED, qt_op(self->fd, QTIMER_IOC_MODIFY, &op));
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	ASSERT_EQ(0, qt_read_one(self->fd, &rec));
 	EXPECT_EQ(op.id, rec.id);
 	EXPECT_EQ(0, rec.flags & QTIMER_REC_CANCELED);
@@ -432,7 +353,7 @@ TEST_F(trace, disabled_events_are_silent)
 	struct qtimer_record rec;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 1000000, 0, NULL));
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 1000000, 0, 0, NULL));
 	ASSERT_EQ(0, qt_read_one(self->fd, &rec));
 	trace_text(self->dir, self->buf);
 	EXPECT_EQ(NULL, strstr(self->buf, " qtimer_")) TH_LOG("%s", self->buf);

@@ -14,7 +14,7 @@
 #include <termios.h>
 
 #include "kselftest_harness.h"
-#include "qtimer_util.h"
+#include "helpers.h"
 
 FIXTURE(validate)
 {

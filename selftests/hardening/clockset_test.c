@@ -28,7 +28,7 @@
 #include <pthread.h>
 
 #include "kselftest_harness.h"
-#include "hardening.h"
+#include "helpers.h"
 
 /*
  * Each round of the stepping loop arms ROUND_TIMERS timers and sleeps at
@@ -88,7 +88,6 @@ static struct {
 static int step_clock(__s64 delta)
 {
 	struct step *st = &g.steps[g.nr_steps];
-	struct timespec ts;
 	__s64 now, mono;
 	int ret;
 
@@ -97,10 +96,7 @@ static int step_clock(__s64 delta)
 	now = qt_now(CLOCK_REALTIME);
 	st->real_before = now;
 	st->delta = delta;
-	now += delta;
-	ts.tv_sec = now / NSEC_PER_SEC;
-	ts.tv_nsec = now % NSEC_PER_SEC;
-	ret = clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
+	ret = qt_set_realtime(now + delta);
 	/* The clock read at most real_before + window as it was set. */
 	st->window = qt_now(CLOCK_MONOTONIC) - mono;
 	g.seq++;
@@ -152,7 +148,7 @@ static void check_record(const struct qtimer_record *r, const __s64 now[3],
 		if (r->flags != QTIMER_REC_LAST || r->count != 1 ||
 		    r->expires_ns != t->exp) {
 			t->bad++;
-			hd_diag("cookie %llu kind %d: flags %#x count %u expires %lld want %lld",
+			qt_diag("cookie %llu kind %d: flags %#x count %u expires %lld want %lld",
 				(unsigned long long)r->cookie, t->kind, r->flags,
 				r->count, (long long)r->expires_ns, (long long)t->exp);
 			break;
@@ -165,7 +161,7 @@ static void check_record(const struct qtimer_record *r, const __s64 now[3],
 		}
 		if (n < r->expires_ns) {
 			g.early++;
-			hd_diag("early: cookie %llu kind %d expires %lld read %lld",
+			qt_diag("early: cookie %llu kind %d expires %lld read %lld",
 				(unsigned long long)r->cookie, t->kind,
 				(long long)r->expires_ns, (long long)n);
 		}
@@ -237,7 +233,7 @@ static __s64 highest_reading(const struct ct *t)
 	return high;
 }
 
-static int arm_batch(struct hd_rng *rng, int kind, int count)
+static int arm_batch(struct qt_rng *rng, int kind, int count)
 {
 	struct qtimer_op ops[64];
 	int i, ret, first = g.nr;
@@ -251,15 +247,15 @@ static int arm_batch(struct hd_rng *rng, int kind, int count)
 		t->kind = kind;
 		t->clockid = kind == K_MONO ? CLOCK_MONOTONIC :
 			     kind == K_BOOT ? CLOCK_BOOTTIME : CLOCK_REALTIME;
-		t->exp = qt_now(t->clockid) + hd_below(rng, 400 * NSEC_PER_MSEC);
+		t->exp = qt_now(t->clockid) + qt_rand_below(rng, 400 * NSEC_PER_MSEC);
 		t->period = 0;
 		if (kind == K_COSP) {
 			t->period = 20 * NSEC_PER_MSEC;
-			t->exp = qt_now(t->clockid) + hd_below(rng, 50 * NSEC_PER_MSEC);
+			t->exp = qt_now(t->clockid) + qt_rand_below(rng, 50 * NSEC_PER_MSEC);
 		}
 		if (kind == K_COS_AFTER)
 			t->exp = qt_now(t->clockid) + 100 * NSEC_PER_MSEC +
-				 hd_below(rng, 200 * NSEC_PER_MSEC);
+				 qt_rand_below(rng, 200 * NSEC_PER_MSEC);
 		if (kind == K_COS1 || kind == K_COSP || kind == K_COS_AFTER)
 			flags |= QTIMER_F_CANCEL_ON_SET;
 		t->arm_seq = g.seq;
@@ -293,7 +289,7 @@ FIXTURE_SETUP(clk)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	self->ok = !clock_settime(CLOCK_REALTIME, &ts);
 	g.offset = qt_now(CLOCK_REALTIME) - qt_now(CLOCK_MONOTONIC);
-	g.secs = hd_stress_seconds(3);
+	g.secs = qt_stress_seconds(3);
 	/* One round more than the loop can start, and restore_clock()'s step. */
 	g.rounds = (int)((__s64)g.secs * NSEC_PER_SEC / ROUND_MIN_NS) + 2;
 	g.max_steps = g.rounds + 1;
@@ -325,17 +321,17 @@ FIXTURE_TEARDOWN(clk)
 TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 {
 	int secs = g.secs, i, k;
-	uint64_t seed = hd_tunable("QT_SEED", 0) ?: (uint64_t)qt_now(CLOCK_MONOTONIC);
+	uint64_t seed = qt_tunable("QT_SEED", 0) ?: (uint64_t)qt_now(CLOCK_MONOTONIC);
 	__s64 end, deadline, bound, cum = 0, worst_late = 0;
 	long missing = 0, bad = 0, missed_cancel = 0, stray_cancel = 0;
 	long across = 0;
-	struct hd_rng rng;
+	struct qt_rng rng;
 
 	if (!self->ok)
 		SKIP(return, "needs CAP_SYS_TIME");
 	/* Backward steps are >= 30 s: a timer that followed one would be. */
-	bound = (hd_fast_machine() ? 2 : 20) * NSEC_PER_SEC;
-	hd_rng_seed(&rng, seed);
+	bound = (qt_fast_machine() ? 2 : 20) * NSEC_PER_SEC;
+	qt_rng_seed(&rng, seed);
 	TH_LOG("%d s of steps, seed %llu (QT_SEED)", secs, (unsigned long long)seed);
 	g.max_timers = g.rounds * ROUND_TIMERS + AFTER_TIMERS;
 	g.t = mmap(NULL, g.max_timers * sizeof(*g.t), PROT_READ | PROT_WRITE,
@@ -355,11 +351,11 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 		ASSERT_EQ(0, arm_batch(&rng, K_RT, 50));
 		ASSERT_EQ(0, arm_batch(&rng, K_MONO, 30));
 		ASSERT_EQ(0, arm_batch(&rng, K_BOOT, 20));
-		qt_sleep_ns(50 * NSEC_PER_MSEC + hd_below(&rng, 100 * NSEC_PER_MSEC));
+		qt_sleep_ns(50 * NSEC_PER_MSEC + qt_rand_below(&rng, 100 * NSEC_PER_MSEC));
 		if (cum < 0)
-			delta = -cum + hd_below(&rng, 500 * NSEC_PER_MSEC);
+			delta = -cum + qt_rand_below(&rng, 500 * NSEC_PER_MSEC);
 		else
-			delta = -(30 * NSEC_PER_SEC + hd_below(&rng, 30 * NSEC_PER_SEC));
+			delta = -(30 * NSEC_PER_SEC + qt_rand_below(&rng, 30 * NSEC_PER_SEC));
 		cum += delta;
 		ASSERT_EQ(0, step_clock(delta));
 	}
@@ -388,7 +384,7 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 		bad += t->bad;
 		if (t->kind != K_COSP && t->records > 1) {
 			bad++;
-			hd_diag("cookie %d kind %d: %d records", i, t->kind,
+			qt_diag("cookie %d kind %d: %d records", i, t->kind,
 				(int)t->records);
 		}
 		if ((t->kind == K_MONO || t->kind == K_BOOT) && t->late > worst_late)
@@ -400,7 +396,7 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 				across++;
 			if (high < t->exp) {
 				g.early++;
-				hd_diag("early: cookie %d kind %d expires %lld; the clock read at most %lld before its record was read",
+				qt_diag("early: cookie %d kind %d expires %lld; the clock read at most %lld before its record was read",
 					i, t->kind, (long long)t->exp, (long long)high);
 			}
 		}
@@ -414,7 +410,7 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 			if (k < g.nr_steps &&
 			    t->exp > g.steps[k].real_before + STEP_MARGIN) {
 				missed_cancel++;
-				hd_diag("cookie %d due %lld fired normally; step %d at %lld by %+lld ns came first",
+				qt_diag("cookie %d due %lld fired normally; step %d at %lld by %+lld ns came first",
 					i, (long long)t->exp, k,
 					(long long)g.steps[k].real_before,
 					(long long)g.steps[k].delta);
@@ -451,7 +447,7 @@ TEST_F_TIMEOUT(clk, forward_step_past_pending_cancel_on_set, 300)
 	struct qtimer_record recs[N];
 	int round, i, n, normal = 0;
 
-	int cpu = qt_nr_cpus() > 1 && hd_cpu_online(1) ? 1 : 0;
+	int cpu = qt_nr_cpus() > 1 && qt_cpu_online(1) ? 1 : 0;
 
 	if (!self->ok)
 		SKIP(return, "needs CAP_SYS_TIME");
@@ -526,7 +522,7 @@ TEST_F_TIMEOUT(clk, step_back_during_expiry, 300)
 	if (!self->ok)
 		SKIP(return, "needs CAP_SYS_TIME");
 	for (h = 0; h < qt_nr_cpus() && nr_heaps < SB_HEAPS; h++) {
-		if (!hd_cpu_online(h))
+		if (!qt_cpu_online(h))
 			continue;
 		heaps[nr_heaps++] = h;
 		if (h && host < 0)
@@ -583,9 +579,9 @@ TEST_F_TIMEOUT(clk, step_back_during_expiry, 300)
 		if (wait > 0)
 			qt_sleep_ns(wait);
 		ASSERT_EQ(0, step_clock(-60 * NSEC_PER_SEC));
-		ASSERT_EQ(0, hd_cpu_ticks(host, &busy0, &all0));
+		ASSERT_EQ(0, qt_cpu_ticks(host, &busy0, &all0));
 		qt_sleep_ms(SB_HOLD_MS);
-		ASSERT_EQ(0, hd_cpu_ticks(host, &busy1, &all1));
+		ASSERT_EQ(0, qt_cpu_ticks(host, &busy1, &all1));
 		ASSERT_EQ(0, restore_clock());
 		/*
 		 * A CPU that spun was busy all along; an idle one shows next

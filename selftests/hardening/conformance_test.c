@@ -50,7 +50,7 @@
 #include <sys/timerfd.h>
 
 #include "kselftest_harness.h"
-#include "hardening.h"
+#include "helpers.h"
 
 #ifndef TFD_TIMER_CANCEL_ON_SET
 #define TFD_TIMER_CANCEL_ON_SET	(1 << 1)
@@ -100,9 +100,7 @@ static __s64 max_ns(__s64 a, __s64 b)
 /* poll() reports EPOLLIN on @fd right now. */
 static bool readable(int fd)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
+	return qt_wait_readable(fd, 0) > 0;
 }
 
 static int pin_here(void)
@@ -626,13 +624,6 @@ FIXTURE(step) {
 	bool stepped;
 };
 
-static int set_realtime(__s64 ns)
-{
-	struct timespec ts = ns_to_ts(ns);
-
-	return clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
-}
-
 /*
  * Steps CLOCK_REALTIME by @delta; *@high gets the highest reading the clock
  * can have had before the step.
@@ -640,7 +631,7 @@ static int set_realtime(__s64 ns)
 static int step_realtime(__s64 delta, __s64 *high)
 {
 	__s64 m0 = qt_now(CLOCK_MONOTONIC), rt = qt_now(CLOCK_REALTIME);
-	int ret = set_realtime(rt + delta);
+	int ret = qt_set_realtime(rt + delta);
 
 	*high = rt + qt_now(CLOCK_MONOTONIC) - m0;
 	return ret;
@@ -656,7 +647,7 @@ FIXTURE_SETUP(step)
 FIXTURE_TEARDOWN(step)
 {
 	if (self->stepped)
-		EXPECT_EQ(0, set_realtime(self->rt0 + qt_now(CLOCK_MONOTONIC) -
+		EXPECT_EQ(0, qt_set_realtime(self->rt0 + qt_now(CLOCK_MONOTONIC) -
 					  self->mono0));
 }
 
@@ -978,31 +969,6 @@ TEST_F(step, cancel_on_set_one_shot_fired_unread)
 
 /* --- time namespaces --------------------------------------------------- */
 
-/*
- * Forks a child into a fresh time namespace with @offs: its pid to the
- * parent, 0 in the child, -errno, or 1 when time namespaces are not there.
- * (As in timens_test.c.)
- */
-static int fork_into_timens(const char *offs)
-{
-	ssize_t len = strlen(offs);
-	int fd, ret;
-	pid_t pid;
-
-	if (unshare(CLONE_NEWTIME))
-		return errno == EINVAL || errno == EPERM || errno == ENOSYS ?
-			1 : -errno;
-	fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, offs, len) == len ? 0 : -errno;
-	close(fd);
-	if (ret)
-		return ret;
-	pid = fork();
-	return pid < 0 ? -errno : pid;
-}
-
 /* The namespace's offsets are @mono and @boot seconds. */
 static int check_offsets(long long mono, long long boot)
 {
@@ -1066,10 +1032,10 @@ static void run_in_timens(struct __test_metadata *_metadata, long long mono,
 	ASSERT_EQ(0, pin_here());
 	snprintf(offs, sizeof(offs), "monotonic %lld 0\nboottime %lld 0\n",
 		 mono, boot);
-	pid = fork_into_timens(offs);
+	pid = qt_fork_into_timens(offs);
 	if (!pid)
 		_exit(timens_pairs(mono, boot) ? 1 : 0);
-	if (pid == 1)
+	if (pid == QT_NO_TIMENS)
 		SKIP(return, "no time namespaces (CONFIG_TIME_NS) or no privilege");
 	ASSERT_LT(1, pid) TH_LOG("%s", strerror(-pid));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));

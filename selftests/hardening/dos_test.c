@@ -28,9 +28,11 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
-#include "hardening.h"
+#include "helpers.h"
 
 #define PARAM_FD	QT_PARAMS "max_timers_per_fd"
 #define PARAM_USER	QT_PARAMS "max_timers_per_user"
@@ -45,11 +47,11 @@
  */
 static __s64 spawn_bound_ns(void)
 {
-	__s64 bound = (hd_fast_machine() ? 1 : 5) * NSEC_PER_SEC, idle = INT64_MAX;
+	__s64 bound = (qt_fast_machine() ? 1 : 5) * NSEC_PER_SEC, idle = INT64_MAX;
 	int i;
 
 	for (i = 0; i < 3; i++) {
-		__s64 ns = hd_spawn_true_ns();
+		__s64 ns = qt_spawn_true_ns();
 
 		if (ns > 0 && ns < idle)
 			idle = ns;
@@ -59,41 +61,35 @@ static __s64 spawn_bound_ns(void)
 	return bound;
 }
 
-/* Arm @n one-shots at absolute @when on @clockid, round robin over the CPUs. */
-static int arm_at(int fd, int clockid, long n, __s64 when, __u64 cookie0,
-		  int nr_cpus)
+/* Where arm_at() puts timer k: absolute @when, its batch's CPU. */
+struct arm_at {
+	int clockid, nr_cpus;
+	__s64 when;
+	__u64 cookie0;
+};
+
+static void arm_at_op(struct qtimer_op *op, long k, void *arg)
 {
-	static struct qtimer_op ops[QTIMER_SUBMIT_MAX];
-	long done = 0;
-	int batch = 0;
+	const struct arm_at *a = arg;
 
-	while (done < n) {
-		int b = n - done < QTIMER_SUBMIT_MAX ? n - done : QTIMER_SUBMIT_MAX;
-		int i, ret;
-
-		for (i = 0; i < b; i++) {
-			ops[i] = qt_op(clockid, QTIMER_F_ABSTIME | QTIMER_F_CPU,
-				       when, 0, cookie0 + done + i);
-			ops[i].opcode = QTIMER_OP_ARM;
-			ops[i].cpu = batch % nr_cpus;
-		}
-		ret = qt_submit(fd, ops, b, QTIMER_SUBMIT_STOP_ON_ERROR, NULL);
-		if (ret != b)
-			return ret < 0 ? ret : ops[ret - 1].result;
-		done += b;
-		batch++;
-	}
-	return 0;
+	*op = qt_op(a->clockid, QTIMER_F_ABSTIME | QTIMER_F_CPU, a->when, 0,
+		    a->cookie0 + k);
+	op->cpu = k / QTIMER_SUBMIT_MAX % a->nr_cpus;
 }
 
 /*
- * A kernel with kmemleak or fault injection is a debug kernel, where every
- * operation is several times slower: the default storm is smaller there.
+ * Arm @n one-shots at absolute @when on @clockid, round robin over the
+ * CPUs a SUBMIT batch at a time.
  */
-static bool debug_kernel(void)
+static int arm_at(int fd, int clockid, long n, __s64 when, __u64 cookie0,
+		  int nr_cpus)
 {
-	return !access("/sys/kernel/debug/kmemleak", F_OK) ||
-	       !access("/sys/kernel/debug/failslab", F_OK);
+	struct arm_at a = {
+		.clockid = clockid, .nr_cpus = nr_cpus, .when = when,
+		.cookie0 = cookie0,
+	};
+
+	return qt_arm_many(fd, n, arm_at_op, &a, NULL, 0);
 }
 
 /*
@@ -153,7 +149,7 @@ static pid_t start_probe(struct probe *p, __s64 start)
 			;
 	}
 	do {
-		__s64 ns = hd_spawn_true_ns();
+		__s64 ns = qt_spawn_true_ns();
 
 		if (ns < 0) {
 			p->error = (int)-ns;
@@ -187,7 +183,7 @@ static struct probe *probe_map(void)
 /* Raise the caps if they are below @n (root only); restore in teardown. */
 FIXTURE(dos)
 {
-	struct hd_knob knobs[4];
+	struct qt_knob knobs[4];
 	int nr_knobs;
 	bool root;
 	__s64 real_offset;	/* CLOCK_REALTIME - CLOCK_MONOTONIC to restore */
@@ -199,21 +195,14 @@ FIXTURE_SETUP(dos)
 	self->root = !geteuid() && !access(PARAM_FD, W_OK);
 }
 
-static int set_realtime(__s64 ns)
-{
-	struct timespec ts = { .tv_sec = ns / NSEC_PER_SEC, .tv_nsec = ns % NSEC_PER_SEC };
-
-	return clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
-}
-
 FIXTURE_TEARDOWN(dos)
 {
 	int i;
 
 	if (self->stepped)
-		EXPECT_EQ(0, set_realtime(qt_now(CLOCK_MONOTONIC) + self->real_offset));
+		EXPECT_EQ(0, qt_set_realtime(qt_now(CLOCK_MONOTONIC) + self->real_offset));
 	for (i = self->nr_knobs - 1; i >= 0; i--)
-		EXPECT_EQ(0, hd_knob_restore(&self->knobs[i]));
+		EXPECT_EQ(0, qt_knob_restore(&self->knobs[i]));
 }
 
 static int set_param(FIXTURE_DATA(dos) *self, const char *path,
@@ -222,7 +211,7 @@ static int set_param(FIXTURE_DATA(dos) *self, const char *path,
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%llu", val);
-	return hd_knob_set(&self->knobs[self->nr_knobs++], path, buf);
+	return qt_knob_set(&self->knobs[self->nr_knobs++], path, buf);
 }
 
 /*
@@ -233,7 +222,7 @@ static int set_param(FIXTURE_DATA(dos) *self, const char *path,
  */
 TEST_F_TIMEOUT(dos, million_due_at_once, 1800)
 {
-	long n = hd_tunable("QT_DOS_TIMERS", debug_kernel() ? 100000 : 1000000);
+	long n = qt_tunable("QT_DOS_TIMERS", qt_debug_kernel() ? 100000 : 1000000);
 	long got = 0, i;
 	int fd, nr_cpus = 0, probe_rc, clockid = CLOCK_REALTIME;
 	size_t cap = 4096;
@@ -249,7 +238,7 @@ TEST_F_TIMEOUT(dos, million_due_at_once, 1800)
 	ASSERT_NE(NULL, recs);
 	ASSERT_NE(NULL, seen);
 	ASSERT_NE(NULL, p);
-	while (nr_cpus < qt_nr_cpus() && hd_cpu_online(nr_cpus))
+	while (nr_cpus < qt_nr_cpus() && qt_cpu_online(nr_cpus))
 		nr_cpus++;
 	fd = qt_open(0);
 	ASSERT_LE(0, fd);
@@ -293,7 +282,7 @@ TEST_F_TIMEOUT(dos, million_due_at_once, 1800)
 		/* Now they are all due. */
 		storm = qt_now(CLOCK_MONOTONIC);
 		self->stepped = true;
-		ASSERT_EQ(0, set_realtime(when + NSEC_PER_MSEC));
+		ASSERT_EQ(0, qt_set_realtime(when + NSEC_PER_MSEC));
 	} else {
 		storm = when;
 		if (t0 > when)
@@ -334,7 +323,7 @@ TEST_F_TIMEOUT(dos, million_due_at_once, 1800)
 out:
 	probe_rc = stop_probe(p, pid);
 	if (self->stepped) {
-		EXPECT_EQ(0, set_realtime(qt_now(CLOCK_MONOTONIC) + self->real_offset));
+		EXPECT_EQ(0, qt_set_realtime(qt_now(CLOCK_MONOTONIC) + self->real_offset));
 		self->stepped = false;
 	}
 	EXPECT_EQ(n, got);
@@ -357,7 +346,7 @@ out:
 	TH_LOG("deferred runs %llu, longest callback %.1f ms (%.1f ms before the storm)",
 	       deferred1 - deferred0, max_run1 / 1e6, max_run0 / 1e6);
 	EXPECT_LT(0, deferred1 - deferred0);
-	EXPECT_GT((debug_kernel() ? 2000 : 200) * NSEC_PER_MSEC, (__s64)max_run1);
+	EXPECT_GT((qt_debug_kernel() ? 2000 : 200) * NSEC_PER_MSEC, (__s64)max_run1);
 	t = qt_now(CLOCK_MONOTONIC);
 	close(fd);
 	TH_LOG("closed in %.2f s", (double)(qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_SEC);
@@ -371,10 +360,10 @@ static double cpu_busy(int ms)
 {
 	unsigned long long busy0, total0, busy1, total1;
 
-	if (hd_cpu_ticks(-1, &busy0, &total0))
+	if (qt_cpu_ticks(-1, &busy0, &total0))
 		return -1;
 	qt_sleep_ms(ms);
-	if (hd_cpu_ticks(-1, &busy1, &total1))
+	if (qt_cpu_ticks(-1, &busy1, &total1))
 		return -1;
 	return total1 > total0 ? (double)(busy1 - busy0) / (total1 - total0) : 0;
 }
@@ -393,7 +382,7 @@ TEST_F_TIMEOUT(dos, unread_nanosecond_tickers_stay_idle, 120)
 	for (i = 0; i < NR; i++) {
 		int cpu = i % nr_cpus;
 
-		if (!hd_cpu_online(cpu))
+		if (!qt_cpu_online(cpu))
 			cpu = 0;
 		ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_MONOTONIC, 0, 0, 1, i, cpu,
 					&ids[i]));
@@ -401,7 +390,7 @@ TEST_F_TIMEOUT(dos, unread_nanosecond_tickers_stay_idle, 120)
 	for (pass = 0; pass < 2; pass++) {
 		qt_sleep_ms(300);
 		busy = cpu_busy(1000);
-		spawn = hd_spawn_true_ns();
+		spawn = qt_spawn_true_ns();
 		TH_LOG("pass %d: CPUs %.1f%% busy, a spawn took %.3f s", pass,
 		       busy * 100, (double)spawn / NSEC_PER_SEC);
 		/* One expiry each, then nothing until read: idle CPUs. */
@@ -485,7 +474,7 @@ TEST_F(dos, per_file_cap_is_exact_under_concurrency)
 {
 	enum { CAP = 2000 };
 	int fds[8], i;
-	struct hd_fdinfo fi;
+	struct qt_fdinfo fi;
 	long other;
 
 	if (!self->root)
@@ -497,7 +486,7 @@ TEST_F(dos, per_file_cap_is_exact_under_concurrency)
 		fds[i] = fds[0];
 	EXPECT_EQ(CAP, run_armers(fds, 8, -ENOSPC, &other));
 	EXPECT_EQ(0, other);
-	ASSERT_EQ(0, hd_fdinfo(fds[0], &fi));
+	ASSERT_EQ(0, qt_fdinfo(fds[0], &fi));
 	EXPECT_EQ(CAP, fi.timers);
 	EXPECT_EQ(CAP, fi.user_timers);
 	EXPECT_EQ(-ENOSPC, qt_arm(fds[0], CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
@@ -534,7 +523,7 @@ TEST_F(dos, per_user_cap_is_exact_and_per_user)
 {
 	enum { CAP = 3000 };
 	int fds[8], i, status;
-	struct hd_fdinfo fi;
+	struct qt_fdinfo fi;
 	long other;
 	pid_t pid;
 
@@ -547,7 +536,7 @@ TEST_F(dos, per_user_cap_is_exact_and_per_user)
 	}
 	EXPECT_EQ(CAP, run_armers(fds, 8, -EDQUOT, &other));
 	EXPECT_EQ(0, other);
-	ASSERT_EQ(0, hd_fdinfo(fds[0], &fi));
+	ASSERT_EQ(0, qt_fdinfo(fds[0], &fi));
 	EXPECT_EQ(CAP, fi.user_timers);
 	EXPECT_EQ(-EDQUOT, qt_arm(fds[0], CLOCK_MONOTONIC, 0, 0, 0, 0, NULL));
 
@@ -574,7 +563,7 @@ TEST_F(dos, per_user_cap_is_exact_and_per_user)
 
 	/* A closed file gives its timers back (one that has some). */
 	for (i = 7; i > 0; i--) {
-		ASSERT_EQ(0, hd_fdinfo(fds[i], &fi));
+		ASSERT_EQ(0, qt_fdinfo(fds[i], &fi));
 		if (fi.timers)
 			break;
 	}
@@ -597,7 +586,7 @@ static long long cg_read(const char *cg, const char *file)
 	char path[256], buf[64];
 
 	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	if (hd_read_str(path, buf, sizeof(buf)))
+	if (qt_read_str(path, buf, sizeof(buf)))
 		return -1;
 	return strtoll(buf, NULL, 10);
 }
@@ -654,10 +643,10 @@ static int cg_child(const char *cg, struct cg_report *r)
 		char path[256];
 
 		snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-		if (hd_write_str(path, pid))
+		if (qt_write_str(path, pid))
 			return 1;
 	}
-	if (hd_write_str("/proc/self/oom_score_adj", "-1000"))
+	if (qt_write_str("/proc/self/oom_score_adj", "-1000"))
 		return 2;
 	fd = qt_open(0);
 	if (fd < 0)
@@ -712,20 +701,20 @@ TEST_F_TIMEOUT(dos, memcg_charges_and_contains, 600)
 
 	if (geteuid())
 		SKIP(return, "needs root for cgroups");
-	if (hd_read_str(CGROOT "cgroup.controllers", buf, sizeof(buf)) ||
+	if (qt_read_str(CGROOT "cgroup.controllers", buf, sizeof(buf)) ||
 	    !strstr(buf, "memory"))
 		SKIP(return, "no cgroup2 memory controller at " CGROOT);
-	ASSERT_EQ(0, hd_read_str(CGROOT "cgroup.subtree_control", buf, sizeof(buf)));
+	ASSERT_EQ(0, qt_read_str(CGROOT "cgroup.subtree_control", buf, sizeof(buf)));
 	if (!strstr(buf, "memory")) {
-		ASSERT_EQ(0, hd_write_str(CGROOT "cgroup.subtree_control", "+memory"));
+		ASSERT_EQ(0, qt_write_str(CGROOT "cgroup.subtree_control", "+memory"));
 		added = true;
 	}
 	snprintf(cg, sizeof(cg), CGROOT "qtimer-hardening-%d", getpid());
 	ASSERT_EQ(0, mkdir(cg, 0755));
 	snprintf(buf, sizeof(buf), "%s/memory.max", cg);
-	ASSERT_EQ(0, hd_write_str(buf, "16M"));
+	ASSERT_EQ(0, qt_write_str(buf, "16M"));
 	snprintf(buf, sizeof(buf), "%s/memory.swap.max", cg);
-	hd_write_str(buf, "0");
+	qt_write_str(buf, "0");
 
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -739,7 +728,7 @@ TEST_F_TIMEOUT(dos, memcg_charges_and_contains, 600)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, rmdir(cg));
 	if (added)
-		hd_write_str(CGROOT "cgroup.subtree_control", "-memory");
+		qt_write_str(CGROOT "cgroup.subtree_control", "-memory");
 
 	TH_LOG("base %lld, %ld timers %lld, failed at %ld timers with %d, peak %lld, after close %lld",
 	       r->base, r->mid_timers, r->mid, r->timers, r->fail_err, r->peak,

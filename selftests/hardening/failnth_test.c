@@ -22,7 +22,7 @@
  */
 #define _GNU_SOURCE
 #include "kselftest_harness.h"
-#include "hardening.h"
+#include "helpers.h"
 
 #define FAILSLAB	"/sys/kernel/debug/failslab/"
 #define FAILPAGE	"/sys/kernel/debug/fail_page_alloc/"
@@ -36,7 +36,7 @@
 FIXTURE(failnth)
 {
 	int nth;		/* /proc/thread-self/fail-nth */
-	struct hd_knob knobs[MAX_KNOBS];
+	struct qt_knob knobs[MAX_KNOBS];
 	int nr_knobs;
 	long long user_base;	/* user_timers before the test */
 	const char *skip;	/* why every test here skips, or NULL */
@@ -72,7 +72,7 @@ static int knob(FIXTURE_DATA(failnth) *self, const char *dir,
 	char path[160];
 
 	snprintf(path, sizeof(path), "%s%s", dir, name);
-	return hd_knob_set(&self->knobs[self->nr_knobs++], path, val);
+	return qt_knob_set(&self->knobs[self->nr_knobs++], path, val);
 }
 
 static int nth_arm(int fd, unsigned int n)
@@ -131,13 +131,13 @@ static void shrink_heaps(void)
 
 static long long user_timers(void)
 {
-	struct hd_fdinfo fi;
+	struct qt_fdinfo fi;
 	int fd = qt_open(0);
 	long long v = -1;
 
 	if (fd < 0)
 		return -1;
-	if (!hd_fdinfo(fd, &fi))
+	if (!qt_fdinfo(fd, &fi))
 		v = fi.user_timers;
 	close(fd);
 	return v;
@@ -189,7 +189,7 @@ FIXTURE_TEARDOWN(failnth)
 		close(self->nth);
 	}
 	for (i = self->nr_knobs - 1; i >= 0; i--)
-		EXPECT_EQ(0, hd_knob_restore(&self->knobs[i]));
+		EXPECT_EQ(0, qt_knob_restore(&self->knobs[i]));
 	if (self->nth >= 0)
 		EXPECT_EQ(self->user_base, user_timers());
 }
@@ -201,30 +201,16 @@ static int arm_far(int fd, __u64 cookie, __u64 *id)
 			  cookie, 0, id);
 }
 
+static void far_op(struct qtimer_op *op, long k, void *cookie0)
+{
+	*op = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU, 60 * NSEC_PER_SEC, 0,
+		    *(__u64 *)cookie0 + k);
+}
+
 /* n far-away one-shots on CPU 0 in SUBMIT batches; 0 or -errno. */
 static int arm_many(int fd, int n, __u64 cookie0)
 {
-	static struct qtimer_op ops[QTIMER_SUBMIT_MAX];
-	int done = 0;
-
-	while (done < n) {
-		int b = n - done < QTIMER_SUBMIT_MAX ? n - done : QTIMER_SUBMIT_MAX;
-		int i, ret;
-
-		for (i = 0; i < b; i++) {
-			ops[i] = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU,
-				       60 * NSEC_PER_SEC, 0, cookie0 + done + i);
-			ops[i].opcode = QTIMER_OP_ARM;
-		}
-		ret = qt_submit(fd, ops, b, QTIMER_SUBMIT_STOP_ON_ERROR, NULL);
-		if (ret != b)
-			return ret < 0 ? ret : -EIO;
-		for (i = 0; i < b; i++)
-			if (ops[i].result)
-				return ops[i].result;
-		done += b;
-	}
-	return 0;
+	return qt_arm_many(fd, n, far_op, &cookie0, NULL, 0);
 }
 
 /*
@@ -287,7 +273,7 @@ TEST_F_TIMEOUT(failnth, open, 120)
 TEST_F_TIMEOUT(failnth, arm_new_file, 120)
 {
 	int n, ret, failures = 0;
-	struct hd_fdinfo fi;
+	struct qt_fdinfo fi;
 	bool fired;
 	__u64 id;
 	struct outcomes o = { .n = 0 };
@@ -306,7 +292,7 @@ TEST_F_TIMEOUT(failnth, arm_new_file, 120)
 		fired = nth_fired(self->nth);
 		if (fired)
 			outcome(&o, ret == -ENOMEM);
-		ASSERT_EQ(0, hd_fdinfo(fd, &fi));
+		ASSERT_EQ(0, qt_fdinfo(fd, &fi));
 		if (ret) {
 			ASSERT_EQ(-ENOMEM, ret) TH_LOG("arm, allocation %d", n);
 			failures++;
@@ -324,7 +310,7 @@ TEST_F_TIMEOUT(failnth, arm_new_file, 120)
 		}
 		EXPECT_EQ(0, expect_one(fd, n, id, t0 + 20 * NSEC_PER_MSEC))
 			TH_LOG("arm, allocation %d", n);
-		ASSERT_EQ(0, hd_fdinfo(fd, &fi));
+		ASSERT_EQ(0, qt_fdinfo(fd, &fi));
 		EXPECT_EQ(0, fi.timers);
 		close(fd);
 		if (!fired)
@@ -344,7 +330,7 @@ TEST_F_TIMEOUT(failnth, arm_grows_tables, 600)
 {
 	enum { PRE = 1024 };
 	int n, ret, failures = 0;
-	struct hd_fdinfo fi;
+	struct qt_fdinfo fi;
 	bool fired;
 	__u64 id;
 	struct outcomes o = { .n = 0 };
@@ -365,7 +351,7 @@ TEST_F_TIMEOUT(failnth, arm_grows_tables, 600)
 		fired = nth_fired(self->nth);
 		if (fired)
 			outcome(&o, ret == -ENOMEM);
-		ASSERT_EQ(0, hd_fdinfo(fd, &fi));
+		ASSERT_EQ(0, qt_fdinfo(fd, &fi));
 		if (ret) {
 			ASSERT_EQ(-ENOMEM, ret) TH_LOG("arm 1025, allocation %d", n);
 			failures++;
@@ -381,7 +367,7 @@ TEST_F_TIMEOUT(failnth, arm_grows_tables, 600)
 		}
 		EXPECT_EQ(0, expect_one(fd, n, id, t0 + 20 * NSEC_PER_MSEC))
 			TH_LOG("arm 1025, allocation %d", n);
-		ASSERT_EQ(0, hd_fdinfo(fd, &fi));
+		ASSERT_EQ(0, qt_fdinfo(fd, &fi));
 		EXPECT_EQ(PRE, fi.timers);
 		close(fd);
 		if (!fired)
@@ -411,7 +397,7 @@ TEST_F_TIMEOUT(failnth, modify_fired, 120)
 {
 	int n, ret, failures = 0;
 	struct qtimer_record rec;
-	struct hd_fdinfo fi;
+	struct qt_fdinfo fi;
 	bool fired;
 	__u64 id;
 	struct outcomes o = { .n = 0 };
@@ -431,7 +417,7 @@ TEST_F_TIMEOUT(failnth, modify_fired, 120)
 		fired = nth_fired(self->nth);
 		if (fired)
 			outcome(&o, ret == -ENOMEM);
-		ASSERT_EQ(0, hd_fdinfo(fd, &fi));
+		ASSERT_EQ(0, qt_fdinfo(fd, &fi));
 		EXPECT_EQ(1, fi.timers);
 		if (ret < 0) {
 			ASSERT_EQ(-ENOMEM, ret) TH_LOG("modify, allocation %d", n);
@@ -452,7 +438,7 @@ TEST_F_TIMEOUT(failnth, modify_fired, 120)
 			EXPECT_EQ(0, expect_one(fd, n, id, t0 + 300 * NSEC_PER_MSEC))
 				TH_LOG("modify, allocation %d", n);
 		}
-		ASSERT_EQ(0, hd_fdinfo(fd, &fi));
+		ASSERT_EQ(0, qt_fdinfo(fd, &fi));
 		EXPECT_EQ(0, fi.timers);
 		close(fd);
 		if (!fired)
@@ -475,7 +461,7 @@ TEST_F_TIMEOUT(failnth, submit, 180)
 	struct qtimer_op ops[NOPS];
 	struct qtimer_record recs[NOPS + 2];
 	int pass, n, i, ret, nomem_total = 0;
-	struct hd_fdinfo fi;
+	struct qt_fdinfo fi;
 	bool fired;
 
 	REQUIRE_FAILNTH();
@@ -547,7 +533,7 @@ TEST_F_TIMEOUT(failnth, submit, 180)
 			if (nomem >= 0)
 				nomem_total++;
 
-			ASSERT_EQ(0, hd_fdinfo(fd, &fi));
+			ASSERT_EQ(0, qt_fdinfo(fd, &fi));
 			got = qt_collect(fd, recs, NOPS + 2, 300);
 			EXPECT_EQ(expect_recs, got) TH_LOG("allocation %d, failed op %d", n, nomem);
 			for (i = 0; i < got; i++) {
@@ -574,7 +560,7 @@ TEST_F_TIMEOUT(failnth, submit, 180)
 			}
 			qt_sleep_ms(50);
 			EXPECT_EQ(0, qt_nothing_pending(fd));
-			ASSERT_EQ(0, hd_fdinfo(fd, &fi));
+			ASSERT_EQ(0, qt_fdinfo(fd, &fi));
 			/* The cancel target is left if the batch stopped early. */
 			EXPECT_EQ(last <= NARM || nomem == NARM ? 1 : 0, fi.timers);
 			close(fd);
@@ -605,13 +591,13 @@ TEST_F_TIMEOUT(failnth, read_regrows_heap, 300)
 {
 	struct qtimer_record rec;
 	int fd = qt_open(O_NONBLOCK), fillers = 0, cpu = qt_nr_cpus() - 1, n;
-	struct hd_fdinfo fi;
+	struct qt_fdinfo fi;
 	bool fired = false;
 	__u64 tick;
 
 	REQUIRE_FAILNTH();
 	ASSERT_LE(0, fd);
-	if (!hd_cpu_online(cpu))
+	if (!qt_cpu_online(cpu))
 		cpu = 0;
 	ASSERT_EQ(0, qt_pin_self(cpu));
 	ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_BOOTTIME, 0, 0, NSEC_PER_MSEC,
@@ -647,7 +633,7 @@ TEST_F_TIMEOUT(failnth, read_regrows_heap, 300)
 	/* Still ticking, and nothing lost or doubled. */
 	ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(tick, rec.id);
-	ASSERT_EQ(0, hd_fdinfo(fd, &fi));
+	ASSERT_EQ(0, qt_fdinfo(fd, &fi));
 	EXPECT_EQ(fillers + 1, fi.timers);
 	EXPECT_LE(0, qt_cancel(fd, tick));
 	close(fd);

@@ -18,7 +18,7 @@
 #include <pthread.h>
 
 #include "kselftest_harness.h"
-#include "hardening.h"
+#include "helpers.h"
 
 #define MAX_TIMERS	(1 << 19)
 #define NR_ARMERS	2
@@ -84,7 +84,7 @@ static void *reader_fn(void *arg)
 			g.records++;
 			if (now < r->expires_ns) {
 				g.early++;
-				hd_diag("early: cookie %llu expires %lld read %lld",
+				qt_diag("early: cookie %llu expires %lld read %lld",
 					(unsigned long long)r->cookie,
 					(long long)r->expires_ns, (long long)now);
 			}
@@ -109,7 +109,7 @@ static void *reader_fn(void *arg)
 			    r->expires_ns == t->exp[1] ? 1 : -1;
 			if (v < 0) {
 				g.bad_expiry++;
-				hd_diag("cookie %llu expires %lld: no such schedule",
+				qt_diag("cookie %llu expires %lld: no such schedule",
 					(unsigned long long)r->cookie,
 					(long long)r->expires_ns);
 				continue;
@@ -118,7 +118,7 @@ static void *reader_fn(void *arg)
 				g.bad_flags++;
 			if (t->fate[v] == F_VOID && v == 1 && t->zero) {
 				g.resurrected++;
-				hd_diag("cookie %llu: record after its LAST record (MODIFY returned 0 yet re-armed it)",
+				qt_diag("cookie %llu: record after its LAST record (MODIFY returned 0 yet re-armed it)",
 					(unsigned long long)r->cookie);
 			} else if (t->fate[v] == F_PREVENTED || t->fate[v] == F_VOID) {
 				g.doubles++;
@@ -131,20 +131,20 @@ static void *reader_fn(void *arg)
 }
 
 struct armer {
-	struct hd_rng rng;
+	struct qt_rng rng;
 	long mine[4096];
 	int nr_mine;
 };
 
-static int pick_cpu(struct hd_rng *rng)
+static int pick_cpu(struct qt_rng *rng)
 {
-	unsigned int p = hd_below(rng, 100);
+	unsigned int p = qt_rand_below(rng, 100);
 
 	if (p < 40)
 		return -1;	/* unpinned */
 	if (p < 50 || !g.nr_cpus)
 		return 0;
-	return g.cpus[hd_below(rng, g.nr_cpus)];
+	return g.cpus[qt_rand_below(rng, g.nr_cpus)];
 }
 
 static void arm_batch(struct armer *a)
@@ -160,7 +160,7 @@ static void arm_batch(struct armer *a)
 		int cpu = pick_cpu(&a->rng);
 
 		t->exp[0] = qt_now(CLOCK_MONOTONIC) +
-			    hd_below(&a->rng, 300 * NSEC_PER_MSEC);
+			    qt_rand_below(&a->rng, 300 * NSEC_PER_MSEC);
 		t->fate[0] = F_LIVE;
 		ops[i] = qt_op(CLOCK_MONOTONIC, QTIMER_F_ABSTIME, t->exp[0], 0,
 			       first + i);
@@ -173,7 +173,7 @@ static void arm_batch(struct armer *a)
 	ret = qt_submit(g.fd, ops, 64, 0, NULL);
 	if (ret != 64) {
 		g.errors++;
-		hd_diag("SUBMIT: %d", ret);
+		qt_diag("SUBMIT: %d", ret);
 		return;
 	}
 	for (i = 0; i < 64; i++) {
@@ -189,7 +189,7 @@ static void arm_batch(struct armer *a)
 		if (ops[i].result) {
 			t->fate[0] = F_VOID;
 			g.errors++;
-			hd_diag("ARM on cpu %u: %d", ops[i].cpu, ops[i].result);
+			qt_diag("ARM on cpu %u: %d", ops[i].cpu, ops[i].result);
 			continue;
 		}
 		t->id = ops[i].id;
@@ -201,14 +201,14 @@ static void arm_batch(struct armer *a)
 
 static void cancel_or_modify(struct armer *a)
 {
-	int k = hd_below(&a->rng, a->nr_mine), ret, v;
+	int k = qt_rand_below(&a->rng, a->nr_mine), ret, v;
 	struct ht *t = &g.t[a->mine[k]];
 
 	a->mine[k] = a->mine[--a->nr_mine];
 	v = t->cur;
-	if (v == 0 && hd_chance(&a->rng, 50)) {
+	if (v == 0 && qt_chance(&a->rng, 50)) {
 		t->exp[1] = qt_now(CLOCK_MONOTONIC) +
-			    hd_below(&a->rng, 200 * NSEC_PER_MSEC) + 1;
+			    qt_rand_below(&a->rng, 200 * NSEC_PER_MSEC) + 1;
 		if (t->exp[1] == t->exp[0])
 			t->exp[1]++;
 		t->fate[1] = F_LIVE;
@@ -224,12 +224,12 @@ static void cancel_or_modify(struct armer *a)
 			t->fate[1] = F_VOID;
 			if (!ret) {
 				g.zero++;
-				hd_diag("MODIFY of one-shot %d returned 0, not -ENOENT",
+				qt_diag("MODIFY of one-shot %d returned 0, not -ENOENT",
 					(int)(t - g.t));
 			}
 		} else {
 			g.errors++;
-			hd_diag("MODIFY: %d", ret);
+			qt_diag("MODIFY: %d", ret);
 		}
 		return;
 	}
@@ -240,13 +240,13 @@ static void cancel_or_modify(struct armer *a)
 	else if (ret == -ENOENT || ret == 0) {
 		if (!ret) {
 			g.zero++;
-			hd_diag("CANCEL of one-shot %d returned 0, not -ENOENT",
+			qt_diag("CANCEL of one-shot %d returned 0, not -ENOENT",
 				(int)(t - g.t));
 		}
 		t->fate[v] = F_GONE;
 	} else {
 		g.errors++;
-		hd_diag("CANCEL: %d", ret);
+		qt_diag("CANCEL: %d", ret);
 	}
 }
 
@@ -256,49 +256,29 @@ static void *armer_fn(void *p)
 
 	while (!g.stop) {
 		arm_batch(a);
-		while (a->nr_mine > 256 || (a->nr_mine && hd_chance(&a->rng, 30)))
+		while (a->nr_mine > 256 || (a->nr_mine && qt_chance(&a->rng, 30)))
 			cancel_or_modify(a);
-		qt_sleep_ns(hd_below(&a->rng, 5 * NSEC_PER_MSEC));
+		qt_sleep_ns(qt_rand_below(&a->rng, 5 * NSEC_PER_MSEC));
 	}
 	return NULL;
 }
 
-static char *online_path(int cpu, char *buf, size_t len)
-{
-	snprintf(buf, len, "/sys/devices/system/cpu/cpu%d/online", cpu);
-	return buf;
-}
-
-static int set_online(int cpu, int on)
-{
-	char path[96];
-	int tries, ret = 0;
-
-	for (tries = 0; tries < 50; tries++) {
-		ret = qt_sysfs_write(online_path(cpu, path, sizeof(path)), on);
-		if (ret != -EBUSY && ret != -EAGAIN)
-			break;
-		qt_sleep_ms(20);
-	}
-	return ret;
-}
-
 static void *hotplug_fn(void *p)
 {
-	struct hd_rng *rng = p;
+	struct qt_rng *rng = p;
 
 	while (!g.stop) {
-		int cpu = g.cpus[hd_below(rng, g.nr_cpus)];
-		int ret = set_online(cpu, !hd_cpu_online(cpu));
+		int cpu = g.cpus[qt_rand_below(rng, g.nr_cpus)];
+		int ret = qt_cpu_set_online(cpu, !qt_cpu_online(cpu));
 
 		if (ret) {
 			g.errors++;
-			hd_diag("cpu%d online: %d", cpu, ret);
+			qt_diag("cpu%d online: %d", cpu, ret);
 			qt_sleep_ms(100);
 		} else {
 			g.toggles++;
 		}
-		qt_sleep_ns(hd_below(rng, 30 * NSEC_PER_MSEC));
+		qt_sleep_ns(qt_rand_below(rng, 30 * NSEC_PER_MSEC));
 	}
 	return NULL;
 }
@@ -318,7 +298,7 @@ FIXTURE_SETUP(hp)
 	for (cpu = 1; cpu < g.nr_all && g.nr_cpus < MAX_HP_CPUS; cpu++) {
 		unsigned long long v;
 
-		if (!qt_sysfs_read(online_path(cpu, path, sizeof(path)), &v) &&
+		if (!qt_sysfs_read(qt_cpu_online_path(cpu, path, sizeof(path)), &v) &&
 		    v == 1 && !access(path, W_OK))
 			g.cpus[g.nr_cpus++] = cpu;
 	}
@@ -330,19 +310,19 @@ FIXTURE_TEARDOWN(hp)
 	int i;
 
 	for (i = 0; i < g.nr_cpus; i++)
-		if (!hd_cpu_online(g.cpus[i]))
-			EXPECT_EQ(0, set_online(g.cpus[i], 1));
+		if (!qt_cpu_online(g.cpus[i]))
+			EXPECT_EQ(0, qt_cpu_set_online(g.cpus[i], 1));
 	if (g.t)
 		munmap(g.t, MAX_TIMERS * sizeof(*g.t));
 }
 
 TEST_F_TIMEOUT(hp, storm, 3700)
 {
-	int secs = hd_stress_seconds(5), i;
-	uint64_t seed = hd_tunable("QT_SEED", 0) ?: (uint64_t)qt_now(CLOCK_REALTIME);
+	int secs = qt_stress_seconds(5), i;
+	uint64_t seed = qt_tunable("QT_SEED", 0) ?: (uint64_t)qt_now(CLOCK_REALTIME);
 	static struct armer armers[NR_ARMERS];
 	pthread_t at[NR_ARMERS], rt, ht;
-	struct hd_rng hrng;
+	struct qt_rng hrng;
 	long missing = 0, prevented_delivered = 0, n;
 	__s64 deadline;
 
@@ -372,10 +352,10 @@ TEST_F_TIMEOUT(hp, storm, 3700)
 
 	ASSERT_EQ(0, pthread_create(&rt, NULL, reader_fn, NULL));
 	for (i = 0; i < NR_ARMERS; i++) {
-		hd_rng_seed(&armers[i].rng, seed + i);
+		qt_rng_seed(&armers[i].rng, seed + i);
 		ASSERT_EQ(0, pthread_create(&at[i], NULL, armer_fn, &armers[i]));
 	}
-	hd_rng_seed(&hrng, seed + 100);
+	qt_rng_seed(&hrng, seed + 100);
 	ASSERT_EQ(0, pthread_create(&ht, NULL, hotplug_fn, &hrng));
 
 	qt_sleep_ns((__s64)secs * NSEC_PER_SEC);
@@ -384,8 +364,8 @@ TEST_F_TIMEOUT(hp, storm, 3700)
 	for (i = 0; i < NR_ARMERS; i++)
 		pthread_join(at[i], NULL);
 	for (i = 0; i < g.nr_cpus; i++)
-		if (!hd_cpu_online(g.cpus[i]))
-			ASSERT_EQ(0, set_online(g.cpus[i], 1));
+		if (!qt_cpu_online(g.cpus[i]))
+			ASSERT_EQ(0, qt_cpu_set_online(g.cpus[i], 1));
 
 	/* Everything armed is due within 300 ms; allow TCG a lot more. */
 	deadline = qt_now(CLOCK_MONOTONIC) + 15 * NSEC_PER_SEC;
@@ -423,7 +403,7 @@ TEST_F_TIMEOUT(hp, storm, 3700)
 				prevented_delivered++;
 			if ((t->fate[v] == F_LIVE || t->fate[v] == F_GONE) &&
 			    !t->delivered[v])
-				hd_diag("cookie %d schedule %d (%lld) never delivered", i,
+				qt_diag("cookie %d schedule %d (%lld) never delivered", i,
 					v, (long long)t->exp[v]);
 		}
 	}

@@ -56,7 +56,7 @@
 #include <pthread.h>
 
 #include "kselftest_harness.h"
-#include "hardening.h"
+#include "helpers.h"
 
 #define PARAM_FD	QT_PARAMS "max_timers_per_fd"
 #define PARAM_USER	QT_PARAMS "max_timers_per_user"
@@ -213,32 +213,6 @@ static void window_stats(struct lat_window *w, struct lat_stats *s)
 #define MS(ns)	((double)(ns) / NSEC_PER_MSEC)
 
 /*
- * A kernel with kmemleak or fault injection is a debug kernel (KASAN,
- * lockdep, kmemleak): under TCG it arms a timer in 0.2-0.9 ms, against
- * 1-2 us on a stock one.
- */
-static bool debug_kernel(void)
-{
-	return !access("/sys/kernel/debug/kmemleak", F_OK) ||
-	       !access("/sys/kernel/debug/failslab", F_OK);
-}
-
-static int set_online(int cpu, int on)
-{
-	char path[96];
-	int tries, ret = 0;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	for (tries = 0; tries < 50; tries++) {
-		ret = qt_sysfs_write(path, on);
-		if (ret != -EBUSY && ret != -EAGAIN)
-			break;
-		qt_sleep_ms(20);
-	}
-	return ret;
-}
-
-/*
  * The kernel's irqsoff latency tracer, where the kernel has it (debug-6.1):
  * the longest section with interrupts off while it was on, and where that
  * section started and ended.  Reported, not judged: the tracer costs time
@@ -246,18 +220,15 @@ static int set_online(int cpu, int on)
  */
 static const char *irqsoff_root(void)
 {
-	static const char *const roots[] = {
-		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
-	};
+	const char *root = qt_tracefs_root();
 	char path[80], buf[512];
-	unsigned int i;
 
-	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		snprintf(path, sizeof(path), "%s/available_tracers", roots[i]);
-		if (!hd_read_str(path, buf, sizeof(buf)) && strstr(buf, "irqsoff"))
-			return roots[i];
-	}
-	return NULL;
+	if (!root)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/available_tracers", root);
+	if (qt_read_str(path, buf, sizeof(buf)) || !strstr(buf, "irqsoff"))
+		return NULL;
+	return root;
 }
 
 static void irqsoff_write(const char *root, const char *file, const char *val)
@@ -265,7 +236,7 @@ static void irqsoff_write(const char *root, const char *file, const char *val)
 	char path[96];
 
 	snprintf(path, sizeof(path), "%s/%s", root, file);
-	hd_write_str(path, val);
+	qt_write_str(path, val);
 }
 
 /* Start (again) from no maximum. */
@@ -291,7 +262,7 @@ static void irqsoff_report(struct __test_metadata *_metadata, const char *root,
 	if (!root)
 		return;
 	snprintf(path, sizeof(path), "%s/tracing_max_latency", root);
-	if (hd_read_str(path, max, sizeof(max)))
+	if (qt_read_str(path, max, sizeof(max)))
 		return;
 	snprintf(path, sizeof(path), "%s/trace", root);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -312,7 +283,7 @@ static void irqsoff_report(struct __test_metadata *_metadata, const char *root,
 
 FIXTURE(latency)
 {
-	struct hd_knob knobs[2];
+	struct qt_knob knobs[2];
 	int nr_knobs;
 	int nr_online;
 	int cpu;		/* the victim's, which the attacks run on */
@@ -338,18 +309,18 @@ FIXTURE_SETUP(latency)
 	for (i = 0; i < 3; i++)
 		self->fds[i] = -1;
 	self->offline = -1;
-	self->n = hd_tunable("QT_LATENCY_TIMERS", debug_kernel() ? 4096 : 1000000);
+	self->n = qt_tunable("QT_LATENCY_TIMERS", qt_debug_kernel() ? 4096 : 1000000);
 	if (self->n < 1)
 		self->n = 1;
 	self->floor_ns = LAT_FLOOR_NS;
-	if (debug_kernel()) {
+	if (qt_debug_kernel()) {
 		/* Its own clock sets took 30 ms with next to no timers. */
 		self->floor_ns = 2 * LAT_FLOOR_NS;
 		TH_LOG("a debug kernel: %ld timers, too few for all but freeing to be slow",
 		       self->n);
 	}
 	for (cpu = 0; cpu < qt_nr_cpus(); cpu++) {
-		if (!hd_cpu_online(cpu))
+		if (!qt_cpu_online(cpu))
 			continue;
 		self->nr_online++;
 		self->cpu = cpu;
@@ -385,13 +356,13 @@ FIXTURE_SETUP(latency)
 		char buf[32];
 
 		snprintf(buf, sizeof(buf), "%ld", self->n + 1);
-		ASSERT_EQ(0, hd_knob_set(&self->knobs[self->nr_knobs++], PARAM_FD, buf));
+		ASSERT_EQ(0, qt_knob_set(&self->knobs[self->nr_knobs++], PARAM_FD, buf));
 	}
 	if (v.max_timers_per_user < 3ULL * self->n + 3) {
 		char buf[32];
 
 		snprintf(buf, sizeof(buf), "%ld", 3 * self->n + 3);
-		ASSERT_EQ(0, hd_knob_set(&self->knobs[self->nr_knobs++], PARAM_USER, buf));
+		ASSERT_EQ(0, qt_knob_set(&self->knobs[self->nr_knobs++], PARAM_USER, buf));
 	}
 	/* Everything but the attack itself runs off the victim's CPU. */
 	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
@@ -419,10 +390,10 @@ FIXTURE_TEARDOWN(latency)
 	victim_stop(&self->victim);
 	qt_pin_self(0);
 	if (self->offline >= 0)
-		EXPECT_EQ(0, set_online(self->offline, 1));
+		EXPECT_EQ(0, qt_cpu_set_online(self->offline, 1));
 	close_files(self);
 	for (i = self->nr_knobs - 1; i >= 0; i--)
-		EXPECT_EQ(0, hd_knob_restore(&self->knobs[i]));
+		EXPECT_EQ(0, qt_knob_restore(&self->knobs[i]));
 	free(self->ids);
 	if (self->idle && self->idle != MAP_FAILED)
 		munmap(self->idle, sizeof(*self->idle));
@@ -445,33 +416,31 @@ static __s64 scattered(__s64 base, __s64 span_ns, long k)
  * over [@base, @base + @span_ns); their ids into self->ids as far as it
  * goes.  Returns 0 or the first error.
  */
+struct arm_range {
+	long first;
+	int cpu;
+	__s64 base, span_ns;
+};
+
+static void arm_range_op(struct qtimer_op *op, long k, void *arg)
+{
+	const struct arm_range *r = arg;
+
+	k += r->first;
+	*op = qt_op(CLOCK_MONOTONIC, QTIMER_F_ABSTIME | QTIMER_F_CPU,
+		    scattered(r->base, r->span_ns, k), 0, k);
+	op->cpu = r->cpu;
+}
+
 static int arm_range(FIXTURE_DATA(latency) *self, int fd, long first, long n,
 		     int cpu, __s64 base, __s64 span_ns)
 {
-	static struct qtimer_op ops[QTIMER_SUBMIT_MAX];
-	long done = 0;
+	struct arm_range r = {
+		.first = first, .cpu = cpu, .base = base, .span_ns = span_ns,
+	};
 
-	while (done < n) {
-		int b = n - done < QTIMER_SUBMIT_MAX ? n - done : QTIMER_SUBMIT_MAX;
-		int i, ret;
-
-		for (i = 0; i < b; i++) {
-			long k = first + done + i;
-
-			ops[i] = qt_op(CLOCK_MONOTONIC,
-				       QTIMER_F_ABSTIME | QTIMER_F_CPU,
-				       scattered(base, span_ns, k), 0, k);
-			ops[i].opcode = QTIMER_OP_ARM;
-			ops[i].cpu = cpu;
-		}
-		ret = qt_submit(fd, ops, b, QTIMER_SUBMIT_STOP_ON_ERROR, NULL);
-		if (ret != b)
-			return ret < 0 ? ret : ops[ret - 1].result;
-		for (i = 0; i < b && first + done + i < self->nr_ids; i++)
-			self->ids[first + done + i] = ops[i].id;
-		done += b;
-	}
-	return 0;
+	return qt_arm_many(fd, n, arm_range_op, &r, self->ids + first,
+			   self->nr_ids - first);
 }
 
 /*
@@ -753,13 +722,6 @@ TEST_F_TIMEOUT(latency, close_frees_ready_queue, 300)
 	run_attack(_metadata, self, &close_unread);
 }
 
-static int set_realtime(__s64 ns)
-{
-	struct timespec ts = { .tv_sec = ns / NSEC_PER_SEC, .tv_nsec = ns % NSEC_PER_SEC };
-
-	return clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
-}
-
 /*
  * The clock is set to what it reads, counted on the monotonic clock, so
  * that however many sets move it by nothing.  The notifier runs on the
@@ -780,7 +742,7 @@ static void run_clock_sets(struct __test_metadata *_metadata,
 				    QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
 				    qt_now(CLOCK_REALTIME) + FAR_NS, 0, self->n,
 				    &id));
-		ASSERT_EQ(0, set_realtime(qt_now(CLOCK_MONOTONIC) + offset));
+		ASSERT_EQ(0, qt_set_realtime(qt_now(CLOCK_MONOTONIC) + offset));
 		/* The walk is over when the cancellation record is queued. */
 		ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
 		EXPECT_EQ(id, rec.id);
@@ -812,14 +774,14 @@ static void cpu_offline(struct __test_metadata *_metadata,
 {
 	ASSERT_EQ(0, qt_pin_self(self->cpu));
 	self->offline = self->doomed_cpu;
-	ASSERT_EQ(0, set_online(self->doomed_cpu, 0));
+	ASSERT_EQ(0, qt_cpu_set_online(self->doomed_cpu, 0));
 }
 
 static void cpu_online(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(latency) *self)
 {
 	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
-	ASSERT_EQ(0, set_online(self->doomed_cpu, 1));
+	ASSERT_EQ(0, qt_cpu_set_online(self->doomed_cpu, 1));
 	self->offline = -1;
 }
 
@@ -887,9 +849,8 @@ TEST_F_TIMEOUT(latency, cpu_offline_merges_heap, 300)
 		snprintf(self->skip, sizeof(self->skip),
 			 "needs three online CPUs: the victim's, the one that goes, one more");
 	if (!self->skip[0]) {
-		snprintf(path, sizeof(path),
-			 "/sys/devices/system/cpu/cpu%d/online", self->doomed_cpu);
-		if (access(path, W_OK) || !hd_cpu_online(1))
+		qt_cpu_online_path(self->doomed_cpu, path, sizeof(path));
+		if (access(path, W_OK) || !qt_cpu_online(1))
 			snprintf(self->skip, sizeof(self->skip),
 				 "cpu%d cannot go offline, or cpu1 is offline",
 				 self->doomed_cpu);

@@ -38,7 +38,7 @@
 #include <sys/syscall.h>
 
 #include "kselftest_harness.h"
-#include "hardening.h"
+#include "helpers.h"
 
 #define NR_WORKERS_DEF	4
 #define NR_READERS	2
@@ -260,10 +260,10 @@ static void account(const struct qtimer_record *rec, uint64_t rticket,
 }
 
 /* Read what is there (O_NONBLOCK file) and account it. */
-static int drain(int fd, struct hd_rng *rng, int reader)
+static int drain(int fd, struct qt_rng *rng, int reader)
 {
 	struct qtimer_record recs[64];
-	size_t want = 1 + hd_below(rng, 64);
+	size_t want = 1 + qt_rand_below(rng, 64);
 	uint64_t t = ticket();
 	__s64 now[3];
 	ssize_t n;
@@ -272,7 +272,7 @@ static int drain(int fd, struct hd_rng *rng, int reader)
 	if (reader >= 0)
 		atomic_store(&sh->inflight[reader], t);
 	/* A length that is not a multiple of the record size is fine too. */
-	n = read(fd, recs, want * sizeof(recs[0]) + hd_below(rng, 2) * 7);
+	n = read(fd, recs, want * sizeof(recs[0]) + qt_rand_below(rng, 2) * 7);
 	for (i = 0; i < 3; i++)
 		now[i] = qt_now(clocks[i]);
 	if (n < 0) {
@@ -298,9 +298,9 @@ struct reader_arg {
 static void *reader_fn(void *p)
 {
 	struct reader_arg *a = p;
-	struct hd_rng rng;
+	struct qt_rng rng;
 
-	hd_rng_seed(&rng, a->seed);
+	qt_rng_seed(&rng, a->seed);
 	while (!atomic_load(&sh->stop_readers)) {
 		struct pollfd pfd[2] = {
 			{ .fd = sh->fds[0], .events = POLLIN },
@@ -321,7 +321,7 @@ static void *reader_fn(void *p)
 
 struct worker {
 	int idx;
-	struct hd_rng rng;
+	struct qt_rng rng;
 	uint32_t base;			/* first table slot */
 	uint32_t free[PER_WORKER];
 	int nr_free;
@@ -338,8 +338,8 @@ struct worker {
 static int fd_of(struct worker *w, int fdk)
 {
 	if (fdk == FD_PRIV)
-		return w->priv_dup >= 0 && hd_chance(&w->rng, 50) ? w->priv_dup : w->priv;
-	if (w->sdup >= 0 && w->sdup_k == fdk && hd_chance(&w->rng, 50))
+		return w->priv_dup >= 0 && qt_chance(&w->rng, 50) ? w->priv_dup : w->priv;
+	if (w->sdup >= 0 && w->sdup_k == fdk && qt_chance(&w->rng, 50))
 		return w->sdup;
 	return sh->fds[fdk];
 }
@@ -495,7 +495,7 @@ static void reap(struct worker *w, int budget)
 	int i;
 
 	for (i = 0; i < w->nr_live && budget > 0; budget--) {
-		int j = hd_below(&w->rng, w->nr_live);
+		int j = qt_rand_below(&w->rng, w->nr_live);
 		struct ent *e = &sh->tbl[w->live[j]];
 		bool over;
 
@@ -515,19 +515,19 @@ static void reap(struct worker *w, int budget)
 
 static __s64 pick_expiry(struct worker *w, int clockid, bool *abs)
 {
-	struct hd_rng *r = &w->rng;
-	unsigned int p = hd_below(r, 100);
+	struct qt_rng *r = &w->rng;
+	unsigned int p = qt_rand_below(r, 100);
 	__s64 rel;
 
 	if (p < 60)
-		rel = hd_below(r, 20 * NSEC_PER_MSEC);
+		rel = qt_rand_below(r, 20 * NSEC_PER_MSEC);
 	else if (p < 85)
-		rel = 20 * NSEC_PER_MSEC + hd_below(r, 180 * NSEC_PER_MSEC);
+		rel = 20 * NSEC_PER_MSEC + qt_rand_below(r, 180 * NSEC_PER_MSEC);
 	else if (p < 95)
-		rel = NSEC_PER_SEC + hd_below(r, 2 * NSEC_PER_SEC);
+		rel = NSEC_PER_SEC + qt_rand_below(r, 2 * NSEC_PER_SEC);
 	else
-		rel = -(__s64)hd_below(r, 10 * NSEC_PER_MSEC);	/* the past */
-	*abs = rel < 0 || hd_chance(r, 50);
+		rel = -(__s64)qt_rand_below(r, 10 * NSEC_PER_MSEC);	/* the past */
+	*abs = rel < 0 || qt_chance(r, 50);
 	return *abs ? qt_now(clockid) + rel : rel;
 }
 
@@ -535,7 +535,7 @@ static __s64 pick_expiry(struct worker *w, int clockid, bool *abs)
 static void prep_arm(struct worker *w, struct ent *e, struct qtimer_op *op,
 		     bool periodic, int fdk)
 {
-	int clockid = clocks[hd_below(&w->rng, 3)];
+	int clockid = clocks[qt_rand_below(&w->rng, 3)];
 	bool abs;
 	__s64 x;
 
@@ -545,8 +545,8 @@ static void prep_arm(struct worker *w, struct ent *e, struct qtimer_op *op,
 	e->fdk = fdk;
 	e->period = 0;
 	if (periodic) {
-		e->period = NSEC_PER_MSEC + hd_below(&w->rng, 9 * NSEC_PER_MSEC);
-		x = qt_now(clockid) + hd_below(&w->rng, 10 * NSEC_PER_MSEC);
+		e->period = NSEC_PER_MSEC + qt_rand_below(&w->rng, 9 * NSEC_PER_MSEC);
+		x = qt_now(clockid) + qt_rand_below(&w->rng, 10 * NSEC_PER_MSEC);
 		abs = true;
 	} else {
 		x = pick_expiry(w, clockid, &abs);
@@ -557,12 +557,12 @@ static void prep_arm(struct worker *w, struct ent *e, struct qtimer_op *op,
 	op->expires_ns = x;
 	op->period_ns = e->period;
 	op->cookie = ent_cookie(e);
-	if (hd_chance(&w->rng, 15)) {
+	if (qt_chance(&w->rng, 15)) {
 		op->flags |= QTIMER_F_CPU;
-		op->cpu = hd_below(&w->rng, sh->nr_cpus);
+		op->cpu = qt_rand_below(&w->rng, sh->nr_cpus);
 	}
-	if (hd_chance(&w->rng, 20))
-		op->slack_ns = hd_below(&w->rng, NSEC_PER_MSEC);
+	if (qt_chance(&w->rng, 20))
+		op->slack_ns = qt_rand_below(&w->rng, NSEC_PER_MSEC);
 	if (abs) {
 		e->lo[0] = e->hi[0] = x;
 	} else {
@@ -597,9 +597,9 @@ static void arm_done(struct worker *w, struct ent *e, const struct qtimer_op *op
 static void prep_modify(struct worker *w, struct ent *e, struct qtimer_op *op)
 {
 	uint32_t v = e->cur + 1, u;
-	__s64 x = qt_now(e->clock) + hd_below(&w->rng, 30 * NSEC_PER_MSEC);
+	__s64 x = qt_now(e->clock) + qt_rand_below(&w->rng, 30 * NSEC_PER_MSEC);
 
-	if (hd_chance(&w->rng, 10))
+	if (qt_chance(&w->rng, 10))
 		x += NSEC_PER_SEC;
 	for (;;) {
 		bool clash = false;
@@ -616,8 +616,8 @@ static void prep_modify(struct worker *w, struct ent *e, struct qtimer_op *op)
 	op->id = atomic_load(&e->id);
 	op->flags = QTIMER_F_ABSTIME;
 	op->expires_ns = x;
-	if (hd_chance(&w->rng, 20))
-		op->slack_ns = hd_below(&w->rng, NSEC_PER_MSEC);
+	if (qt_chance(&w->rng, 20))
+		op->slack_ns = qt_rand_below(&w->rng, NSEC_PER_MSEC);
 	e->lo[v] = e->hi[v] = x;
 	e->fate[v] = F_LIVE;
 	atomic_store(&e->nsched, v + 1);
@@ -687,7 +687,7 @@ static struct ent *pick_live(struct worker *w, bool oneshot_only)
 	int tries;
 
 	for (tries = 0; tries < 8 && w->nr_live; tries++) {
-		struct ent *e = &sh->tbl[w->live[hd_below(&w->rng, w->nr_live)]];
+		struct ent *e = &sh->tbl[w->live[qt_rand_below(&w->rng, w->nr_live)]];
 
 		if (atomic_load(&e->ostate) != O_LIVE)
 			continue;
@@ -700,7 +700,7 @@ static struct ent *pick_live(struct worker *w, bool oneshot_only)
 
 static int pick_fdk(struct worker *w)
 {
-	unsigned int p = hd_below(&w->rng, 100);
+	unsigned int p = qt_rand_below(&w->rng, 100);
 
 	return p < 35 ? FD_S0 : p < 70 ? FD_S1 : FD_PRIV;
 }
@@ -714,7 +714,7 @@ static void op_arm(struct worker *w, bool periodic)
 	if (!e)
 		return;
 	prep_arm(w, e, &op, periodic, fdk);
-	op.opcode = hd_chance(&w->rng, 50) ? QTIMER_OP_ARM : 0;
+	op.opcode = qt_chance(&w->rng, 50) ? QTIMER_OP_ARM : 0;
 	ret = qt_arm_op(fd_of(w, fdk), &op);
 	arm_done(w, e, &op, ret);
 }
@@ -747,13 +747,13 @@ static void op_submit(struct worker *w)
 {
 	struct qtimer_op ops[16];
 	struct ent *ents[16];
-	int kinds[16], nr = 0, want = 1 + hd_below(&w->rng, 16), i, ret;
+	int kinds[16], nr = 0, want = 1 + qt_rand_below(&w->rng, 16), i, ret;
 	int tries = 0;
 	int fdk = pick_fdk(w);
 	uint64_t t;
 
 	while (nr < want && tries++ < 4 * want) {
-		unsigned int p = hd_below(&w->rng, 100);
+		unsigned int p = qt_rand_below(&w->rng, 100);
 		struct ent *e = NULL;
 		int j;
 
@@ -871,7 +871,7 @@ static void op_fork(struct worker *w)
 		for (i = 0; i < FORK_TIMERS; i++) {
 			struct ent *e = ent_alloc(w);
 			struct qtimer_op op;
-			int fdk = hd_chance(&w->rng, 50) ? FD_S0 : FD_S1;
+			int fdk = qt_chance(&w->rng, 50) ? FD_S0 : FD_S1;
 
 			prep_arm(w, e, &op, false, fdk);
 			arm_done(w, e, &op, qt_arm_op(sh->fds[fdk], &op));
@@ -879,9 +879,9 @@ static void op_fork(struct worker *w)
 		for (i = k; i < w->nr_live; i++) {
 			struct ent *e = &sh->tbl[w->live[i]];
 
-			if (hd_chance(&w->rng, 30))
+			if (qt_chance(&w->rng, 30))
 				op_cancel(w, e);
-			else if (hd_chance(&w->rng, 30))
+			else if (qt_chance(&w->rng, 30))
 				op_modify(w, e);
 		}
 		fd = qt_open(O_NONBLOCK);
@@ -926,7 +926,7 @@ static void *worker_fn(void *p)
 
 	worker_init_fds(w);
 	while (!atomic_load(&sh->stop)) {
-		unsigned int r = hd_below(&w->rng, 1000);
+		unsigned int r = qt_rand_below(&w->rng, 1000);
 
 		atomic_fetch_add(&sh->ops, 1);
 		if (r < 300)
@@ -946,7 +946,7 @@ static void *worker_fn(void *p)
 				close(w->sdup);
 				w->sdup = -1;
 			} else {
-				w->sdup_k = hd_below(&w->rng, 2);
+				w->sdup_k = qt_rand_below(&w->rng, 2);
 				w->sdup = dup(sh->fds[w->sdup_k]);
 				atomic_fetch_add(&sh->dups, 1);
 			}
@@ -964,7 +964,7 @@ static void *worker_fn(void *p)
 		} else if (r < 980) {
 			sched_yield();
 		} else {
-			qt_sleep_ns(hd_below(&w->rng, 2 * NSEC_PER_MSEC));
+			qt_sleep_ns(qt_rand_below(&w->rng, 2 * NSEC_PER_MSEC));
 		}
 		reap(w, 4);
 	}
@@ -1005,7 +1005,7 @@ FIXTURE(race)
 
 FIXTURE_SETUP(race)
 {
-	int nr = hd_tunable("QT_RACE_WORKERS", NR_WORKERS_DEF);
+	int nr = qt_tunable("QT_RACE_WORKERS", NR_WORKERS_DEF);
 
 	if (nr < 1 || nr > 64)
 		nr = NR_WORKERS_DEF;
@@ -1051,11 +1051,11 @@ static bool shared_pending(void)
 
 TEST_F_TIMEOUT(race, stress, 3700)
 {
-	int secs = hd_stress_seconds(5), nr = sh->nr_workers, i, v;
-	uint64_t seed = hd_tunable("QT_SEED", 0) ?: (uint64_t)qt_now(CLOCK_REALTIME);
+	int secs = qt_stress_seconds(5), nr = sh->nr_workers, i, v;
+	uint64_t seed = qt_tunable("QT_SEED", 0) ?: (uint64_t)qt_now(CLOCK_REALTIME);
 	pthread_t wt[64], rt[NR_READERS];
 	struct reader_arg ra[NR_READERS];
-	struct hd_fdinfo fi;
+	struct qt_fdinfo fi;
 	__s64 deadline;
 	uint32_t e;
 
@@ -1071,7 +1071,7 @@ TEST_F_TIMEOUT(race, stress, 3700)
 		struct worker *w = &self->workers[i];
 
 		w->idx = i;
-		hd_rng_seed(&w->rng, seed + i);
+		qt_rng_seed(&w->rng, seed + i);
 		w->base = i * PER_WORKER;
 		for (e = 0; e < PER_WORKER; e++)
 			w->free[w->nr_free++] = w->base + PER_WORKER - 1 - e;
@@ -1092,9 +1092,9 @@ TEST_F_TIMEOUT(race, stress, 3700)
 
 	/* Anything still queued now was not expected: account it. */
 	{
-		struct hd_rng rng;
+		struct qt_rng rng;
 
-		hd_rng_seed(&rng, seed);
+		qt_rng_seed(&rng, seed);
 		for (i = 0; i < 2; i++)
 			while (drain(sh->fds[i], &rng, -1) > 0)
 				;
@@ -1107,7 +1107,7 @@ TEST_F_TIMEOUT(race, stress, 3700)
 			ent_verify(&sh->tbl[e], true);
 	/* Everything left on the shared files was cancelled or delivered. */
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, hd_fdinfo(sh->fds[i], &fi));
+		ASSERT_EQ(0, qt_fdinfo(sh->fds[i], &fi));
 		if (fi.timers || fi.pending)
 			violation(V_FDINFO, "shared file %d: timers %lld pending %lld",
 				  i, fi.timers, fi.pending);
@@ -1362,7 +1362,7 @@ TEST(cancel_oneshot_then_its_copy_fails)
 	int fd = qt_open(O_NONBLOCK);
 	struct qtimer_record rec;
 	struct held_read h;
-	struct hd_fdinfo fi;
+	struct qt_fdinfo fi;
 	__u64 id;
 
 	ASSERT_LE(0, fd);
@@ -1375,7 +1375,7 @@ TEST(cancel_oneshot_then_its_copy_fails)
 		TH_LOG("id %#llx: a record after CANCEL said -ENOENT (cookie %llu)",
 		       (unsigned long long)id, (unsigned long long)rec.cookie);
 	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
-	ASSERT_EQ(0, hd_fdinfo(fd, &fi));
+	ASSERT_EQ(0, qt_fdinfo(fd, &fi));
 	EXPECT_EQ(0, fi.timers);
 	EXPECT_EQ(0, fi.pending);
 	close(fd);
@@ -1426,12 +1426,11 @@ TEST(oneshot_copy_fails_record_stays)
  */
 static int set_realtime_now(void)
 {
-	struct timespec ts;
+	int ret = qt_set_realtime(qt_now(CLOCK_REALTIME));
 
-	if (clock_gettime(CLOCK_REALTIME, &ts) || clock_settime(CLOCK_REALTIME, &ts))
-		return -errno;
-	qt_sleep_ms(100);
-	return 0;
+	if (!ret)
+		qt_sleep_ms(100);
+	return ret;
 }
 
 /*

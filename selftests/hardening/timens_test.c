@@ -18,7 +18,7 @@
 #include <sched.h>
 
 #include "kselftest_harness.h"
-#include "hardening.h"
+#include "helpers.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME	0x00000080
@@ -27,40 +27,9 @@
 #define OFF_MONO	(100 * NSEC_PER_SEC)
 #define OFF_BOOT	(200 * NSEC_PER_SEC)
 
-/*
- * Fork a child into a fresh time namespace and return its pid to the
- * parent; 0 in the child; -errno, or 1 for "not supported".
- */
-static int fork_into_timens_offsets(const char *offs)
-{
-	int fd, ret;
-	pid_t pid;
-
-	if (unshare(CLONE_NEWTIME))
-		return errno == EINVAL || errno == EPERM || errno == ENOSYS ? -1000 : -errno;
-	fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, offs, strlen(offs)) == (ssize_t)strlen(offs) ? 0 : -errno;
-	close(fd);
-	if (ret)
-		return ret;
-	pid = fork();
-	return pid < 0 ? -errno : pid;
-}
-
 static int fork_into_timens(void)
 {
-	return fork_into_timens_offsets("monotonic 100 0\nboottime 200 0\n");
-}
-
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return qt_fork_into_timens("monotonic 100 0\nboottime 200 0\n");
 }
 
 /* In the child: a failed check exits with its line number (mod 256). */
@@ -76,14 +45,14 @@ static int wait_child(pid_t pid)
 
 #define RUN_IN_TIMENS_OFFSETS(fork_expr, body) do {			\
 	int __pid = (fork_expr);					\
-	if (__pid == -1000)						\
+	if (__pid == QT_NO_TIMENS)					\
 		SKIP(return, "no time namespaces (CONFIG_TIME_NS) or no privilege"); \
 	ASSERT_LE(0, __pid);						\
 	if (!__pid) {							\
 		body;							\
 		_exit(0);						\
 	}								\
-	ASSERT_EQ(0, wait_child(__pid));				\
+	ASSERT_EQ(0, qt_wait_child(__pid));				\
 } while (0)
 
 /* The namespace has these offsets in seconds ("%-10s %10lld %9ld" lines). */
@@ -122,11 +91,11 @@ static void child_many_absolute(void)
 	struct qtimer_record recs[N];
 	__s64 stamp[N], t0[2];
 	int fd = qt_open(O_NONBLOCK), i, n;
-	struct hd_rng rng;
+	struct qt_rng rng;
 
 	child_sees_offsets();
 	CHECK(fd >= 0);
-	hd_rng_seed(&rng, qt_now(CLOCK_MONOTONIC));
+	qt_rng_seed(&rng, qt_now(CLOCK_MONOTONIC));
 	t0[0] = qt_now(CLOCK_MONOTONIC);
 	t0[1] = qt_now(CLOCK_BOOTTIME);
 	/* The namespace's clocks really are ahead of the machine's uptime. */
@@ -137,7 +106,7 @@ static void child_many_absolute(void)
 		clk[i] = c ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
 		/* The first two exactly 200 ms out, the rest 0-300 ms. */
 		when[i] = t0[c] + (i < 2 ? 200 * NSEC_PER_MSEC :
-				   (__s64)hd_below(&rng, 300 * NSEC_PER_MSEC));
+				   (__s64)qt_rand_below(&rng, 300 * NSEC_PER_MSEC));
 		CHECK(!qt_arm(fd, clk[i], QTIMER_F_ABSTIME, when[i], 0, i, NULL));
 	}
 	n = 0;
@@ -295,7 +264,7 @@ TEST(record_is_in_the_readers_view)
 		_exit(0);
 	}
 	ASSERT_EQ(sizeof(ns_when), read(pipefd[0], &ns_when, sizeof(ns_when)));
-	ASSERT_EQ(0, wait_child(pid));
+	ASSERT_EQ(0, qt_wait_child(pid));
 	ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(1, rec.cookie);
 	EXPECT_EQ(ns_when - OFF_MONO, rec.expires_ns);
@@ -335,7 +304,7 @@ static void child_behind_host(void)
 				      INT64_MAX - NSEC_PER_SEC + 1 };
 	static const int clocks[] = { CLOCK_MONOTONIC, CLOCK_BOOTTIME };
 	struct qtimer_record rec;
-	struct hd_fdinfo fi;
+	struct qt_fdinfo fi;
 	int fd = qt_open(O_NONBLOCK);
 	unsigned int i, c;
 	__u64 id;
@@ -351,7 +320,7 @@ static void child_behind_host(void)
 	}
 	for (i = 0; i < sizeof(huge) / sizeof(huge[0]); i++)
 		CHECK(qt_modify(fd, id, QTIMER_F_ABSTIME, huge[i], 0, 0) == -EOVERFLOW);
-	CHECK(!hd_fdinfo(fd, &fi));
+	CHECK(!qt_fdinfo(fd, &fi));
 	CHECK(fi.timers == 1);
 	/* The refused MODIFYs left the timer as it was: it fires on time. */
 	CHECK(qt_collect(fd, &rec, 1, QT_ARRIVE_MS) == 1);
@@ -365,7 +334,7 @@ static void child_behind_host(void)
 TEST(absolute_expiry_overflow_in_namespace_behind_host)
 {
 	RUN_IN_TIMENS_OFFSETS(
-		fork_into_timens_offsets("monotonic -1 0\nboottime -1 0\n"),
+		qt_fork_into_timens("monotonic -1 0\nboottime -1 0\n"),
 		child_behind_host());
 }
 
