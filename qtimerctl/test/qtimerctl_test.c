@@ -34,16 +34,10 @@
 #include <linux/qtimer_netlink.h>
 
 #include "kselftest_harness.h"
-
-#ifndef CLOCK_BOOTTIME
-#define CLOCK_BOOTTIME 7
-#endif
+#include "helpers.h"
 
 #define QT_MODULE	"/sys/module/qtimer"
-#define QT_PARAMS	QT_MODULE "/parameters/"
 #define NOBODY		65534
-/* TCG guests are slow: how long to wait for something that must happen. */
-#define ARRIVE_MS	5000
 
 /* --- running qtimerctl -------------------------------------------------- */
 
@@ -138,90 +132,6 @@ static bool module_loaded(void)
 	if (!module_loaded())						\
 		SKIP(return, "qtimer module not loaded");		\
 } while (0)
-
-/* --- module parameters -------------------------------------------------- */
-
-static long long param_get(const char *name)
-{
-	char path[128], buf[32];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), QT_PARAMS "%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f))
-		v = strtoll(buf, NULL, 10);
-	fclose(f);
-	return v;
-}
-
-static int param_set(const char *name, long long v)
-{
-	char path[128];
-	FILE *f;
-	int ret;
-
-	snprintf(path, sizeof(path), QT_PARAMS "%s", name);
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	ret = fprintf(f, "%lld\n", v) < 0 ? -EIO : 0;
-	if (fclose(f))
-		ret = -errno;
-	return ret;
-}
-
-/* --- raw ioctls --------------------------------------------------------- */
-
-static int qt_open(void)
-{
-	int fd = open("/dev/qtimer", O_RDWR | O_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
-}
-
-static int qt_arm(int fd, unsigned int clockid, long long expires_ns,
-		  unsigned long long *id)
-{
-	struct qtimer_op op = {
-		.clockid = clockid,
-		.expires_ns = expires_ns,
-	};
-
-	if (ioctl(fd, QTIMER_IOC_ARM, &op) < 0)
-		return -errno;
-	if (id)
-		*id = op.id;
-	return 0;
-}
-
-/* Read until @want records arrived or ARRIVE_MS passed; returns how many. */
-static int qt_collect(int fd, int want)
-{
-	struct qtimer_record recs[64];
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int got = 0;
-	ssize_t n;
-
-	while (got < want) {
-		if (poll(&pfd, 1, ARRIVE_MS) <= 0)
-			break;
-		n = read(fd, recs, sizeof(recs));
-		if (n < 0)
-			break;
-		got += n / sizeof(recs[0]);
-	}
-	return got;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 /* --- reading qtimerctl's output ----------------------------------------- */
 
@@ -584,6 +494,7 @@ TEST(stats_count_fired_timers)
 {
 	static struct run r;
 	const long long nr = 8;
+	struct qtimer_record recs[8];
 	long long before, fired = -1, armed_before, lateness;
 	const char *total;
 	int fd, i, waited;
@@ -595,21 +506,22 @@ TEST(stats_count_fired_timers)
 	armed_before = json_num_after(json_total(r.out), "armed");
 	ASSERT_LE(0, before);
 
-	fd = qt_open();
+	fd = qt_open(0);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < nr; i++)
-		ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 1000000 + i * 100000, NULL));
-	ASSERT_EQ(nr, qt_collect(fd, nr));
+		ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 1000000 + i * 100000,
+				    0, 0, NULL));
+	ASSERT_EQ(nr, qt_collect(fd, recs, nr, QT_ARRIVE_MS));
 
 	/*
 	 * The expirer adds to "fired" after it queued the records, so a fast
 	 * reader may ask a moment before the count lands.
 	 */
-	for (waited = 0; waited < ARRIVE_MS; waited += 50) {
+	for (waited = 0; waited < QT_ARRIVE_MS; waited += 50) {
 		fired = total_fired();
 		if (fired >= before + nr)
 			break;
-		sleep_ms(50);
+		qt_sleep_ms(50);
 	}
 	EXPECT_LE(before + nr, fired);
 
@@ -628,10 +540,10 @@ TEST(stats_heap_entries)
 	int fd, i;
 
 	NEED_MODULE();
-	fd = qt_open();
+	fd = qt_open(0);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 5; i++)
-		ASSERT_EQ(0, qt_arm(fd, CLOCK_BOOTTIME, 3600LL * 1000000000, NULL));
+		ASSERT_EQ(0, qt_arm(fd, CLOCK_BOOTTIME, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
 	ASSERT_EQ(0, RUN(&r, "stats", "--json"));
 	ASSERT_EQ(0, r.status);
 	EXPECT_LE(5, json_heap_entries(json_total(r.out), "boottime"));
@@ -661,18 +573,18 @@ TEST(config_get)
 	ASSERT_EQ(0, RUN(&r, "config", "get"));
 	ASSERT_EQ(0, r.status) TH_LOG("stderr: %s", r.err);
 	snprintf(want, sizeof(want), "max_timers_per_fd: %lld\nmax_timers_per_user: %lld\n",
-		 param_get("max_timers_per_fd"), param_get("max_timers_per_user"));
+		 qt_param_get("max_timers_per_fd"), qt_param_get("max_timers_per_user"));
 	EXPECT_STREQ(want, r.out);
 
 	ASSERT_EQ(0, RUN(&r, "config", "get", "max_timers_per_user"));
 	ASSERT_EQ(0, r.status);
-	snprintf(want, sizeof(want), "%lld\n", param_get("max_timers_per_user"));
+	snprintf(want, sizeof(want), "%lld\n", qt_param_get("max_timers_per_user"));
 	EXPECT_STREQ(want, r.out);
 
 	ASSERT_EQ(0, RUN(&r, "config", "get", "--json"));
 	ASSERT_EQ(0, r.status);
 	EXPECT_EQ(1, json_lines(r.out));
-	EXPECT_EQ(param_get("max_timers_per_fd"),
+	EXPECT_EQ(qt_param_get("max_timers_per_fd"),
 		  json_num_after(r.out, "max_timers_per_fd"));
 }
 
@@ -688,8 +600,8 @@ FIXTURE_SETUP(caps)
 		SKIP(return, "qtimer module not loaded");
 	if (geteuid())
 		SKIP(return, "changing the caps needs root");
-	self->per_fd = param_get("max_timers_per_fd");
-	self->per_user = param_get("max_timers_per_user");
+	self->per_fd = qt_param_get("max_timers_per_fd");
+	self->per_user = qt_param_get("max_timers_per_user");
 	ASSERT_LT(0, self->per_fd);
 	ASSERT_LT(0, self->per_user);
 }
@@ -703,9 +615,9 @@ FIXTURE_SETUP(caps)
 FIXTURE_TEARDOWN(caps)
 {
 	if (self->per_fd > 0)
-		EXPECT_EQ(0, param_set("max_timers_per_fd", self->per_fd));
+		EXPECT_EQ(0, qt_param_set("max_timers_per_fd", self->per_fd));
 	if (self->per_user > 0)
-		EXPECT_EQ(0, param_set("max_timers_per_user", self->per_user));
+		EXPECT_EQ(0, qt_param_set("max_timers_per_user", self->per_user));
 }
 
 TEST_F(caps, set_per_fd_takes_effect)
@@ -718,15 +630,15 @@ TEST_F(caps, set_per_fd_takes_effect)
 	ASSERT_EQ(0, RUN(&r, "config", "set", "max_timers_per_fd", "3"));
 	ASSERT_EQ(0, r.status) TH_LOG("stderr: %s", r.err);
 	EXPECT_EQ(0, r.out[0]);
-	EXPECT_EQ(3, param_get("max_timers_per_fd"));
+	EXPECT_EQ(3, qt_param_get("max_timers_per_fd"));
 
-	fd = qt_open();
+	fd = qt_open(0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, QTIMER_IOC_VERSION, &v));
 	EXPECT_EQ(3, v.max_timers_per_fd);
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 3600LL * 1000000000, NULL));
-	EXPECT_EQ(-ENOSPC, qt_arm(fd, CLOCK_MONOTONIC, 3600LL * 1000000000, NULL));
+		ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
+	EXPECT_EQ(-ENOSPC, qt_arm(fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
 	close(fd);
 }
 
@@ -738,17 +650,17 @@ TEST_F(caps, set_per_user_takes_effect)
 
 	ASSERT_EQ(0, RUN(&r, "config", "set", "max_timers_per_user", "2"));
 	ASSERT_EQ(0, r.status) TH_LOG("stderr: %s", r.err);
-	EXPECT_EQ(2, param_get("max_timers_per_user"));
+	EXPECT_EQ(2, qt_param_get("max_timers_per_user"));
 	ASSERT_EQ(0, RUN(&r, "config", "get", "max_timers_per_user"));
 	EXPECT_STREQ("2\n", r.out);
 
-	fd1 = qt_open();
-	fd2 = qt_open();
+	fd1 = qt_open(0);
+	fd2 = qt_open(0);
 	ASSERT_LE(0, fd1);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, qt_arm(fd1, CLOCK_MONOTONIC, 3600LL * 1000000000, NULL));
-	ASSERT_EQ(0, qt_arm(fd2, CLOCK_MONOTONIC, 3600LL * 1000000000, NULL));
-	EXPECT_EQ(-EDQUOT, qt_arm(fd1, CLOCK_MONOTONIC, 3600LL * 1000000000, NULL));
+	ASSERT_EQ(0, qt_arm(fd1, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
+	ASSERT_EQ(0, qt_arm(fd2, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
+	EXPECT_EQ(-EDQUOT, qt_arm(fd1, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
 	close(fd1);
 	close(fd2);
 }
@@ -759,7 +671,7 @@ TEST_F(caps, get_follows_sysfs)
 	RETURN_IF_SETUP_SKIPPED();
 	static struct run r;
 
-	ASSERT_EQ(0, param_set("max_timers_per_fd", 4242));
+	ASSERT_EQ(0, qt_param_set("max_timers_per_fd", 4242));
 	ASSERT_EQ(0, RUN(&r, "config", "get", "max_timers_per_fd"));
 	ASSERT_EQ(0, r.status);
 	EXPECT_STREQ("4242\n", r.out);
@@ -779,26 +691,26 @@ TEST_F(caps, set_rejects_out_of_range)
 	static struct run r;
 	unsigned int i;
 
-	ASSERT_EQ(0, param_set("max_timers_per_fd", 100));
-	ASSERT_EQ(0, param_set("max_timers_per_user", 200));
+	ASSERT_EQ(0, qt_param_set("max_timers_per_fd", 100));
+	ASSERT_EQ(0, qt_param_set("max_timers_per_user", 200));
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ASSERT_EQ(0, RUN(&r, "config", "set", bad[i].key, bad[i].value));
 		EXPECT_EQ(1, r.status) TH_LOG("%s %s accepted", bad[i].key, bad[i].value);
 		EXPECT_NE(NULL, strstr(r.err, "out of range")) TH_LOG("stderr: %s", r.err);
 	}
-	EXPECT_EQ(100, param_get("max_timers_per_fd"));
-	EXPECT_EQ(200, param_get("max_timers_per_user"));
+	EXPECT_EQ(100, qt_param_get("max_timers_per_fd"));
+	EXPECT_EQ(200, qt_param_get("max_timers_per_user"));
 
 	/* The limits themselves are fine. */
 	ASSERT_EQ(0, RUN(&r, "config", "set", "max_timers_per_fd", "16777216"));
 	EXPECT_EQ(0, r.status) TH_LOG("stderr: %s", r.err);
-	EXPECT_EQ(16777216, param_get("max_timers_per_fd"));
+	EXPECT_EQ(16777216, qt_param_get("max_timers_per_fd"));
 	ASSERT_EQ(0, RUN(&r, "config", "set", "max_timers_per_user", "4294967295"));
 	EXPECT_EQ(0, r.status) TH_LOG("stderr: %s", r.err);
-	EXPECT_EQ(4294967295LL, param_get("max_timers_per_user"));
+	EXPECT_EQ(4294967295LL, qt_param_get("max_timers_per_user"));
 	ASSERT_EQ(0, RUN(&r, "config", "set", "max_timers_per_fd", "1"));
 	EXPECT_EQ(0, r.status);
-	EXPECT_EQ(1, param_get("max_timers_per_fd"));
+	EXPECT_EQ(1, qt_param_get("max_timers_per_fd"));
 }
 
 TEST_F(caps, set_as_nobody_is_denied)
@@ -806,13 +718,13 @@ TEST_F(caps, set_as_nobody_is_denied)
 	RETURN_IF_SETUP_SKIPPED();
 	static struct run r;
 
-	ASSERT_EQ(0, param_set("max_timers_per_fd", 77));
+	ASSERT_EQ(0, qt_param_set("max_timers_per_fd", 77));
 	ASSERT_EQ(0, run_as(&r, AS_NOBODY, (const char *const []){
 		"config", "set", "max_timers_per_fd", "5", NULL }));
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.err, "permission denied")) TH_LOG("stderr: %s", r.err);
 	EXPECT_NE(NULL, strstr(r.err, "CAP_SYS_ADMIN"));
-	EXPECT_EQ(77, param_get("max_timers_per_fd"));
+	EXPECT_EQ(77, qt_param_get("max_timers_per_fd"));
 
 	ASSERT_EQ(0, run_as(&r, AS_NOBODY, (const char *const []){
 		"config", "set", "max_timers_per_user", "5", NULL }));
