@@ -4,10 +4,10 @@
  *
  * Timer bases: for every CPU and clock, a 4-ary heap of armed timers and
  * one hrtimer programmed to the heap's earliest deadline, as Go's runtime
- * keeps one timer heap per P.  The hrtimer callback pops what is due and
- * hands it to the files (ctx.c) a batch at a time; it does a bounded amount
- * of work and leaves the rest to a worker, so that no number of simultaneous
- * deadlines can hold a CPU in softirq context.  Cancelled and re-timed
+ * keeps one timer heap per P.  The hrtimer's callback and the worker that
+ * takes over from it belong to the expirer (expire.c), which pops what is
+ * due with qt_base_collect(): a base knows timers, never the files that
+ * own them.  Cancelled and re-timed
  * entries are left in place and skipped when they surface, and compacted
  * away, a chunk per lock hold in a work item, once they make up more than
  * a quarter of a heap.  When a CPU goes offline its heaps stay and keep
@@ -21,28 +21,6 @@
 #include <linux/vmalloc.h>
 
 #include "base.h"
-#include "compat.h"
-
-/* Timers one hrtimer callback may pop before the worker takes over. */
-#define QT_IRQ_BUDGET		256
-/* Heap entries it may look at (dead ones are cheap but not free). */
-#define QT_IRQ_SCAN_BUDGET	1024
-/*
- * Timers the worker fires between rescheduling points, where it also leaves
- * its RCU read section and so must have delivered all it popped: larger
- * than the callback's budget, as each such point may wait for a busy file.
- */
-#define QT_WORKER_CHUNK		1024
-/*
- * How far ahead of now a run re-arms the hrtimer at the least.  A run that
- * ends with the next deadline already past (or about to be) would otherwise
- * be called again at once, one interrupt and softirq round for every
- * handful of timers: dense deadlines (a million a second) do that as soon
- * as a run takes longer than their spacing.  With the gap those deadlines
- * are fired in batches, at most this late, which is the slack a normal
- * task's own timers get by default (timer_slack_ns).
- */
-#define QT_REARM_GAP_NS		(50 * NSEC_PER_USEC)
 
 /*
  * The callback runs in softirq context (HRTIMER_SOFTIRQ), where a run that
@@ -60,29 +38,6 @@
 
 struct qt_base *qt_bases;
 static enum cpuhp_state qt_cpuhp_state;
-
-static const clockid_t qt_clock_ids[QT_NR_CLOCKS] = {
-	[QT_CLOCK_REALTIME]	= CLOCK_REALTIME,
-	[QT_CLOCK_MONOTONIC]	= CLOCK_MONOTONIC,
-	[QT_CLOCK_BOOTTIME]	= CLOCK_BOOTTIME,
-};
-
-clockid_t qt_clock_id(unsigned int clock)
-{
-	return qt_clock_ids[clock];
-}
-
-ktime_t qt_clock_now(unsigned int clock)
-{
-	switch (clock) {
-	case QT_CLOCK_REALTIME:
-		return ktime_get_real();
-	case QT_CLOCK_BOOTTIME:
-		return ktime_get_boottime();
-	default:
-		return ktime_get();
-	}
-}
 
 /*
  * Heap storage.  A heap's array lives in pages that vmap() maps together;
@@ -251,11 +206,12 @@ static void qt_base_free_storage(struct qt_base *base)
  * Return: the locked base.
  */
 struct qt_base *qt_base_lock_timer(struct qt_timer *t)
+	__acquires(&qt_base_of(t)->lock)
 {
 	struct qt_base *base;
 
 	for (;;) {
-		base = &qt_bases[READ_ONCE(t->base_idx)];
+		base = qt_base_of(t);
 		spin_lock(&base->lock);
 		if (likely(t->base_idx == base->idx))
 			return base;
@@ -263,11 +219,13 @@ struct qt_base *qt_base_lock_timer(struct qt_timer *t)
 	}
 }
 
-/*
- * Program the hrtimer for the top of the heap, but not before @not_before
- * (0 for no bound): later is allowed, early never.
+/**
+ * qt_base_program() - Program the hrtimer for the top of the heap.
+ * @base: locked.
+ * @not_before: no earlier than this (0 for no bound): later is allowed,
+ *	early never.
  */
-static void qt_base_program(struct qt_base *base, ktime_t not_before)
+void qt_base_program(struct qt_base *base, ktime_t not_before)
 {
 	const struct qt_heap_entry *top;
 	struct qt_timer *t;
@@ -341,9 +299,9 @@ static bool qt_base_entry_live(const struct qt_heap_entry *e, void *arg)
 }
 
 /* Drop every entry that @keep rejects, freeing the timers in bulk. */
-static __always_inline void qt_base_filter(struct qt_base *base,
-					     bool (*keep)(const struct qt_heap_entry *e,
-							  void *arg))
+static __always_inline void
+qt_base_filter(struct qt_base *base,
+	       bool (*keep)(const struct qt_heap_entry *e, void *arg))
 {
 	struct qt_reap reap;
 
@@ -437,12 +395,13 @@ void qt_base_put_timer(struct qt_base *base, struct qt_timer *t)
  * Pop due timers into @batch, up to @max in it.  Stale entries are dropped
  * and entries whose timer moved later (lazy modify) are re-keyed on the way.
  * A popped timer keeps its entry's reference (nr_entries) until
- * qt_ctx_deliver() drops it, so nothing frees it while it is in transit.
+ * the expirer's delivery drops it, so nothing frees it while it is in
+ * transit.
  * Returns true when more is due than @batch held or the scan budget allowed.
  */
-static bool qt_base_collect(struct qt_base *base, ktime_t now,
-			    struct qt_timer **batch, unsigned int *nr,
-			    unsigned int max, unsigned int *scan)
+bool qt_base_collect(struct qt_base *base, ktime_t now,
+		     struct qt_timer **batch, unsigned int *nr,
+		     unsigned int max, unsigned int *scan)
 {
 	const struct qt_heap_entry *top;
 	struct qt_timer *t;
@@ -477,112 +436,6 @@ static bool qt_base_collect(struct qt_base *base, ktime_t now,
 		batch[(*nr)++] = t;
 	}
 	return false;
-}
-
-/*
- * Fire what is due on @base.  Only one expirer runs per base at a time
- * (base->expiring), so a timer is in at most one transit batch.  From the
- * hrtimer, at most QT_IRQ_BUDGET timers are fired; if more are due, the
- * worker is queued and owns the base until it has caught up, and the hrtimer
- * stays idle meanwhile.  The worker fires in chunks of QT_WORKER_CHUNK with
- * rescheduling points in between.
- *
- * A file whose lock is busy (its reader is taking records) does not stall
- * the run: its timers wait in @batch while the next batch is popped, and
- * are delivered with it.  At most one batch waits so, and none past the end
- * of the run or a rescheduling point, so delivery is late by at most one
- * batch's popping, and the RCU read section that keeps their files' memory
- * valid covers all the time they are in @batch.
- */
-static void qt_base_run(struct qt_base *base, bool worker)
-{
-	struct qt_timer **batch = base->transit;
-	unsigned int chunk = worker ? QT_WORKER_CHUNK : QT_IRQ_BUDGET;
-	unsigned int budget = chunk;
-	unsigned int scan = chunk / QT_IRQ_BUDGET * QT_IRQ_SCAN_BUDGET;
-	unsigned int nr = 0, popped, fired = 0;
-	unsigned long flags;
-	bool more, stop, defer = false;
-	u64 start = ktime_get_ns();
-	ktime_t now;
-
-	spin_lock_irqsave(&base->lock, flags);
-	if (base->expiring || (base->deferred && !worker)) {
-		spin_unlock_irqrestore(&base->lock, flags);
-		return;
-	}
-	base->expiring = true;
-	base->deferred = false;
-	rcu_read_lock();
-	for (;;) {
-		now = qt_clock_now(base->clock);
-		popped = nr;
-		more = qt_base_collect(base, now, batch, &nr, nr + QT_BATCH, &scan);
-		spin_unlock_irqrestore(&base->lock, flags);
-		fired += nr - popped;
-
-		stop = more && (fired >= budget || !scan);
-		nr = qt_ctx_deliver(batch, nr, now,
-				    !more || stop || nr > QT_BATCH);
-
-		if (worker && stop) {
-			rcu_read_unlock();
-			cond_resched();
-			rcu_read_lock();
-			budget = fired + chunk;
-			scan = chunk / QT_IRQ_BUDGET * QT_IRQ_SCAN_BUDGET;
-		}
-		spin_lock_irqsave(&base->lock, flags);
-		if (!more)
-			break;
-		if (!worker && stop) {
-			defer = true;
-			base->stats.deferred_runs++;
-			break;
-		}
-	}
-	rcu_read_unlock();
-	base->expiring = false;
-	base->stats.fired += fired;
-	if (fired > 1)
-		base->stats.coalesced += fired - 1;
-	if (!worker) {
-		u64 took = ktime_get_ns() - start;
-
-		if (took > base->stats.max_run_ns)
-			base->stats.max_run_ns = took;
-	}
-	now = qt_clock_now(base->clock);
-	/*
-	 * The hrtimer core runs expired soft hrtimers against one reading of
-	 * the clock, taken before it called us, and runs ours again at once
-	 * if it is re-armed at or before that reading.  Normally our now is
-	 * past it, but if CLOCK_REALTIME was set back since, re-arming here
-	 * would be called again and again until the clock caught up, tens of
-	 * seconds in a softirq that never ends.  Our hrtimer's own expiry
-	 * being ahead of the clock is the sign (the core's reading was at
-	 * least that); the worker re-arms it instead, once the core is done.
-	 */
-	if (!worker && now < hrtimer_get_softexpires(&base->hrtimer))
-		defer = true;
-	if (defer) {
-		base->deferred = true;
-		queue_work(system_highpri_wq, &base->work);
-	} else {
-		qt_base_program(base, ktime_add_ns(now, QT_REARM_GAP_NS));
-	}
-	spin_unlock_irqrestore(&base->lock, flags);
-}
-
-static enum hrtimer_restart qt_base_hrtimer_fn(struct hrtimer *hrtimer)
-{
-	qt_base_run(container_of(hrtimer, struct qt_base, hrtimer), false);
-	return HRTIMER_NORESTART;
-}
-
-static void qt_base_work_fn(struct work_struct *work)
-{
-	qt_base_run(container_of(work, struct qt_base, work), true);
 }
 
 /* Heaps shrink back when a file's timers leave, so memory follows load. */
@@ -739,13 +592,18 @@ static int qt_cpu_dead(unsigned int cpu)
 	return 0;
 }
 
-int qt_bases_init(void)
+/*
+ * @expire and @expire_work are the expirer's hrtimer callback and worker
+ * (expire.c), which run a base's expiries.
+ */
+int qt_bases_init(enum hrtimer_restart (*expire)(struct hrtimer *),
+		  work_func_t expire_work)
 {
 	unsigned int cpu, clock;
 	int ret;
 
 	qt_bases = kvcalloc(nr_cpu_ids * QT_NR_CLOCKS, sizeof(*qt_bases),
-			   GFP_KERNEL);
+			    GFP_KERNEL);
 	if (!qt_bases)
 		return -ENOMEM;
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
@@ -756,9 +614,9 @@ int qt_bases_init(void)
 			mutex_init(&base->resize);
 			base->idx = cpu * QT_NR_CLOCKS + clock;
 			base->clock = clock;
-			hrtimer_setup(&base->hrtimer, qt_base_hrtimer_fn,
-				      qt_clock_ids[clock], QT_HRTIMER_MODE);
-			INIT_WORK(&base->work, qt_base_work_fn);
+			hrtimer_setup(&base->hrtimer, expire,
+				      qt_clock_id(clock), QT_HRTIMER_MODE);
+			INIT_WORK(&base->work, expire_work);
 			INIT_WORK(&base->compact_work, qt_base_compact_fn);
 		}
 	}

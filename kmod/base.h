@@ -3,7 +3,8 @@
  * Copyright (C) 2026 The qtimer authors
  *
  * Timer bases: one 4-ary heap per CPU per clock, each driven by an hrtimer
- * programmed to its earliest deadline.
+ * programmed to its earliest deadline.  A base holds timers and knows
+ * nothing of the files that own them.
  */
 #ifndef _QT_BASE_H
 #define _QT_BASE_H
@@ -13,15 +14,9 @@
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
-#include "ctx.h"
+#include "clock.h"
 #include "heap.h"
-
-enum {
-	QT_CLOCK_REALTIME,
-	QT_CLOCK_MONOTONIC,
-	QT_CLOCK_BOOTTIME,
-	QT_NR_CLOCKS,
-};
+#include "timer.h"
 
 /*
  * Histogram of expiry lateness (expirer's now - t->expires, slack included):
@@ -48,7 +43,7 @@ static inline void qt_lateness_add(u64 *sum, const u64 *add)
 /*
  * Timers an expirer pops per base-lock hold, delivered after the lock is
  * dropped with one context-lock hold and one wakeup per file
- * (qt_ctx_deliver()).
+ * (qt_expire_deliver()).
  */
 #define QT_BATCH		64
 
@@ -69,11 +64,11 @@ struct qt_base {
 	/* The heap array's pages (see qt_base_remap()), under resize. */
 	struct page **pages;
 	unsigned long nr_pages;
-	struct mutex resize;
+	struct mutex resize;	/* serialises heap array changes */
 	u32 nr_dead;		/* entries that are stale or whose timer is dead */
 	u16 idx;		/* cpu * QT_NR_CLOCKS + clock */
 	u8 clock;		/* QT_CLOCK_* */
-	bool online;		/* false once merged away by CPU hotplug */
+	bool online;		/* false while its CPU is offline */
 	bool expiring;		/* an expirer (hrtimer or worker) is running */
 	bool deferred;		/* the worker owns the next run */
 	struct hrtimer hrtimer;
@@ -96,14 +91,53 @@ static inline struct qt_base *qt_base_get(unsigned int cpu, unsigned int clock)
 	return &qt_bases[cpu * QT_NR_CLOCKS + clock];
 }
 
-int qt_bases_init(void);
+/* The base @t was last pushed on: a racy read unless its lock is held. */
+static inline struct qt_base *qt_base_of(const struct qt_timer *t)
+{
+	return &qt_bases[READ_ONCE(t->base_idx)];
+}
+
+int qt_bases_init(enum hrtimer_restart (*expire)(struct hrtimer *),
+		  work_func_t expire_work);
 void qt_bases_exit(void);
 
-clockid_t qt_clock_id(unsigned int clock);
-ktime_t qt_clock_now(unsigned int clock);
-
 int qt_base_reserve(struct qt_base *base, u32 extra);
-struct qt_base *qt_base_lock_timer(struct qt_timer *t);
+struct qt_base *qt_base_lock_timer(struct qt_timer *t)
+	__acquires(&qt_base_of(t)->lock);
+
+/*
+ * A base lock carried from one timer to the next (or, in a SUBMIT chunk,
+ * from one op to the next) is held across code that sparse checks a piece
+ * at a time, so it is left out of sparse's lock count: qt_base_relock()
+ * hands one on, and qt_base_unlock_carried() lets the last one go.
+ */
+static inline void qt_base_unlock_carried(struct qt_base *base)
+{
+	__acquire(&base->lock);
+	spin_unlock(&base->lock);
+}
+
+/*
+ * Lock @t's base, keeping @held (the base locked for the previous timer, or
+ * NULL) when it is the same one: timers handled together mostly share one.
+ */
+static inline struct qt_base *qt_base_relock(struct qt_base *held,
+					     struct qt_timer *t)
+{
+	if (held) {
+		if (likely(READ_ONCE(t->base_idx) == held->idx))
+			return held;
+		qt_base_unlock_carried(held);
+	}
+	held = qt_base_lock_timer(t);
+	__release(&held->lock);		/* carried from here on */
+	return held;
+}
+
+void qt_base_program(struct qt_base *base, ktime_t not_before);
+bool qt_base_collect(struct qt_base *base, ktime_t now,
+		     struct qt_timer **batch, unsigned int *nr,
+		     unsigned int max, unsigned int *scan);
 void qt_base_push(struct qt_base *base, struct qt_timer *t);
 void qt_base_unlink(struct qt_base *base, struct qt_timer *t);
 void qt_base_put_timer(struct qt_base *base, struct qt_timer *t);

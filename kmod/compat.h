@@ -4,16 +4,14 @@
  *
  * Every difference between the kernels qtimer supports (6.1 and 6.12 LTS,
  * stock and PREEMPT_RT) lives here, so that the rest of the module reads
- * like mainline code of the newest of them.
+ * like mainline code of the newest of them.  Kbuild includes it ahead of
+ * every file of the module, as WireGuard's compat layer is.
  */
 #ifndef _QT_COMPAT_H
 #define _QT_COMPAT_H
 
 #include <linux/version.h>
 #include <linux/hrtimer.h>
-#include <linux/nsproxy.h>
-#include <linux/sched.h>
-#include <linux/time_namespace.h>
 
 /* hrtimer_setup() replaced hrtimer_init() + ->function in 6.13. */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
@@ -27,24 +25,16 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #endif
 
 /*
- * The offset of the calling task's time namespace for @clockid: absolute
- * CLOCK_MONOTONIC and CLOCK_BOOTTIME times seen by the task are host time
- * plus this.  The kernel's own timens_ktime_to_host() calls a helper that
- * is not exported, so read the offsets directly, as its inline siblings do.
+ * struct nla_policy points at a struct netlink_range_validation through a
+ * const pointer since 6.7, through a plain one before: there a policy's
+ * range can be read-only only from the end of init on.
  */
-static inline ktime_t qt_timens_offset(clockid_t clockid)
-{
-#ifdef CONFIG_TIME_NS
-	struct timens_offsets *offs = &current->nsproxy->time_ns->offsets;
-
-	switch (clockid) {
-	case CLOCK_MONOTONIC:
-		return timespec64_to_ktime(offs->monotonic);
-	case CLOCK_BOOTTIME:
-		return timespec64_to_ktime(offs->boottime);
-	}
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 7, 0)
+#define QT_NL_RANGE(name) \
+	static struct netlink_range_validation name __ro_after_init
+#else
+#define QT_NL_RANGE(name) \
+	static const struct netlink_range_validation name
 #endif
-	return 0;
-}
 
 #endif /* _QT_COMPAT_H */

@@ -13,9 +13,11 @@
 #include <linux/uaccess.h>
 
 #include "base.h"
-#include "compat.h"
+#include "batch.h"
+#include "clock.h"
 #include "ctx.h"
 #include "ioctl.h"
+#include "user.h"
 
 static int qt_clock_from_user(u32 clockid)
 {

@@ -12,6 +12,7 @@
 #include "ctx.h"
 #include "dev.h"
 #include "netlink.h"
+#include "user.h"
 
 module_param_named(max_timers_per_fd, qt_max_timers_per_fd, ulong, 0644);
 MODULE_PARM_DESC(max_timers_per_fd,
@@ -27,7 +28,7 @@ static int __init qt_mod_init(void)
 	ret = qt_ctx_init();
 	if (ret)
 		goto err_ctx;
-	ret = qt_bases_init();
+	ret = qt_bases_init(qt_expire_hrtimer, qt_expire_work);
 	if (ret)
 		goto err_bases;
 	ret = qt_netlink_init();

@@ -20,8 +20,9 @@
 #include <linux/qtimer_netlink.h>
 
 #include "base.h"
-#include "ctx.h"
+#include "clock.h"
 #include "netlink.h"
+#include "user.h"
 
 /* One CPU's bases, or all of them. */
 struct qt_nl_stats {
@@ -227,13 +228,12 @@ static int qt_nl_set_config_doit(struct sk_buff *skb, struct genl_info *info)
 	return 0;
 }
 
-/* Not const: 6.1's struct nla_policy points at them through a plain pointer. */
-static struct netlink_range_validation qt_nl_per_fd_range __ro_after_init = {
+QT_NL_RANGE(qt_nl_per_fd_range) = {
 	.min = 1,
 	.max = QTIMER_MAX_TIMERS_PER_FD_LIMIT,
 };
 
-static struct netlink_range_validation qt_nl_per_user_range __ro_after_init = {
+QT_NL_RANGE(qt_nl_per_user_range) = {
 	.min = 1,
 	.max = QTIMER_MAX_TIMERS_PER_USER_LIMIT,
 };

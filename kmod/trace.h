@@ -5,12 +5,12 @@
  * Tracepoints at the points of a timer's life that user space can observe:
  * arm, cancel, modify, expiry (the timer queued on its file) and read (its
  * record copied out).  Ids are printed in hex, as they are built from bit
- * fields (see ctx.h); times are nanoseconds of the timer's clock, in the
+ * fields (see ids.h); times are nanoseconds of the timer's clock, in the
  * host's view (no time namespace offset).
  *
  * This header lives outside include/trace/events, so define_trace.h finds
  * it through TRACE_INCLUDE_PATH, relative to a -I$(src) that kmod/Kbuild
- * gives the one file that defines CREATE_TRACE_POINTS (ctx.c).
+ * gives the one file that defines CREATE_TRACE_POINTS (trace.c).
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM qtimer
@@ -23,8 +23,8 @@
 #include <linux/tracepoint.h>
 #include <linux/qtimer.h>
 
-#include "base.h"
-#include "ctx.h"
+#include "clock.h"
+#include "timer.h"
 
 #define qt_show_clock(clockid)					\
 	__print_symbolic(clockid,				\

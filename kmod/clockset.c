@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Cancel-on-set: when CLOCK_REALTIME is set, every timer armed with
+ * QTIMER_F_CANCEL_ON_SET is cancelled with a record saying so, as timerfd's
+ * TFD_TIMER_CANCEL_ON_SET does.  The files that hold such timers are on a
+ * list; the notifier, an irq_work and a work item bring the set to them.
+ */
+
+#include <linux/irq_work.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/pvclock_gtod.h>
+#include <linux/sched.h>
+#include <linux/workqueue.h>
+
+#include "base.h"
+#include "clockset.h"
+#include "ctx.h"
+
+static LIST_HEAD(qt_cos_list);
+static DEFINE_MUTEX(qt_cos_mutex);
+
+/*
+ * Clock sets announced by the notifier, and those the work has applied.
+ * The notifier runs before any timer can see the new time, so a timer that
+ * expires while they differ may have been made due by the set itself.
+ */
+static atomic_t qt_clock_sets = ATOMIC_INIT(0);
+static atomic_t qt_clock_sets_done = ATOMIC_INIT(0);
+
+/* A clock set was announced and its work has not finished. */
+bool qt_clock_set_pending(void)
+{
+	return atomic_read(&qt_clock_sets) != atomic_read(&qt_clock_sets_done);
+}
+
+static void qt_clock_set_sync(void);
+
+/*
+ * @ctx is about to arm a cancel-on-set timer: files with such timers are
+ * walked when the clock is set.
+ */
+void qt_cos_track(struct qt_ctx *ctx)
+{
+	/*
+	 * A clock set still being applied must not cancel a timer armed
+	 * after it: let it finish first.  One comparison when none is.
+	 */
+	qt_clock_set_sync();
+	if (!list_empty_careful(&ctx->cos_node))
+		return;
+	mutex_lock(&qt_cos_mutex);
+	if (list_empty(&ctx->cos_node))
+		list_add_tail(&ctx->cos_node, &qt_cos_list);
+	mutex_unlock(&qt_cos_mutex);
+}
+
+/*
+ * When CLOCK_REALTIME is set, cancel-on-set timers are cancelled with a
+ * record saying so.  The timekeeping core announces clock sets only through
+ * the pvclock notifier chain, called under the timekeeper lock, so hop to an
+ * irq_work and then to process context, as KVM does.
+ */
+static void qt_clock_set_workfn(struct work_struct *work)
+{
+	int sets = atomic_read(&qt_clock_sets);
+	struct qt_ctx *ctx;
+	u32 slot;
+
+	mutex_lock(&qt_cos_mutex);
+	list_for_each_entry(ctx, &qt_cos_list, cos_node) {
+		spin_lock_irq(&ctx->wqh.lock);
+		for (slot = 0; ctx->nr_cancel_on_set && slot < ctx->ids.nr_slots; slot++) {
+			struct qt_timer *t;
+			struct qt_base *base;
+
+			/*
+			 * A file may hold a million timers: let interrupts in
+			 * now and then.  An ARM or MODIFY of a cancel-on-set
+			 * timer waits for this walk (qt_cos_track()), so one
+			 * that lands in a slot already passed is not missed.
+			 */
+			if (slot && !(slot % 1024)) {
+				spin_unlock_irq(&ctx->wqh.lock);
+				cond_resched();
+				spin_lock_irq(&ctx->wqh.lock);
+			}
+			t = (struct qt_timer *)*qt_ids_word(&ctx->ids, slot);
+			if ((unsigned long)t & 1 || !(t->flags & QT_TF_CANCEL_ON_SET))
+				continue;
+			/*
+			 * Its pending record becomes the cancellation record,
+			 * a one-shot's too: as timerfd's read says ECANCELED
+			 * for an expiry not yet read when the clock was set.
+			 */
+			if (t->state == QT_QUEUED) {
+				t->flags |= QT_TF_CANCELED;
+				continue;
+			}
+			/*
+			 * A read() has its record, taken before the set: that
+			 * read settles it into a cancellation record instead
+			 * of re-arming it (qt_read_settle()).
+			 */
+			if (t->state == QT_READING && t->period &&
+			    !(t->flags & QT_TF_CANCELED)) {
+				t->flags |= QT_TF_SET_WHILE_READ;
+				continue;
+			}
+			if (t->state != QT_ARMED)
+				continue;
+			base = qt_base_lock_timer(t);
+			if (t->heap_key != QT_KEY_NONE)
+				qt_base_unlink(base, t);
+			spin_unlock(&base->lock);
+			qt_timer_queue_canceled(ctx, t, 0);
+		}
+		spin_unlock_irq(&ctx->wqh.lock);
+	}
+	mutex_unlock(&qt_cos_mutex);
+	atomic_set(&qt_clock_sets_done, sets);
+}
+
+static DECLARE_WORK(qt_clock_set_work, qt_clock_set_workfn);
+
+static void qt_clock_set_irq_work(struct irq_work *work)
+{
+	schedule_work(&qt_clock_set_work);
+}
+
+static DEFINE_IRQ_WORK(qt_clock_set_iw, qt_clock_set_irq_work);
+
+static void qt_clock_set_sync(void)
+{
+	if (!qt_clock_set_pending())
+		return;
+	irq_work_sync(&qt_clock_set_iw);
+	flush_work(&qt_clock_set_work);
+}
+
+static int qt_clock_notify(struct notifier_block *nb, unsigned long was_set,
+			   void *priv)
+{
+	if (was_set) {
+		atomic_inc(&qt_clock_sets);
+		irq_work_queue(&qt_clock_set_iw);
+	}
+	return NOTIFY_OK;
+}
+
+static struct notifier_block qt_clock_nb = {
+	.notifier_call = qt_clock_notify,
+};
+
+/* @ctx is closing: no clock set walks it from now on. */
+void qt_cos_untrack(struct qt_ctx *ctx)
+{
+	if (!list_empty(&ctx->cos_node)) {
+		mutex_lock(&qt_cos_mutex);
+		list_del(&ctx->cos_node);
+		mutex_unlock(&qt_cos_mutex);
+	}
+}
+
+int qt_clockset_init(void)
+{
+	return pvclock_gtod_register_notifier(&qt_clock_nb);
+}
+
+void qt_clockset_exit(void)
+{
+	pvclock_gtod_unregister_notifier(&qt_clock_nb);
+	irq_work_sync(&qt_clock_set_iw);
+	flush_work(&qt_clock_set_work);
+}

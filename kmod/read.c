@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Records: read() takes fired timers off the ready queue and copies their
+ * records out, several per call.
+ *
+ * Periodic timers are not re-armed by the expiry path: once fired they wait
+ * on the ready queue, and read() counts the periods that passed meanwhile
+ * and re-arms them, as timerfd does.  A ticker nobody reads therefore costs
+ * one interrupt, however short its period, and has one pending record.
+ */
+
+#include <linux/math64.h>
+#include <linux/overflow.h>
+#include <linux/poll.h>
+#include <linux/uaccess.h>
+
+#include "base.h"
+#include "batch.h"
+#include "clockset.h"
+#include "ctx.h"
+#include "trace.h"
+
+/* Records gathered per lock hold in read(), copied out after it. */
+#define QT_READ_CHUNK		16
+
+/*
+ * Ready-queue entries one sweep step looks at: each may free a timer under
+ * the context lock, which costs about 0.2 ms under KASAN and TCG.
+ */
+#define QT_SWEEP_CHUNK		64
+
+/*
+ * Cancelled timers stay on the ready queue until read() reaches them.  Keep
+ * them from piling up when a file cancels or modifies fired timers and never
+ * reads: once they outnumber the live ones, every op that adds one walks
+ * QT_SWEEP_CHUNK more entries of the queue, from where the last step
+ * stopped (ctx->sweep_at, which qt_ready_pop() forgets if it takes it), and
+ * frees the GHOSTs on the way.  The walk outpaces the ghosts that ops add,
+ * and no step holds the context lock for more than a chunk, however long
+ * the queue: amortised O(1), bounded O(1).
+ */
+void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch)
+{
+	struct qt_timer **link, *t;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+	if (ctx->nr_ghosts <= ctx->nr_ready + 64)
+		return;
+	qt_batch_drop_base(batch);
+	link = ctx->sweep_at ? &ctx->sweep_at->next : &ctx->ready;
+	while ((t = *link) && n++ < QT_SWEEP_CHUNK) {
+		if (t->state == QT_GHOST) {
+			*link = t->next;
+			if (ctx->ready_tail == &t->next)
+				ctx->ready_tail = link;
+			ctx->nr_ghosts--;
+			qt_timer_free_when_unreferenced(t);
+			continue;
+		}
+		ctx->sweep_at = t;
+		link = &t->next;
+	}
+	/* At the end of the queue: the next step starts at its head. */
+	if (!t)
+		ctx->sweep_at = NULL;
+}
+
+static ktime_t qt_expires_next(const struct qt_timer *t)
+{
+	if (t->expires > QT_EXPIRES_MAX - (s64)min_t(u64, t->period, QT_EXPIRES_MAX))
+		return QT_EXPIRES_MAX;
+	return t->expires + t->period;
+}
+
+/*
+ * Fill @rec from a QUEUED timer and mark it READING.  A periodic timer's
+ * count takes in every period that passed since it fired, and its expires
+ * becomes the latest of those: the next deadline is one period after it,
+ * Go's when + period * (1 + late / period), so the ticker never drifts.
+ */
+static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
+			   struct qtimer_record *rec, const ktime_t *ns_offset)
+{
+	unsigned int clock = qt_timer_clock(t);
+	u64 count;
+
+	/*
+	 * The clock was set and the work that cancels cancel-on-set timers has
+	 * not run yet: a read right after clock_settime() returns must see the
+	 * cancellation as timerfd's does (ECANCELED), not a plain record.
+	 */
+	if ((t->flags & QT_TF_CANCEL_ON_SET) && qt_clock_set_pending())
+		t->flags |= QT_TF_CANCELED;
+	count = t->count;
+	if (t->period && !(t->flags & QT_TF_CANCELED)) {
+		ktime_t now = qt_clock_now(clock);
+
+		if (now > t->expires) {
+			u64 missed = div64_u64(now - t->expires, t->period);
+
+			count += missed;
+			t->expires += missed * t->period;
+		}
+	}
+	t->count = min_t(u64, count, QTIMER_COUNT_MAX);
+	t->state = QT_READING;
+	ctx->nr_ready--;
+
+	rec->id = qt_timer_id(ctx, t);
+	rec->cookie = t->cookie;
+	/* Another namespace's reader may see beyond ktime_t: saturate. */
+	if (t->flags & QT_TF_RELATIVE_REAL)
+		rec->expires_ns = ktime_mono_to_real(t->expires);
+	else if (check_add_overflow(t->expires, ns_offset[clock], &rec->expires_ns))
+		rec->expires_ns = ns_offset[clock] > 0 ? KTIME_MAX : KTIME_MIN;
+	rec->count = t->count;
+	rec->flags = 0;
+	if (!t->period || (t->flags & QT_TF_CANCELED))
+		rec->flags |= QTIMER_REC_LAST;
+	if (t->flags & QT_TF_CANCELED)
+		rec->flags |= QTIMER_REC_CANCELED;
+	trace_qtimer_read(rec->id, rec->count, rec->flags);
+}
+
+/*
+ * Queue the cancellation record of a cancel-on-set timer that is not armed
+ * (any more) when the clock is set, with @count expirations pending.
+ */
+void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
+			     u32 count)
+{
+	lockdep_assert_held(&ctx->wqh.lock);
+	t->flags = (t->flags & ~QT_TF_SET_WHILE_READ) | QT_TF_CANCELED;
+	t->count = count;
+	t->state = QT_QUEUED;
+	qt_ready_append(ctx, t);
+	ctx->nr_ready++;
+	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+}
+
+/*
+ * Settle the timers a read() took: delivered ones die (one-shot) or re-arm
+ * (periodic); those whose record could not be copied go back to the front
+ * of the queue, so a fault loses nothing.  Returns -EAGAIN with *done set
+ * when a periodic timer's heap needs to grow first.
+ *
+ * The timers are settled under one hold of each base lock they share, and
+ * those that are now free (DEAD with no heap entry left) are not freed here
+ * but collected in @dead[*nr_dead], for the caller to free in bulk once it
+ * dropped the context lock: nothing can reach them any more.
+ */
+static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
+			  unsigned int nr, unsigned int copied, unsigned int *done,
+			  void **dead, unsigned int *nr_dead)
+{
+	struct qt_base *base = NULL;
+	unsigned int i;
+	int ret = 0;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+	for (i = *done; i < copied; i++) {
+		struct qt_timer *t = taken[i];
+
+		if (t->state == QT_ORPHAN || !t->period ||
+		    (t->flags & QT_TF_CANCELED)) {
+			if (t->state != QT_ORPHAN)
+				qt_ctx_forget(ctx, t);
+			if (qt_timer_let_die(t, &base))
+				dead[(*nr_dead)++] = t;
+			continue;
+		}
+		if (t->flags & QT_TF_SET_WHILE_READ) {
+			/* The clock was set meanwhile: cancelled, not re-armed. */
+			qt_timer_queue_canceled(ctx, t, 0);
+			continue;
+		}
+		base = qt_base_relock(base, t);
+		if (base->heap.nr >= base->heap.cap) {
+			ret = -EAGAIN;
+			break;
+		}
+		t->expires = qt_expires_next(t);
+		t->count = 0;
+		t->state = QT_ARMED;
+		qt_base_push(base, t);
+	}
+	if (base)
+		qt_base_unlock_carried(base);
+	*done = i;
+	if (ret)
+		return ret;
+	/* Back to the front in their original order. */
+	for (i = nr; i-- > copied; ) {
+		struct qt_timer *t = taken[i];
+
+		if (t->state == QT_ORPHAN) {
+			qt_timer_free_when_unreferenced(t);
+			continue;
+		}
+		/* Its record, back on the queue, becomes the cancellation. */
+		if (t->flags & QT_TF_SET_WHILE_READ)
+			t->flags = (t->flags & ~QT_TF_SET_WHILE_READ) | QT_TF_CANCELED;
+		t->state = QT_QUEUED;
+		qt_ready_prepend(ctx, t);
+		ctx->nr_ready++;
+	}
+	if (nr > copied)
+		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+	return 0;
+}
+
+ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
+		    bool nonblock)
+{
+	struct qtimer_record recs[QT_READ_CHUNK];
+	struct qt_timer *taken[QT_READ_CHUNK];
+	void *dead[QT_READ_CHUNK];
+	size_t max = len / sizeof(recs[0]), got = 0;
+	unsigned int nr, copied, done, nr_dead, clock;
+	ktime_t ns_offset[QT_NR_CLOCKS];
+	struct qt_timer *t;
+	int ret, err;
+
+	if (!max)
+		return -EINVAL;
+	/* The reader's time namespace, looked up once rather than per record. */
+	for (clock = 0; clock < QT_NR_CLOCKS; clock++)
+		ns_offset[clock] = qt_timens_offset(qt_clock_id(clock));
+	while (got < max) {
+		spin_lock_irq(&ctx->wqh.lock);
+		if (!ctx->nr_ready) {
+			if (got || nonblock) {
+				spin_unlock_irq(&ctx->wqh.lock);
+				break;
+			}
+			ret = wait_event_interruptible_locked_irq(ctx->wqh,
+								  ctx->nr_ready);
+			if (ret) {
+				spin_unlock_irq(&ctx->wqh.lock);
+				return ret;
+			}
+		}
+		nr = 0;
+		while (nr < min_t(size_t, QT_READ_CHUNK, max - got) &&
+		       (t = qt_ready_pop(ctx))) {
+			if (t->state == QT_GHOST) {
+				ctx->nr_ghosts--;
+				qt_timer_free_when_unreferenced(t);
+				continue;
+			}
+			qt_take_record(ctx, t, &recs[nr], ns_offset);
+			taken[nr++] = t;
+		}
+		spin_unlock_irq(&ctx->wqh.lock);
+		if (!nr)
+			continue;
+
+		/* A record cut in the middle was not delivered. */
+		copied = nr - DIV_ROUND_UP(copy_to_user(buf + got * sizeof(recs[0]),
+							recs, nr * sizeof(recs[0])),
+					   sizeof(recs[0]));
+		err = -EFAULT;
+		done = 0;
+		for (;;) {
+			nr_dead = 0;
+			spin_lock_irq(&ctx->wqh.lock);
+			ret = qt_read_settle(ctx, taken, nr, copied, &done,
+					     dead, &nr_dead);
+			spin_unlock_irq(&ctx->wqh.lock);
+			if (nr_dead)
+				qt_timers_free(nr_dead, dead);
+			if (ret != -EAGAIN)
+				break;
+			/*
+			 * A delivered ticker goes back into its heap, which
+			 * needs room.  Without memory for it, neither its
+			 * record nor those after it count as delivered: they go
+			 * back to the queue, as after a fault, and the read
+			 * returns what came before them, or -ENOMEM.  The
+			 * ticker's count and deadline are kept, so nothing is
+			 * lost and the next read() catches up.
+			 */
+			if (qt_base_reserve(qt_base_of(taken[done]), 1)) {
+				copied = done;
+				err = -ENOMEM;
+			}
+		}
+		got += copied;
+		if (copied < nr)
+			return got ? got * sizeof(recs[0]) : err;
+	}
+	if (!got)
+		return -EAGAIN;
+	return got * sizeof(recs[0]);
+}
