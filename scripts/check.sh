@@ -139,6 +139,11 @@ native_check install scripts/install-check.sh
 # The module refuses to build for a 32-bit kernel (kmod/Kbuild), with a
 # message: built against an i386 tree prepared from linux-source-6.1.
 native_check check-32bit scripts/check-32bit.sh
+# What a kernel reviewer runs first: W=1 and sparse builds with no warning,
+# checkpatch.pl --strict clean over kmod/ and uapi/.
+native_check kmod-lint scripts/check-kmod-lint.sh
+# setup.sh finds the Debian mirror in every form of APT source entry.
+native_check setup-sources scripts/setup-sources-test.sh
 # The suite manifest's checker catches what it is for: a missing suite, an
 # unlisted one, a misspelt selection (and check.sh rejects the latter).
 native_check suites-manifest-selftest scripts/vm/suites-test.sh
