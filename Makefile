@@ -109,7 +109,8 @@ user:
 
 guest: guest-module guest-rig-module guest-user
 
-guest_check = $(if $(filter /%,$(OUT)),,$(error make guest: OUT=<absolute dir> is required))
+# guest_check, and KSFT_DIR for the components: said once, there.
+include $(TOP)/scripts/component.mk
 
 guest_name = $(or $(KERNEL),$(if $(filter command line,$(origin KDIR)),$(notdir $(patsubst %/build,%,$(KDIR))),$(error make guest: KERNEL=<name> is required)))
 # Resolved on first use only (resolving a debug kernel runs its build script).
@@ -148,9 +149,9 @@ check:
 demo:
 	$(TOP)/scripts/demo.sh
 
-# Benchmarks print figures and never fail on speed: scripts/bench.sh.
+# Benchmarks print figures and never fail on speed: bench/bench.sh.
 bench:
-	$(TOP)/scripts/bench.sh $(KERNEL) $(BENCH_ARGS)
+	$(TOP)/bench/bench.sh $(KERNEL) $(BENCH_ARGS)
 
 # The hardening suites at length on debug-6.1, rt-6.12 and kcsan-6.1.
 check-long:
