@@ -1,8 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Run qtbench (bench/) in one VM and report.  `make bench` runs it;
-# scripts/bench.sh is a wrapper left for the command lines people know.
+# Run qtbench (bench/) in one VM and report.  `make bench` runs it.
 #
 #   bench/bench.sh [KERNEL] [--quick] [--big] [--n LIST] [--mech LIST]
 #                  [--workloads LIST] [--budget SECS] [--timeout SECS]

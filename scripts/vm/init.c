@@ -26,7 +26,7 @@
  * Result channel (ttyS1), one record per line:
  *   qtimer-vm: boot <kernel release>
  *   qtimer-vm: insmod ok | qtimer-vm: insmod failed <error>
- *   qtimer-vm: module text <address>   (for scripts/vm/profile.py)
+ *   qtimer-vm: module text <address>   (for bench/profile.py)
  *   qtimer-vm: rig-warn insmod ok | qtimer-vm: rig-warn insmod failed <error>
  *   qtimer-vm: rig-warn rmmod ok | qtimer-vm: rig-warn rmmod failed <error>
  *                                      (only with qtimer.rig_warn=1)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Print the path of a System.map for a test kernel, fetching it first if
-# need be, for scripts/vm/profile.py.
+# need be, for bench/profile.py.
 #
 #   kernel-syms.sh KERNEL
 #

@@ -24,7 +24,7 @@
 # WARNING, the hang message and taint W (scripts/check.sh checks that).
 # -v streams the guest console while it runs.  --accel (or QTIMER_ACCEL)
 # is tcg by default; auto uses KVM if a probe boot under KVM works.
-# QTIMER_GDB=SOCKET opens QEMU's gdbstub there (scripts/vm/profile.py).
+# QTIMER_GDB=SOCKET opens QEMU's gdbstub there (bench/profile.py).
 # QTIMER_TCG_STALL_NS (default 2 ms): under TCG, an "hrtimer: interrupt
 # took" at least this long is taken for the emulator descheduling a
 # virtual CPU and shown, not counted (see the splat rules below).
@@ -322,7 +322,7 @@ qemu=(
 	-serial "file:$console" -serial "file:$result"
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04
 )
-# A gdbstub for scripts/vm/profile.py, which samples the vCPUs through it.
+# A gdbstub for bench/profile.py, which samples the vCPUs through it.
 [ -z "${QTIMER_GDB:-}" ] || qemu+=(-gdb "unix:$QTIMER_GDB,server=on,wait=off")
 # A kernel that dies before PID 1 runs has run nothing of ours: the module
 # is not loaded, no test has started.  Under TCG that happens: QEMU 7.2's
