@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * The races that race_stress_test.c can only hit by chance, made
+ * deterministic: CANCEL, MODIFY, a clock set and close() of a timer whose
+ * record a read() is copying out, held there by a userfaultfd page, and
+ * copies that fail: the read wins (the racing call gets -ENOENT and the
+ * record arrives once), and no record comes back after a call was told
+ * that its timer does not exist.  Skipped without CONFIG_USERFAULTFD.
+ */
+#define _GNU_SOURCE
+#include <linux/userfaultfd.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+
+#include "kselftest_harness.h"
+#include "helpers.h"
+
+struct held_read {
+	int fd;
+	int uffd;
+	char *page;
+	long pagesz;
+	pthread_t thread;
+	ssize_t ret;
+	int err;
+};
+
+static void *held_read_fn(void *p)
+{
+	struct held_read *h = p;
+
+	h->ret = read(h->fd, h->page, sizeof(struct qtimer_record));
+	h->err = errno;
+	return NULL;
+}
+
+/*
+ * Start a read() of @fd into a missing userfaultfd page and wait until it
+ * faults: from then until held_read_release() its record is being copied
+ * out.  0, -errno, or 1 when userfaultfd is not available.
+ */
+static int held_read_start(struct held_read *h, int fd)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct pollfd pfd;
+	struct uffd_msg msg;
+
+	memset(h, 0, sizeof(*h));
+	h->fd = fd;
+	h->pagesz = sysconf(_SC_PAGESIZE);
+	h->uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (h->uffd < 0)
+		return errno == ENOSYS || errno == EPERM ? 1 : -errno;
+	if (ioctl(h->uffd, UFFDIO_API, &api))
+		return -errno;
+	h->page = mmap(NULL, h->pagesz, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (h->page == MAP_FAILED)
+		return -errno;
+	reg.range.start = (uintptr_t)h->page;
+	reg.range.len = h->pagesz;
+	if (ioctl(h->uffd, UFFDIO_REGISTER, &reg))
+		return -errno;
+	if (pthread_create(&h->thread, NULL, held_read_fn, h))
+		return -EAGAIN;
+	pfd.fd = h->uffd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, QT_ARRIVE_MS) != 1)
+		return -ETIME;
+	if (read(h->uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+	    msg.event != UFFD_EVENT_PAGEFAULT)
+		return -EIO;
+	return 0;
+}
+
+static ssize_t held_read_release(struct held_read *h, struct qtimer_record *rec)
+{
+	static char src[65536] __attribute__((aligned(4096)));
+	struct uffdio_copy copy = {
+		.dst = (uintptr_t)h->page,
+		.src = (uintptr_t)src,
+		.len = h->pagesz,
+	};
+
+	ioctl(h->uffd, UFFDIO_COPY, &copy);
+	pthread_join(h->thread, NULL);
+	memcpy(rec, h->page, sizeof(*rec));
+	close(h->uffd);
+	munmap(h->page, h->pagesz);
+	return h->ret;
+}
+
+/*
+ * End the held read with its copy failing: the page is unmapped before the
+ * fault is woken (closing the userfaultfd wakes it), so the retried fault
+ * finds no mapping and the read() gets EFAULT for its first record.
+ */
+static ssize_t held_read_fail(struct held_read *h)
+{
+	munmap(h->page, h->pagesz);
+	close(h->uffd);
+	pthread_join(h->thread, NULL);
+	return h->ret < 0 ? -h->err : h->ret;
+}
+
+#define HOLD_OR_SKIP(h, fd) do {					\
+	int __r = held_read_start(h, fd);				\
+	if (__r == 1)							\
+		SKIP(return, "no userfaultfd (CONFIG_USERFAULTFD)");	\
+	ASSERT_EQ(0, __r);						\
+} while (0)
+
+/*
+ * The read() took the one-shot's record: the read wins and the timer is
+ * gone, so CANCEL returns -ENOENT; the record arrives, once.
+ */
+TEST(cancel_oneshot_while_its_record_is_copied)
+{
+	int fd = qt_open(0), ret;
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 77, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	ret = qt_cancel(fd, id);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_EQ(77, rec.cookie);
+	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	EXPECT_EQ(-ENOENT, ret);
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/*
+ * MODIFY while the read has the one-shot's record: the read wins and the
+ * record says LAST ("the timer no longer exists"), so MODIFY is -ENOENT and
+ * must not bring it back: no record of that id ever comes after the LAST
+ * one.
+ */
+TEST(modify_oneshot_while_its_record_is_copied)
+{
+	int fd = qt_open(0), ret;
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 78, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	ret = qt_modify(fd, id, 0, 10 * NSEC_PER_MSEC, 0, 0);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_EQ(78, rec.cookie);
+	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	EXPECT_EQ(-ENOENT, ret);
+	/* Nothing after a LAST record. */
+	EXPECT_EQ(0, qt_wait_readable(fd, 300))
+		TH_LOG("a record of id %#llx came after its LAST record",
+		       (unsigned long long)id);
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/*
+ * A ticker whose record is being read: CANCEL returns 0 (the read took the
+ * record, and a ticker with a record out is not armed); the record in
+ * flight is delivered and nothing after it.
+ */
+TEST(cancel_ticker_while_its_record_is_copied)
+{
+	int fd = qt_open(0), ret;
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 20 * NSEC_PER_MSEC,
+			    79, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	ret = qt_cancel(fd, id);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_EQ(79, rec.cookie);
+	EXPECT_EQ(0, rec.flags);
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(0, qt_wait_readable(fd, 200));
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/*
+ * MODIFY of a ticker being read re-times it: the old record in flight is
+ * delivered (the read won, so 0), then only the new schedule.
+ */
+TEST(modify_ticker_while_its_record_is_copied)
+{
+	int fd = qt_open(0), ret;
+	struct qtimer_record rec;
+	struct held_read h;
+	__s64 t0;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 10 * NSEC_PER_MSEC,
+			    80, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	t0 = qt_now(CLOCK_MONOTONIC);
+	ret = qt_modify(fd, id, 0, 100 * NSEC_PER_MSEC, 0, 0);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_EQ(80, rec.cookie);
+	EXPECT_EQ(0, rec.flags);
+	EXPECT_LT(rec.expires_ns, t0);
+	EXPECT_EQ(0, ret);
+	/* The new schedule: a one-shot 100 ms after the modify. */
+	ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_LE(t0 + 100 * NSEC_PER_MSEC, rec.expires_ns);
+	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	EXPECT_EQ(0, qt_wait_readable(fd, 200));
+	close(fd);
+}
+
+/*
+ * CANCEL said the one-shot being read does not exist; then the read's copy
+ * fails.  The record must not come back on a later read: no record of a
+ * timer is read after a call was told it does not exist.  (It used to go
+ * back on the queue and the next read() returned it.)
+ */
+TEST(cancel_oneshot_then_its_copy_fails)
+{
+	int fd = qt_open(O_NONBLOCK);
+	struct qtimer_record rec;
+	struct held_read h;
+	struct qt_fdinfo fi;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 82, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	EXPECT_EQ(-EFAULT, held_read_fail(&h));
+	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1))
+		TH_LOG("id %#llx: a record after CANCEL said -ENOENT (cookie %llu)",
+		       (unsigned long long)id, (unsigned long long)rec.cookie);
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	ASSERT_EQ(0, qt_fdinfo(fd, &fi));
+	EXPECT_EQ(0, fi.timers);
+	EXPECT_EQ(0, fi.pending);
+	close(fd);
+}
+
+/* The same with MODIFY, which must not bring the one-shot back either. */
+TEST(modify_oneshot_then_its_copy_fails)
+{
+	int fd = qt_open(O_NONBLOCK);
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 83, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	EXPECT_EQ(-ENOENT, qt_modify(fd, id, 0, 10 * NSEC_PER_MSEC, 0, 0));
+	EXPECT_EQ(-EFAULT, held_read_fail(&h));
+	EXPECT_EQ(0, qt_wait_readable(fd, 200));
+	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1));
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/* A copy that fails with no CANCEL in between loses nothing. */
+TEST(oneshot_copy_fails_record_stays)
+{
+	int fd = qt_open(O_NONBLOCK);
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 84, &id));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	HOLD_OR_SKIP(&h, fd);
+	EXPECT_EQ(-EFAULT, held_read_fail(&h));
+	ASSERT_EQ(1, qt_read(fd, &rec, 1));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	close(fd);
+}
+
+/*
+ * Set CLOCK_REALTIME to itself (a set all the same) and give the module's
+ * clock-set work time to run.  0 or -errno.
+ */
+static int set_realtime_now(void)
+{
+	int ret = qt_set_realtime(qt_now(CLOCK_REALTIME));
+
+	if (!ret)
+		qt_sleep_ms(100);
+	return ret;
+}
+
+/*
+ * Arm a cancel-on-set realtime ticker (due now, every 20 ms) with @cookie,
+ * wait for its record, hold a read of it mid-copy and set the clock.
+ * 0; 1 without userfaultfd; 2 when the clock cannot be set; or -errno.
+ */
+static int cos_ticker_held_across_set(int fd, __u64 cookie,
+				      struct held_read *h, __u64 *id)
+{
+	int ret = qt_arm(fd, CLOCK_REALTIME,
+			 QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
+			 qt_now(CLOCK_REALTIME), 20 * NSEC_PER_MSEC, cookie, id);
+
+	if (ret)
+		return ret;
+	if (qt_wait_readable(fd, QT_ARRIVE_MS) != 1)
+		return -ETIME;
+	ret = held_read_start(h, fd);
+	if (ret)
+		return ret;
+	return set_realtime_now() ? 2 : 0;
+}
+
+#define COS_TICKER_HELD_OR_SKIP(fd, cookie, h, id) do {			\
+	int __r = cos_ticker_held_across_set(fd, cookie, h, id);		\
+	if (__r == 1)								\
+		SKIP(return, "no userfaultfd (CONFIG_USERFAULTFD)");		\
+	if (__r == 2)								\
+		SKIP(return, "cannot set CLOCK_REALTIME: %s", strerror(errno)); \
+	ASSERT_EQ(0, __r);							\
+} while (0)
+
+/*
+ * A cancel-on-set ticker whose record a read() is copying out when the
+ * clock is set: the record in flight is delivered, then the cancellation
+ * record, and the ticker stops.  (It used to go on ticking: the clock-set
+ * walk skipped a timer in the middle of a read.)
+ */
+TEST(clock_set_while_a_tickers_record_is_copied)
+{
+	int fd = qt_open(0), got, i;
+	struct qtimer_record rec, recs[8];
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	COS_TICKER_HELD_OR_SKIP(fd, 85, &h, &id);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_EQ(85, rec.cookie);
+	EXPECT_EQ(0, rec.flags);
+	/* Then exactly one more record, the cancellation, and silence. */
+	ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, rec.flags);
+	EXPECT_EQ(0, rec.count);
+	qt_sleep_ms(100);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	got = qt_read(fd, recs, 8);
+	for (i = 0; i < got; i++)
+		TH_LOG("after the cancellation: cookie %llu flags %#x count %u",
+		       (unsigned long long)recs[i].cookie, recs[i].flags,
+		       recs[i].count);
+	EXPECT_EQ(-EAGAIN, got);
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/*
+ * The same, but the copy fails: the record goes back and becomes the
+ * cancellation record, with the expirations it counted.
+ */
+TEST(clock_set_while_a_tickers_record_is_copied_and_fails)
+{
+	int fd = qt_open(O_NONBLOCK);
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	COS_TICKER_HELD_OR_SKIP(fd, 86, &h, &id);
+	EXPECT_EQ(-EFAULT, held_read_fail(&h));
+	ASSERT_EQ(1, qt_read(fd, &rec, 1));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, rec.flags);
+	EXPECT_LE(1, rec.count);
+	qt_sleep_ms(100);
+	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1));
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/* The last close of a file while a read() of it is mid-copy. */
+TEST(close_while_a_record_is_copied)
+{
+	int fd = qt_open(0), i;
+	struct qtimer_record rec;
+	struct held_read h;
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0,
+				    i ? 0 : NSEC_PER_MSEC, 81 + i, NULL));
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, NSEC_PER_SEC, 0, 90, NULL));
+	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	qt_sleep_ms(50);
+	HOLD_OR_SKIP(&h, fd);
+	/* The read holds the file: this close is not the last reference. */
+	close(fd);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_LE(81, rec.cookie);
+	EXPECT_GE(84, rec.cookie);
+}
+
+TEST_HARNESS_MAIN
