@@ -6,7 +6,9 @@
  * inline on every op's path.
  */
 
+#ifdef __KERNEL__
 #include <linux/slab.h>
+#endif
 
 #include "ids.h"
 

@@ -10,12 +10,17 @@
 #ifndef _QT_IDS_H
 #define _QT_IDS_H
 
+#ifdef __KERNEL__
 #include <linux/bits.h>
 #include <linux/mm.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
 #include "timer.h"
+#else
+/* The native tests (selftests/ids) bring their own struct qt_timer. */
+#include "ids_shim.h"
+#endif
 
 /*
  * A timer id: slot + 1 in bits 0-31 (so 0 is never an id), the clock in
@@ -116,10 +121,27 @@ static inline u32 qt_ids_alloc(struct qt_ids *ids, struct qt_timer *t)
 	return slot;
 }
 
+/*
+ * A slot whose generation has wrapped: odd, so it names no timer, and on
+ * no free list, so it is never used again.
+ */
+#define QT_SLOT_RETIRED		(~0UL)
+
 /* @slot's id names nothing any more. */
 static inline void qt_ids_free(struct qt_ids *ids, u32 slot)
 {
-	(*qt_ids_gen(ids, slot))++;
+	u32 *gen = qt_ids_gen(ids, slot);
+
+	/*
+	 * An id carries 30 bits of the generation: a slot whose generation
+	 * wraps would give out again the ids of timers it held 2^30 uses ago,
+	 * and a stale id kept that long would name someone else's timer.
+	 * Retire the slot instead, at 12 bytes per 2^30 timers.
+	 */
+	if (!(++*gen & QT_ID_GEN_MASK)) {
+		*qt_ids_word(ids, slot) = QT_SLOT_RETIRED;
+		return;
+	}
 	*qt_ids_word(ids, slot) = (unsigned long)ids->free_slot << 1 | 1;
 	WRITE_ONCE(ids->free_slot, slot);
 }

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Native tests of a file's timer id table (kmod/ids.h, kmod/ids.c, built
+ * unchanged with ids_shim.h): an id names its timer and nothing else, a
+ * freed, stale or forged one names nothing, the table grows a block at a
+ * time, and a slot whose 30-bit generation wraps is retired rather than
+ * giving out an id it gave out before.
+ */
+
+#include "ids.h"
+
+#include "kselftest_harness.h"
+
+#define NR_TIMERS	3000	/* more than 8 blocks: the block array grows */
+
+FIXTURE(ids) {
+	struct qt_ids ids;
+	spinlock_t lock;
+	struct qt_timer timers[NR_TIMERS];
+};
+
+FIXTURE_SETUP(ids)
+{
+	memset(self, 0, sizeof(*self));
+	self->ids.free_slot = QT_NO_SLOT;
+}
+
+FIXTURE_TEARDOWN(ids)
+{
+	qt_ids_destroy(&self->ids);
+}
+
+/* Give @t a slot as ARM does, and return its id. */
+static u64 arm(struct qt_ids *ids, spinlock_t *lock, struct qt_timer *t,
+	       unsigned int clock)
+{
+	if (qt_ids_reserve(ids, lock))
+		return 0;
+	t->clock = clock;
+	t->slot = qt_ids_alloc(ids, t);
+	return qt_ids_id(ids, t);
+}
+
+TEST_F(ids, an_id_names_its_timer)
+{
+	u64 a = arm(&self->ids, &self->lock, &self->timers[0], 1);
+	u64 b = arm(&self->ids, &self->lock, &self->timers[1], 2);
+
+	ASSERT_NE(0, a);
+	ASSERT_NE(0, b);
+	ASSERT_NE(a, b);
+	EXPECT_EQ(&self->timers[0], qt_ids_lookup(&self->ids, a));
+	EXPECT_EQ(&self->timers[1], qt_ids_lookup(&self->ids, b));
+	EXPECT_EQ(1, qt_id_clock(a));
+	EXPECT_EQ(2, qt_id_clock(b));
+	EXPECT_EQ(&self->timers[0], qt_ids_get(&self->ids, self->timers[0].slot));
+	EXPECT_EQ(0, self->lock.held);
+}
+
+TEST_F(ids, a_freed_id_names_nothing_even_when_its_slot_is_reused)
+{
+	struct qt_timer *t = &self->timers[0];
+	u64 old = arm(&self->ids, &self->lock, t, 1), fresh;
+	u32 slot = t->slot;
+
+	qt_ids_free(&self->ids, slot);
+	EXPECT_EQ(NULL, qt_ids_lookup(&self->ids, old));
+	EXPECT_EQ(NULL, qt_ids_get(&self->ids, slot));
+
+	fresh = arm(&self->ids, &self->lock, &self->timers[1], 1);
+	ASSERT_EQ(slot, (u32)self->timers[1].slot);	/* the free list is LIFO */
+	EXPECT_NE(old, fresh);
+	EXPECT_EQ(NULL, qt_ids_lookup(&self->ids, old));
+	EXPECT_EQ(&self->timers[1], qt_ids_lookup(&self->ids, fresh));
+}
+
+TEST_F(ids, a_forged_id_names_nothing)
+{
+	u64 id = arm(&self->ids, &self->lock, &self->timers[0], 1);
+
+	EXPECT_EQ(NULL, qt_ids_lookup(&self->ids, 0));
+	/* Another clock, another generation, slot 0 (id 0 in the low half). */
+	EXPECT_EQ(NULL, qt_ids_lookup(&self->ids, id ^ (1ULL << QT_ID_CLOCK_SHIFT)));
+	EXPECT_EQ(NULL, qt_ids_lookup(&self->ids, id + (1ULL << QT_ID_GEN_SHIFT)));
+	EXPECT_EQ(NULL, qt_ids_lookup(&self->ids, id & ~0xffffffffULL));
+	/* A free slot, and one past the table. */
+	EXPECT_EQ(NULL, qt_ids_lookup(&self->ids, id + 1));
+	EXPECT_EQ(NULL, qt_ids_lookup(&self->ids, (id & ~0xffffffffULL) |
+					   (self->ids.nr_slots + 1)));
+	EXPECT_EQ(NULL, qt_ids_lookup(&self->ids, ~0ULL));
+}
+
+TEST_F(ids, the_table_grows_a_block_at_a_time)
+{
+	static u64 id[NR_TIMERS];
+	int i;
+
+	for (i = 0; i < NR_TIMERS; i++) {
+		id[i] = arm(&self->ids, &self->lock, &self->timers[i], i % 3);
+		ASSERT_NE(0, id[i]);
+	}
+	EXPECT_EQ(0, self->ids.nr_slots % QT_SLOTS_PER_BLOCK);
+	EXPECT_GT(QT_SLOTS_PER_BLOCK + NR_TIMERS, self->ids.nr_slots);
+	EXPECT_LE(self->ids.nr_slots / QT_SLOTS_PER_BLOCK, self->ids.nr_blocks);
+	for (i = 0; i < NR_TIMERS; i++)
+		ASSERT_EQ(&self->timers[i], qt_ids_lookup(&self->ids, id[i]));
+	/* Half of them go: the rest still resolve, the others do not. */
+	for (i = 0; i < NR_TIMERS; i += 2)
+		qt_ids_free(&self->ids, (u32)self->timers[i].slot);
+	for (i = 0; i < NR_TIMERS; i++)
+		ASSERT_EQ(i % 2 ? &self->timers[i] : NULL,
+			  qt_ids_lookup(&self->ids, id[i]));
+}
+
+/*
+ * A slot that has been used 2^30 times: its generation wraps to 0 in the
+ * id's 30 bits.  Given out again, the slot would issue the id it issued
+ * first, and a caller holding that long-stale id would reach the new
+ * timer.  The generation is set rather than counted up to keep this fast:
+ * what matters is what the table does when it wraps.
+ */
+TEST_F(ids, a_slot_whose_generation_wraps_is_retired)
+{
+	struct qt_timer *t = &self->timers[0];
+	u64 first = arm(&self->ids, &self->lock, t, 1), id;
+	u32 slot = t->slot;
+	int i;
+
+	*qt_ids_gen(&self->ids, slot) = QT_ID_GEN_MASK;	/* 2^30 - 1 uses */
+	qt_ids_free(&self->ids, slot);
+	EXPECT_EQ(NULL, qt_ids_get(&self->ids, slot));
+
+	for (i = 1; i < 2 * QT_SLOTS_PER_BLOCK; i++) {
+		id = arm(&self->ids, &self->lock, &self->timers[i], 1);
+		ASSERT_NE(0, id);
+		ASSERT_NE(first, id);
+		ASSERT_NE(slot, (u32)self->timers[i].slot);
+	}
+	EXPECT_EQ(NULL, qt_ids_lookup(&self->ids, first));
+	EXPECT_EQ(NULL, qt_ids_get(&self->ids, slot));
+}
+
+/* The generation below the wrap still frees the slot for reuse. */
+TEST_F(ids, a_slot_below_the_wrap_is_reused)
+{
+	struct qt_timer *t = &self->timers[0];
+	u64 old;
+	u32 slot;
+
+	old = arm(&self->ids, &self->lock, t, 1);
+	slot = t->slot;
+	*qt_ids_gen(&self->ids, slot) = QT_ID_GEN_MASK - 1;
+	qt_ids_free(&self->ids, slot);
+	ASSERT_NE(0, arm(&self->ids, &self->lock, &self->timers[1], 1));
+	EXPECT_EQ(slot, (u32)self->timers[1].slot);
+	EXPECT_EQ(NULL, qt_ids_lookup(&self->ids, old));
+}
+
+TEST_HARNESS_MAIN
