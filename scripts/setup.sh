@@ -48,6 +48,8 @@ host_packages=(
 	liburing-dev libuv1-dev libmnl-dev pkg-config
 	gnuplot-nox valgrind sparse python3-docutils python3-yaml
 	groff-base
+	# the real dkms, for scripts/dkms-check.sh (it never touches /var/lib/dkms)
+	dkms
 	linux-source-6.1
 )
 
