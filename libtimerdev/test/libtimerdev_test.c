@@ -1004,9 +1004,17 @@ TEST(close_releases_timers)
 
 /* ---- thread safety ---- */
 
+/*
+ * Timers each thread arms and cancels: enough for the threads to overlap
+ * in the kernel many times over, few enough that 4 x 2 x 1000 single
+ * ioctls finish well within the timeout on the debug kernel under TCG
+ * with the host busy (4 x 2 x 2000 took more than the default 30 s).
+ */
+#define ARMER_TIMERS	1000
+
 struct armer {
 	struct td_ctx *ctx;
-	uint64_t ids[2000];
+	uint64_t ids[ARMER_TIMERS];
 	int err;
 };
 
@@ -1016,16 +1024,16 @@ static void *armer_thread(void *arg)
 	struct armer *a = arg;
 	int i;
 
-	for (i = 0; i < 2000 && !a->err; i++)
+	for (i = 0; i < ARMER_TIMERS && !a->err; i++)
 		a->err = td_arm(a->ctx, &spec, &a->ids[i]);
-	for (i = 0; i < 2000 && !a->err; i++)
+	for (i = 0; i < ARMER_TIMERS && !a->err; i++)
 		if (td_cancel(a->ctx, a->ids[i]) != QTIMER_CANCEL_ARMED)
 			a->err = -EBADE;
 	return NULL;
 }
 
 /* Several threads on one context: distinct ids, every cancel exact. */
-TEST_F(qt, threads_share_context)
+TEST_F_TIMEOUT(qt, threads_share_context, 120)
 {
 	static struct armer a[4];
 	pthread_t th[4];
