@@ -119,9 +119,9 @@ bool qt_wheel_del(struct qt_wheel *w, struct qt_wheel_timer *t)
 	if (!t->pprev)
 		return false;
 	*t->pprev = t->next;
-	if (t->next)
+	if (t->next) {
 		t->next->pprev = t->pprev;
-	else if (pprev - first < sizeof(w->bucket) && !*t->pprev) {
+	} else if (pprev - first < sizeof(w->bucket) && !*t->pprev) {
 		unsigned long i = (pprev - first) / sizeof(w->bucket[0][0]);
 
 		w->pending[i / QT_WHEEL_LVL_SIZE] &= ~(1ull << (i & QT_WHEEL_LVL_MASK));

@@ -57,7 +57,7 @@ struct qt_wheel {
 
 static inline bool qt_wheel_timer_pending(const struct qt_wheel_timer *t)
 {
-	return t->pprev != NULL;
+	return t->pprev;
 }
 
 void qt_wheel_init(struct qt_wheel *w, u64 clk);
