@@ -130,6 +130,8 @@ native_check() {
 native_check heap make -C selftests/heap check
 # The id table, built natively: stale, forged and wrapped ids name nothing.
 native_check ids make -C selftests/ids check
+# The timing wheel the benchmarks compare the heap with: never early, none lost.
+native_check wheel make -C bench wheel-check WHEEL_O="$top/build/check/wheel"
 # libtimerdev: unit tests against a fake device, ABI, headers, man pages,
 # install; qtimerctl: man page and the checks that need no module (the
 # rest runs in the VM); Documentation: every page renders, the YNL spec
