@@ -6,7 +6,8 @@
 #
 #   run.sh KERNEL [--suites GLOB[,GLOB]] [--modparams "a=1 b=2"]
 #                 [--run "prog args"] [--timeout SEC] [--vm-timeout SEC]
-#                 [--tag NAME] [--cmdline "extra kernel args"] [--rig-warn] [-v]
+#                 [--tag NAME] [--cmdline "extra kernel args"] [--rig-warn]
+#                 [--module PATH/qtimer.ko] [-v]
 #
 # KERNEL is a name scripts/vm/kernel.sh resolves (stock-6.1, stock-6.12,
 # rt-6.12, debug-6.1, kcsan-6.1).  The guest payload comes from
@@ -22,6 +23,10 @@
 # qtimer_rig.ko (scripts/vm/rig-module), which WARNs and prints a forged
 # "hrtimer: interrupt took" line, and the run must then fail naming the
 # WARNING, the hang message and taint W (scripts/check.sh checks that).
+# --module boots with that prebuilt qtimer.ko (e.g. one DKMS built:
+# scripts/dkms-check.sh) instead of building one from kmod/; it must have
+# been built for KERNEL's release, and may be compressed (.ko.xz, .ko.zst,
+# .ko.gz, as dkms installs it for a kernel whose modules are).
 # -v streams the guest console while it runs.  --accel (or QTIMER_ACCEL)
 # is tcg by default; auto uses KVM if a probe boot under KVM works.
 # QTIMER_GDB=SOCKET opens QEMU's gdbstub there (bench/profile.py).
@@ -63,7 +68,7 @@ shift
 case "$kernel" in -*) usage ;; esac
 
 suites='' modparams='' run_cmd='' suite_timeout=300 vm_timeout='' tag='' verbose=0
-extra_cmdline='' accel=${QTIMER_ACCEL:-tcg} rig_warn=0
+extra_cmdline='' accel=${QTIMER_ACCEL:-tcg} rig_warn=0 module=''
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--suites) suites=$2; shift ;;
@@ -75,6 +80,7 @@ while [ $# -gt 0 ]; do
 	--cmdline) extra_cmdline=$2; shift ;;
 	--accel) accel=$2; shift ;;
 	--rig-warn) rig_warn=1 ;;
+	--module) module=$2; shift ;;
 	-v | --verbose) verbose=1 ;;
 	*) usage ;;
 	esac
@@ -138,13 +144,23 @@ init=$vm_dir/init
 # modules (qtimer.ko and the rig's qtimer_rig.ko) are built per kernel.
 guest=$out_dir/guest
 rm -rf "$guest"
+# A --module built for another release would only fail at insmod, inside
+# the guest, as "Invalid module format": say so here instead.
+if [ -n "$module" ]; then
+	[ -f "$module" ] || give_up "--module $module: no such file"
+	module_release=$(modinfo -F vermagic "$module" 2>/dev/null | cut -d' ' -f1)
+	[ "$module_release" = "$release" ] ||
+		give_up "--module $module was built for '${module_release:-?}', not for $kernel ($release)"
+fi
 if [ -n "${QTIMER_GUEST_USER:-}" ]; then
-	what=(guest-module guest-rig-module)
-	say "building qtimer.ko and qtimer_rig.ko for $release (log: ${out_dir#$top/}/build.log)"
+	what=(guest-rig-module)
+	[ -n "$module" ] || what=(guest-module "${what[@]}")
+elif [ -n "$module" ]; then
+	what=(guest-rig-module guest-user)
 else
 	what=(guest)
-	say "building the guest payload for $release (log: ${out_dir#$top/}/build.log)"
 fi
+say "building ${what[*]} for $release${module:+ (qtimer.ko: $module)} (log: ${out_dir#$top/}/build.log)"
 if ! flock "$vm_dir/$kernel/.build.lock" \
 	make -C "$top" --no-print-directory "${what[@]}" KERNEL="$kernel" KDIR="$kdir" OUT="$guest" \
 	>"$out_dir/build.log" 2>&1; then
@@ -153,6 +169,16 @@ if ! flock "$vm_dir/$kernel/.build.lock" \
 fi
 if [ -n "${QTIMER_GUEST_USER:-}" ]; then
 	cp -a "$QTIMER_GUEST_USER/." "$guest/" || give_up "cannot copy $QTIMER_GUEST_USER"
+fi
+# The init loads /qtimer.ko with insmod, uncompressed.
+if [ -n "$module" ]; then
+	case "$module" in
+	*.xz) unpack=(xz -dc) ;;
+	*.zst) unpack=(zstd -qdc) ;;
+	*.gz) unpack=(gzip -dc) ;;
+	*) unpack=(cat) ;;
+	esac
+	"${unpack[@]}" "$module" >"$guest/qtimer.ko" || give_up "cannot unpack $module"
 fi
 
 # --- Suites -----------------------------------------------------------------
