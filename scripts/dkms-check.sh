@@ -1,0 +1,191 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Copyright (C) 2026 The qtimer authors
+#
+# The module the way DKMS users get it: `make install-dkms` (the part of
+# `make install` DKMS reads) into a scratch DESTDIR, then the real dkms
+# (Debian's package, scripts/setup.sh) runs `add`, `build` and `install`
+# from that /usr/src for each test kernel's headers, and a VM boots the
+# DKMS-installed qtimer.ko and runs a suite against it.  install-check.sh
+# only sources dkms.conf and runs its MAKE line; this is where the tool's
+# own reading of the file (its variables, BUILT_MODULE_LOCATION, signing,
+# the install layout) is tested.  Prints kselftest TAP ending with a
+# "# Totals:" line; exits non-zero on a failure.
+#
+#   scripts/dkms-check.sh [KERNEL...]
+#
+# KERNEL: names scripts/vm/kernel.sh resolves, by default the three Debian
+# ones (stock-6.1 stock-6.12 rt-6.12); the VM boots the first.
+#   DKMS_CHECK_SUITES  the suites the VM runs (qtimer_basic_test)
+#   DKMS_CHECK_VM=0    build and install only, no VM
+#   QTIMER_VM_LOCK     a file to hold with flock(1) around the VM run
+#                      (machines where VMs take turns); none by default
+#   KEEP=1             keep the scratch directory
+#
+# Nothing here touches the host's DKMS state or module tree: dkms gets a
+# private --dkmstree, --sourcetree and --installtree, --no-depmod (depmod
+# would work on /lib/modules/<release>), and a signing key in the scratch
+# directory (without one, dkms creates /var/lib/dkms/mok.key).  The last
+# test checks that.  No module is ever loaded on the host.
+
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+scratch=$(mktemp -d /tmp/qtimer-dkms-check.XXXXXX)
+root=$scratch/root
+dkms_tree=$scratch/dkms
+install_tree=$scratch/lib/modules
+log=$scratch/log
+suites=${DKMS_CHECK_SUITES:-qtimer_basic_test}
+
+cleanup() {
+	if [ "${KEEP:-0}" = 1 ]; then
+		echo "# kept $scratch"
+	else
+		rm -rf "$scratch"
+	fi
+}
+trap cleanup EXIT
+
+nr=0 pass=0 fail=0 skip=0
+ok() { nr=$((nr + 1)); pass=$((pass + 1)); echo "ok $nr $*"; }
+# not_ok NAME [DETAIL...]: each line of each DETAIL becomes a TAP comment.
+not_ok() { nr=$((nr + 1)); fail=$((fail + 1)); echo "not ok $nr $1"; shift; for l in "$@"; do sed 's/^/# /' <<<"$l"; done; }
+skip() { nr=$((nr + 1)); skip=$((skip + 1)); echo "ok $nr $1 # SKIP $2"; }
+show_tail() { tail -n "${2:-25}" "$1" 2>/dev/null; }
+totals() {
+	echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+	[ "$fail" = 0 ]
+	exit
+}
+
+kernels=("$@")
+[ ${#kernels[@]} -gt 0 ] || kernels=(stock-6.1 stock-6.12 rt-6.12)
+vm=${DKMS_CHECK_VM:-1}
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+
+echo "TAP version 13"
+# add, then build + install per kernel, the VM, remove, the host untouched.
+echo "1..$((1 + 1 + 2 * ${#kernels[@]} + 1 + 1 + 1))"
+echo "# kernels: ${kernels[*]}; VERSION=$version; scratch: $scratch"
+
+if ! command -v dkms >/dev/null; then
+	not_ok "dkms is installed" "no dkms command: run scripts/setup.sh (Debian package dkms)"
+	totals
+fi
+echo "# $(dkms --version 2>&1)"
+
+# The private trees.  The signing variables are read from the environment
+# (and /etc/dkms/framework.conf, which leaves them unset on Debian).
+export mok_signing_key=$scratch/mok.key mok_certificate=$scratch/mok.pub
+mkdir -p "$dkms_tree" "$install_tree"
+touch "$scratch/started"
+# dkms_cmd ACTION [ARGS...]: every action, status too, with the private
+# trees (status without --installtree compares with /lib/modules).
+dkms_cmd() {
+	local action=$1
+	shift
+	dkms "$action" "qtimer/$version" --dkmstree "$dkms_tree" \
+		--sourcetree "$root/usr/src" --installtree "$install_tree" --no-depmod "$@"
+}
+
+# 1: the source tree, as `make install` lays it out.  Only install-dkms:
+# qtimerctl and libtimerdev are install-check.sh's business, and a failure
+# there must not read as a DKMS one.
+if make -C "$top" --no-print-directory install-dkms DESTDIR="$root" >"$log" 2>&1 &&
+   [ -f "$root/usr/src/qtimer-$version/dkms.conf" ]; then
+	ok "make install-dkms into a scratch DESTDIR: usr/src/qtimer-$version"
+else
+	not_ok "make install-dkms into a scratch DESTDIR" "$(show_tail "$log")"
+	totals
+fi
+
+# 2: dkms add, from that /usr/src.
+if dkms_cmd add >"$log" 2>&1 && dkms_cmd status 2>&1 | grep -q ': added$'; then
+	ok "dkms add qtimer/$version"
+else
+	not_ok "dkms add qtimer/$version" "$(show_tail "$log")"
+	totals
+fi
+
+# 3, 4 for each kernel: dkms build and dkms install.  The module lands where
+# dkms puts it for this distribution (updates/dkms on Debian: it overrides
+# DEST_MODULE_LOCATION), so it is looked for under the release's tree.
+declare -A installed_ko=()
+for k in "${kernels[@]}"; do
+	kinfo=$("$top/scripts/vm/kernel.sh" "$k" 2>"$log") || {
+		not_ok "$k: dkms build" "cannot resolve kernel $k: $(show_tail "$log" 5)"
+		not_ok "$k: dkms install" "no build"
+		continue
+	}
+	kdir=$(sed -n 's/^kdir=//p' <<<"$kinfo")
+	kver=$(sed -n 's/^release=//p' <<<"$kinfo")
+	if dkms_cmd build -k "$kver" --kernelsourcedir "$kdir" >"$log" 2>&1; then
+		ok "$k: dkms build for $kver"
+	else
+		not_ok "$k: dkms build for $kver" "$(show_tail "$log" 10)" \
+			"make.log:" "$(show_tail "$dkms_tree/qtimer/$version/build/make.log")"
+		not_ok "$k: dkms install" "no build"
+		continue
+	fi
+	mkdir -p "$install_tree/$kver"
+	if ! dkms_cmd install -k "$kver" --kernelsourcedir "$kdir" >"$log" 2>&1; then
+		not_ok "$k: dkms install for $kver" "$(show_tail "$log")"
+		continue
+	fi
+	ko=$(find "$install_tree/$kver" -name 'qtimer.ko*' | head -n 1)
+	vermagic=$(modinfo -F vermagic "$ko" 2>&1 | cut -d' ' -f1)
+	if [ -n "$ko" ] && [ "$vermagic" = "$kver" ] &&
+	   dkms_cmd status -k "$kver" 2>&1 | grep -q ': installed$'; then
+		ok "$k: dkms install: ${ko#"$install_tree"/}, vermagic $kver"
+		installed_ko[$k]=$ko
+	else
+		not_ok "$k: dkms install for $kver" "module: ${ko:-none found}" "vermagic: $vermagic" \
+			"$(dkms_cmd status -k "$kver" 2>&1)"
+	fi
+done
+
+# 5: a VM boots the first kernel with the DKMS-installed module.  Its
+# output is shown as comments: its suites' "# Totals:" lines are the VM's,
+# this check counts the run as one test.
+k=${kernels[0]}
+vm_log=$scratch/vm.log
+if [ "$vm" = 0 ]; then
+	skip "$k: VM with the DKMS-built module runs $suites" "DKMS_CHECK_VM=0"
+elif [ -z "${installed_ko[$k]:-}" ]; then
+	skip "$k: VM with the DKMS-built module runs $suites" "no DKMS-installed module for $k (above)"
+else
+	run=("$top/scripts/vm/run.sh" "$k" --tag dkms --module "${installed_ko[$k]}" --suites "$suites")
+	[ -z "${QTIMER_VM_LOCK:-}" ] || run=(flock "$QTIMER_VM_LOCK" "${run[@]}")
+	"${run[@]}" >"$vm_log" 2>&1
+	rc=$?
+	sed 's/^/#   /' "$vm_log"
+	result=$(grep '^vm-result: ' "$vm_log" | tail -n 1)
+	if [ "$rc" = 0 ] && grep -q ' failed=0 ' <<<"$result "; then
+		ok "$k: VM with the DKMS-built module runs $suites: ${result#vm-result: }"
+	else
+		not_ok "$k: VM with the DKMS-built module runs $suites" "run.sh exited $rc: ${result:-no vm-result line}" \
+			"logs: build/vm/$k/dkms/"
+	fi
+fi
+
+# 6: dkms remove takes every kernel's module out of the install tree again.
+if dkms_cmd remove --all >"$log" 2>&1 &&
+   [ -z "$(find "$install_tree" -name 'qtimer.ko*')" ] && [ ! -e "$dkms_tree/qtimer/$version" ]; then
+	ok "dkms remove --all leaves no module behind"
+else
+	not_ok "dkms remove --all leaves no module behind" "$(show_tail "$log")" \
+		"$(find "$install_tree" "$dkms_tree" -name 'qtimer.ko*')"
+fi
+
+# 7: and none of it reached the host.
+host=$( { find /var/lib/dkms -maxdepth 1 \( -name qtimer -o -name 'mok.*' -newer "$scratch/started" \) 2>/dev/null
+	  find /lib/modules -name 'qtimer*.ko*' -newer "$scratch/started" 2>/dev/null; } )
+if [ -z "$host" ]; then
+	ok "nothing written to /var/lib/dkms or /lib/modules"
+else
+	not_ok "nothing written to /var/lib/dkms or /lib/modules" "$host"
+fi
+
+totals
