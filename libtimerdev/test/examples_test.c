@@ -74,6 +74,8 @@ FIXTURE_TEARDOWN(example)
 	printf("# %s ran for %ld ms\n", argv[0],			\
 	       (long)((b.tv_sec - a.tv_sec) * 1000 +			\
 		      (b.tv_nsec - a.tv_nsec) / 1000000));		\
+	/* The harness ends a test with _exit(): flush, or it is lost. */ \
+	fflush(stdout);							\
 	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("%s: status %#x", argv[0], status); \
 	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("%s failed", argv[0]);	\
 } while (0)
