@@ -4,7 +4,10 @@
  *
  * Runs the examples in the VM, so that they keep working: each is a real
  * program that checks itself and exits 0 only when all is well.  Their
- * output is passed on as TAP diagnostics ("# " lines).
+ * output is passed on as TAP diagnostics ("# " lines).  The event-loop
+ * examples (io_uring, libuv) also log every record they read, and the log
+ * is judged here on its own (delivery_log.c): each timer delivered exactly
+ * once, never early, and late only within a generous bound.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +18,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "delivery_log.h"
 
 /* Run argv[0] (found on PATH) and return its wait status. */
 static int run(char *const argv[])
@@ -100,6 +104,44 @@ TEST_F_TIMEOUT(example, ticker, 120)
 TEST_F_TIMEOUT(example, epoll_mix, 120)
 {
 	EXPECT_RUNS_CLEAN("epoll_mix");
+}
+
+/*
+ * How late a record may arrive after its due time.  Generous: the VM may
+ * be emulated (TCG), and a loop of 100k timeouts may find thousands due at
+ * once; what matters is that lateness stays bounded, not how small it is.
+ */
+#define MAX_LATE_NS	5000000000LL
+
+/* The example's log, judged: every cookie 0..nr-1 once, in time. */
+#define EXPECT_DELIVERED_ONCE(path, nr) do {				\
+	struct delivery_summary sum;					\
+	char why[256];							\
+	int ret = delivery_log_check(path, nr, MAX_LATE_NS, &sum, why,	\
+				     sizeof(why));			\
+									\
+	printf("# %s: %lu records, %lu cookies once, %lu missing, "	\
+	       "%lu repeated, %lu unknown, %lu early, %lu too late; "	\
+	       "latest %.1f ms after due\n", path, sum.lines, sum.once,	\
+	       sum.missing, sum.repeated, sum.unknown, sum.early,	\
+	       sum.too_late, sum.max_late_ns / 1e6);			\
+	fflush(stdout);							\
+	unlink(path);							\
+	ASSERT_EQ(0, ret) TH_LOG("%s: %s", path, ret < 0 && !why[0] ?	\
+				 strerror(-ret) : why);			\
+	ASSERT_EQ(nr, sum.once);					\
+} while (0)
+
+TEST_F_TIMEOUT(example, uring_mix, 120)
+{
+	EXPECT_RUNS_CLEAN("uring_mix", "-n", "20000", "-o", "/tmp/uring_mix.log");
+	EXPECT_DELIVERED_ONCE("/tmp/uring_mix.log", 20000);
+}
+
+TEST_F_TIMEOUT(example, uv_idle, 300)
+{
+	EXPECT_RUNS_CLEAN("uv_idle", "-n", "100000", "-o", "/tmp/uv_idle.log");
+	EXPECT_DELIVERED_ONCE("/tmp/uv_idle.log", 100000);
 }
 
 TEST_HARNESS_MAIN
