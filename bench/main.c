@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "qtbench.h"
 
 #define MAX_CONFIGS	32
@@ -200,13 +201,13 @@ static double calibrate(void)
 {
 	static double best;
 	volatile uint64_t x = 1;
-	int64_t t0 = now_ns();
+	int64_t t0 = qt_now(CLOCK_MONOTONIC);
 	double t;
 	int i;
 
 	for (i = 0; i < 5000000; i++)
 		x = x * 6364136223846793005ULL + (x >> 7);
-	t = now_ns() - t0;
+	t = qt_now(CLOCK_MONOTONIC) - t0;
 	if (!best || t < best)
 		best = t;
 	return t / best;
@@ -216,12 +217,12 @@ static double calibrate(void)
 static double clock_read_ns(int (*read_clock)(clockid_t, struct timespec *))
 {
 	struct timespec ts;
-	int64_t t0 = now_ns();
+	int64_t t0 = qt_now(CLOCK_MONOTONIC);
 	int i;
 
 	for (i = 0; i < 4096; i++)
 		read_clock(CLOCK_MONOTONIC, &ts);
-	return (now_ns() - t0) / 4096.0;
+	return (qt_now(CLOCK_MONOTONIC) - t0) / 4096.0;
 }
 
 static int clock_gettime_syscall(clockid_t clock, struct timespec *ts)
@@ -416,9 +417,10 @@ static int child(struct config *c, const char *workload, size_t n)
  */
 static void settle(void)
 {
-	int64_t prev = kernel_mem_bytes(), cur, deadline = now_ns() + 10 * NSEC_PER_SEC;
+	int64_t prev = kernel_mem_bytes(), cur;
+	int64_t deadline = qt_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
 
-	while (prev >= 0 && now_ns() < deadline) {
+	while (prev >= 0 && qt_now(CLOCK_MONOTONIC) < deadline) {
 		usleep(100 * 1000);
 		cur = kernel_mem_bytes();
 		if (cur < 0 || llabs(cur - prev) < 256 * 1024)
@@ -431,7 +433,7 @@ static void settle(void)
 static bool run_one(struct config *c, const char *workload, size_t n)
 {
 	double slow = calibrate();
-	int64_t t0 = now_ns();
+	int64_t t0 = qt_now(CLOCK_MONOTONIC);
 	int status, i, w;
 	pid_t pid;
 
@@ -492,7 +494,7 @@ static bool run_one(struct config *c, const char *workload, size_t n)
 	} else if (shm->nr_res && (shm->res[0].partial || shm->res[0].failed)) {
 		c->allow[w] = n - 1;
 	}
-	progress("  (%.1f s)", (now_ns() - t0) / 1e9);
+	progress("  (%.1f s)", (qt_now(CLOCK_MONOTONIC) - t0) / 1e9);
 	return true;
 }
 
@@ -550,7 +552,7 @@ static bool may_run(struct config *c, const char *workload, size_t n)
 
 int main(int argc, char **argv)
 {
-	int64_t t0 = now_ns();
+	int64_t t0 = qt_now(CLOCK_MONOTONIC);
 	size_t i;
 	int c;
 
@@ -600,7 +602,7 @@ int main(int argc, char **argv)
 				if (configs[c].fire && may_run(&configs[c], "ticker", plan.ticker_k[i]))
 					run_one(&configs[c], "ticker", plan.ticker_k[i]);
 
-	progress("done in %.1f s%s", (now_ns() - t0) / 1e9,
+	progress("done in %.1f s%s", (qt_now(CLOCK_MONOTONIC) - t0) / 1e9,
 		 broke ? "; SOME RUNS BROKE (see the notes)" : "");
 	return broke ? 1 : 0;
 }

@@ -139,8 +139,6 @@ void parse_options(int argc, char **argv, struct plan *p);
 bool in_list(const char *list, const char *name);
 
 /* util.c */
-int64_t now_ns(void);
-int64_t cputime_ns(void);
 uint64_t rng_next(void);
 void rng_seed(uint64_t seed);
 uint32_t *permutation(size_t n);

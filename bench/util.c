@@ -16,23 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "qtbench.h"
-
-int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
-int64_t cputime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
 
 /* xorshift64*: plenty for shuffles and expiry jitter. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
@@ -178,7 +163,7 @@ int64_t sys_busy_ns(void)
 {
 	unsigned long long v[5];
 	long hz = sysconf(_SC_CLK_TCK), cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int64_t now = now_ns();
+	int64_t now = qt_now(CLOCK_MONOTONIC);
 	FILE *f = fopen("/proc/stat", "re");
 	int n;
 

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "qtbench.h"
 
 /*
@@ -51,7 +52,7 @@
  */
 void run_expired(struct run *r, uint32_t idx, uint64_t count, int64_t kernel_when)
 {
-	int64_t now = now_ns(), sched;
+	int64_t now = qt_now(CLOCK_MONOTONIC), sched;
 	uint64_t cum;
 
 	if (!r->counting)
@@ -117,7 +118,7 @@ static long long timed_phase(struct run *r, size_t nr, gen_fn gen, void *arg,
 {
 	size_t chunk = r->mech->batched && r->batch > MIN_CHUNK ? r->batch : MIN_CHUNK;
 	struct mop *ops = xcalloc(chunk, sizeof(*ops));
-	int64_t start = now_ns(), deadline = start + opts.budget_ns;
+	int64_t start = qt_now(CLOCK_MONOTONIC), deadline = start + opts.budget_ns;
 	size_t done = 0;
 	int ret = 0;
 
@@ -130,9 +131,9 @@ static long long timed_phase(struct run *r, size_t nr, gen_fn gen, void *arg,
 		int64_t t0, t1;
 
 		gen(r, ops, done, len, arg);
-		t0 = now_ns();
+		t0 = qt_now(CLOCK_MONOTONIC);
 		ret = r->mech->submit(r, ops, len);
-		t1 = now_ns();
+		t1 = qt_now(CLOCK_MONOTONIC);
 		*spent += t1 - t0;
 		if (ret < 0 && resource_error(ret)) {
 			/* A limit of the machine, not a broken mechanism: data. */
@@ -223,7 +224,7 @@ static void phase_result(struct result *res, long long done, size_t want, int64_
 int workload_arm(struct run *r, struct result *res, bool arm_only)
 {
 	struct amc a = { .when = xcalloc(r->n, sizeof(int64_t)) };
-	int64_t base = now_ns() + FAR_NS, spent, mem0 = -1, mem1;
+	int64_t base = qt_now(CLOCK_MONOTONIC) + FAR_NS, spent, mem0 = -1, mem1;
 	long long armed, done;
 	size_t i;
 
@@ -319,7 +320,7 @@ static int arm_window(struct run *r, double arm_ns_hint, int64_t span, int64_t p
 {
 	struct fire f = { .period = period };
 	uint32_t *slot = permutation(r->n);
-	int64_t start = now_ns() + fire_lead(r, arm_ns_hint), spent, armed_at;
+	int64_t start = qt_now(CLOCK_MONOTONIC) + fire_lead(r, arm_ns_hint), spent, armed_at;
 	long long done;
 	size_t i;
 
@@ -333,7 +334,7 @@ static int arm_window(struct run *r, double arm_ns_hint, int64_t span, int64_t p
 		return done;
 	if ((size_t)done < r->n)
 		return -ETIME;
-	armed_at = now_ns();
+	armed_at = qt_now(CLOCK_MONOTONIC);
 	if (armed_at > start)
 		note(r, "arming overran the window start by %.1f ms: early expiries wait behind it",
 		     (armed_at - start) / 1e6);
@@ -398,12 +399,12 @@ int workload_fire(struct run *r, struct result *res, double arm_ns_hint)
 	if (!opts.quiet)
 		progress("  fire: the window opens");
 	cpu0 = sys_busy_ns();
-	pc0 = cputime_ns();
+	pc0 = qt_now(CLOCK_PROCESS_CPUTIME_ID);
 	r->counting = true;
-	now = last = now_ns();
+	now = last = qt_now(CLOCK_MONOTONIC);
 	while (r->delivered < r->n) {
 		ret = r->mech->wait(r, 100);
-		now = now_ns();
+		now = qt_now(CLOCK_MONOTONIC);
 		if (ret < 0) {
 			note(r, "waiting for expiries failed: %s", strerror(-ret));
 			res->failed = true;
@@ -418,9 +419,9 @@ int workload_fire(struct run *r, struct result *res, double arm_ns_hint)
 			break;
 		}
 	}
-	end = now_ns();
+	end = qt_now(CLOCK_MONOTONIC);
 	cpu1 = sys_busy_ns();
-	pc1 = cputime_ns();
+	pc1 = qt_now(CLOCK_PROCESS_CPUTIME_ID);
 	r->counting = false;
 	/*
 	 * An expirer run adds to the counters when it ends, which can be just
@@ -485,7 +486,7 @@ int workload_ticker(struct run *r, struct result *res, double arm_ns_hint)
 	r->stop_at = start + opts.ticker_ns;
 	cpu0 = sys_busy_ns();
 	r->counting = true;
-	while (now_ns() < r->stop_at) {
+	while (qt_now(CLOCK_MONOTONIC) < r->stop_at) {
 		ret = r->mech->wait(r, 50);
 		if (ret < 0) {
 			note(r, "waiting for expiries failed: %s", strerror(-ret));
@@ -556,7 +557,7 @@ int workload_mixed(struct run *r, struct result *res)
 	long long done;
 
 	result_init(r, res, "mixed");
-	m.base = now_ns() + FAR_NS;
+	m.base = qt_now(CLOCK_MONOTONIC) + FAR_NS;
 	for (i = 0; i < r->n; i++)
 		a.when[i] = m.base + (int64_t)(rng_next() % FAR_NS);
 	done = timed_phase(r, r->n, gen_arm, &a, &spent, "arming the population");
