@@ -331,7 +331,8 @@ static int child(struct config *c, const char *workload, size_t n)
 			.deliver = !strcmp(workload, "fire") || !strcmp(workload, "ticker"),
 		};
 
-		rng_seed(plan.seed * 0x9e3779b97f4a7c15ULL ^ n ^ ((uint64_t)rep << 40));
+		qt_rng_seed(&bench_rng,
+			    plan.seed * 0x9e3779b97f4a7c15ULL ^ n ^ ((uint64_t)rep << 40));
 		ret = c->mech->open(&r);
 		if (ret < 0) {
 			if (!rep) {

@@ -139,8 +139,8 @@ void parse_options(int argc, char **argv, struct plan *p);
 bool in_list(const char *list, const char *name);
 
 /* util.c */
-uint64_t rng_next(void);
-void rng_seed(uint64_t seed);
+/* libqttest's PRNG (helpers.h), seeded by main.c before every run. */
+extern struct qt_rng bench_rng;
 uint32_t *permutation(size_t n);
 void *xcalloc(size_t nr, size_t size);
 int64_t kernel_mem_bytes(void);

@@ -19,21 +19,11 @@
 #include "helpers.h"
 #include "qtbench.h"
 
-/* xorshift64*: plenty for shuffles and expiry jitter. */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-
-void rng_seed(uint64_t seed)
-{
-	rng_state = seed ? seed : 0x9e3779b97f4a7c15ULL;
-}
-
-uint64_t rng_next(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dULL;
-}
+/*
+ * libqttest's xorshift64*: plenty for shuffles and expiry jitter.  main.c
+ * seeds it before every run, so that a run's ops replay from --seed.
+ */
+struct qt_rng bench_rng;
 
 void *xcalloc(size_t nr, size_t size)
 {
@@ -55,7 +45,7 @@ uint32_t *permutation(size_t n)
 	for (i = 0; i < n; i++)
 		p[i] = i;
 	for (i = n; i > 1; i--) {
-		size_t j = rng_next() % i;
+		size_t j = qt_rand_below(&bench_rng, i);
 		uint32_t t = p[i - 1];
 
 		p[i - 1] = p[j];
@@ -222,7 +212,7 @@ static void select_kth(int64_t *v, size_t nr, size_t k)
 	size_t lo = 0, hi = nr - 1;
 
 	while (lo < hi) {
-		int64_t pivot = v[lo + rng_next() % (hi - lo + 1)];
+		int64_t pivot = v[lo + qt_rand_below(&bench_rng, hi - lo + 1)];
 		size_t i = lo, j = hi;
 
 		while (i <= j) {

@@ -232,7 +232,7 @@ int workload_arm(struct run *r, struct result *res, bool arm_only)
 	result_init(r, &res[1], "modify");
 	result_init(r, &res[2], "cancel");
 	for (i = 0; i < r->n; i++)
-		a.when[i] = base + (int64_t)(rng_next() % FAR_NS);
+		a.when[i] = base + (int64_t)qt_rand_below(&bench_rng, FAR_NS);
 
 	if (r->mech->kernel_timers) {
 		shrink_slabs();
@@ -532,7 +532,7 @@ static void gen_mixed(struct run *r, struct mop *ops, size_t first, size_t nr, v
 	(void)r;
 	for (k = 0; k < nr; k++) {
 		size_t j = first + k;
-		int64_t when = m->base + (int64_t)(rng_next() % FAR_NS);
+		int64_t when = m->base + (int64_t)qt_rand_below(&bench_rng, FAR_NS);
 
 		switch (m->pick[j]) {
 		case 0:
@@ -559,7 +559,7 @@ int workload_mixed(struct run *r, struct result *res)
 	result_init(r, res, "mixed");
 	m.base = qt_now(CLOCK_MONOTONIC) + FAR_NS;
 	for (i = 0; i < r->n; i++)
-		a.when[i] = m.base + (int64_t)(rng_next() % FAR_NS);
+		a.when[i] = m.base + (int64_t)qt_rand_below(&bench_rng, FAR_NS);
 	done = timed_phase(r, r->n, gen_arm, &a, &spent, "arming the population");
 	free(a.when);
 	if (done < 0 || (size_t)done < r->n) {
@@ -580,7 +580,7 @@ int workload_mixed(struct run *r, struct result *res)
 	for (i = 0; i < picks; i++) {
 		uint32_t t = m.order[i];
 
-		if (rng_next() & 1) {
+		if (qt_rand(&bench_rng) & 1) {
 			m.pick[nr_ops] = 0;
 			m.target[nr_ops++] = t;
 		} else {
