@@ -138,11 +138,11 @@ static void lift_limits(size_t max_n)
 		return;
 	}
 	if (read_sysctl("/proc/sys/fs/nr_open") < want)
-		write_sysctl("/proc/sys/fs/nr_open", want);
+		qt_sysfs_write("/proc/sys/fs/nr_open", want);
 	if (read_sysctl("/proc/sys/fs/file-max") < 2 * want)
-		write_sysctl("/proc/sys/fs/file-max", 2 * want);
+		qt_sysfs_write("/proc/sys/fs/file-max", 2 * want);
 	if (read_sysctl("/proc/sys/fs/epoll/max_user_watches") < want)
-		write_sysctl("/proc/sys/fs/epoll/max_user_watches", want);
+		qt_sysfs_write("/proc/sys/fs/epoll/max_user_watches", want);
 	rl.rlim_cur = rl.rlim_max = read_sysctl("/proc/sys/fs/nr_open");
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		progress("warning: RLIMIT_NOFILE stays low: %s", strerror(errno));
@@ -151,9 +151,9 @@ static void lift_limits(size_t max_n)
 		progress("warning: RLIMIT_SIGPENDING stays low: %s", strerror(errno));
 	setrlimit(RLIMIT_MEMLOCK, &rl);
 	if (read_sysctl("/sys/module/qtimer/parameters/max_timers_per_fd") < max_n)
-		write_sysctl("/sys/module/qtimer/parameters/max_timers_per_fd", max_n);
+		qt_sysfs_write("/sys/module/qtimer/parameters/max_timers_per_fd", max_n);
 	if (read_sysctl("/sys/module/qtimer/parameters/max_timers_per_user") < max_n)
-		write_sysctl("/sys/module/qtimer/parameters/max_timers_per_user", max_n);
+		qt_sysfs_write("/sys/module/qtimer/parameters/max_timers_per_user", max_n);
 	progress("limits: nr_open %llu, file-max %llu, epoll watches %llu, qtimer per fd %llu, per user %llu",
 		 read_sysctl("/proc/sys/fs/nr_open"), read_sysctl("/proc/sys/fs/file-max"),
 		 read_sysctl("/proc/sys/fs/epoll/max_user_watches"),

@@ -150,7 +150,6 @@ void quantiles(int64_t *v, size_t nr, int64_t *p50, int64_t *p99, int64_t *max);
 void note(const struct run *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int write_sysctl(const char *path, unsigned long long value);
 unsigned long long read_sysctl(const char *path);
 
 /* The engine's counters, summed over CPUs, as "qtimerctl stats" shows them. */

@@ -54,32 +54,12 @@ uint32_t *permutation(size_t n)
 	return p;
 }
 
-int write_sysctl(const char *path, unsigned long long value)
-{
-	char buf[32];
-	int fd, len, ret = 0;
-
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	len = snprintf(buf, sizeof(buf), "%llu\n", value);
-	if (write(fd, buf, len) != len)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
+/* qt_sysfs_read() as a value, 0 when unreadable: as low as a limit gets. */
 unsigned long long read_sysctl(const char *path)
 {
-	unsigned long long v = 0;
-	FILE *f = fopen(path, "re");
+	unsigned long long v;
 
-	if (f) {
-		if (fscanf(f, "%llu", &v) != 1)
-			v = 0;
-		fclose(f);
-	}
-	return v;
+	return qt_sysfs_read(path, &v) ? 0 : v;
 }
 
 /*
@@ -121,7 +101,7 @@ int64_t kernel_mem_bytes(void)
 	FILE *f;
 
 	if (opts.tune)
-		write_sysctl("/proc/sys/vm/stat_refresh", 1);
+		qt_sysfs_write("/proc/sys/vm/stat_refresh", 1);
 	f = fopen("/proc/meminfo", "re");
 	if (!f)
 		return -1;
