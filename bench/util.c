@@ -2,13 +2,14 @@
 /*
  * Copyright (C) 2026 The qtimer authors
  *
- * The measuring tools shared by every workload: clocks, a fast random
- * generator, the kernel memory and system CPU counters, quantiles, and the
- * note and progress lines that bench.sh picks out of the guest's output.
+ * The measuring tools shared by every workload: the kernel memory and
+ * system CPU counters, quantiles, and the note and progress lines that
+ * bench.sh picks out of the guest's output.  Clocks, the random generator
+ * and the sysfs and /proc readers are the test suites' (libqttest, see
+ * selftests/lib/helpers.h), so that each exists once.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -131,19 +132,13 @@ int64_t kernel_mem_bytes(void)
  */
 int64_t sys_busy_ns(void)
 {
-	unsigned long long v[5];
 	long hz = sysconf(_SC_CLK_TCK), cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int64_t now = qt_now(CLOCK_MONOTONIC);
-	FILE *f = fopen("/proc/stat", "re");
-	int n;
+	struct qt_cpu_stat st;
 
-	if (!f)
+	if (qt_proc_stat(-1, &st) || hz <= 0 || cpus <= 0)
 		return -1;
-	n = fscanf(f, "cpu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4]);
-	fclose(f);
-	if (n != 5 || hz <= 0 || cpus <= 0)
-		return -1;
-	return now * cpus - (int64_t)(v[3] + v[4]) * (NSEC_PER_SEC / hz);
+	return now * cpus - (int64_t)(st.idle + st.iowait) * (NSEC_PER_SEC / hz);
 }
 
 /*
