@@ -101,7 +101,11 @@ int qt_bases_init(enum hrtimer_restart (*expire)(struct hrtimer *),
 		  work_func_t expire_work);
 void qt_bases_exit(void);
 
+/* storage.c: the heap arrays' memory */
 int qt_base_reserve(struct qt_base *base, u32 extra);
+void qt_base_shrink(struct qt_base *base);
+void qt_base_free_storage(struct qt_base *base);
+
 struct qt_base *qt_base_lock_timer(struct qt_timer *t)
 	__acquires(&qt_base_of(t)->lock);
 
