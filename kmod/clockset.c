@@ -58,64 +58,88 @@ void qt_cos_track(struct qt_ctx *ctx)
 }
 
 /*
+ * Cancel @t, a cancel-on-set timer of @ctx, for a clock set: its record
+ * says so.
+ */
+static void qt_clock_set_cancel(struct qt_ctx *ctx, struct qt_timer *t)
+{
+	struct qt_base *base;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+	/*
+	 * Its pending record becomes the cancellation record, a one-shot's
+	 * too: as timerfd's read says ECANCELED for an expiry not yet read
+	 * when the clock was set.
+	 */
+	if (t->state == QT_QUEUED) {
+		t->flags |= QT_TF_CANCELED;
+		return;
+	}
+	/*
+	 * A read() has its record, taken before the set: that read settles
+	 * it into a cancellation record instead of re-arming it
+	 * (qt_read_settle()).
+	 */
+	if (t->state == QT_READING && t->period &&
+	    !(t->flags & QT_TF_CANCELED)) {
+		t->flags |= QT_TF_SET_WHILE_READ;
+		return;
+	}
+	if (t->state != QT_ARMED)
+		return;
+	base = qt_base_lock_timer(t);
+	if (t->heap_key != QT_KEY_NONE)
+		qt_base_unlink(base, t);
+	spin_unlock(&base->lock);
+	qt_timer_queue_canceled(ctx, t, 0);
+}
+
+/*
+ * Slots and timers one hold of a file's lock covers in a clock set's walk:
+ * a file may hold millions of timers, so interrupts get in now and then.
+ */
+#define QT_WALK_SLOTS		(64 * QT_SLOTS_PER_BLOCK)
+#define QT_WALK_TIMERS		1024
+
+/*
  * When CLOCK_REALTIME is set, cancel-on-set timers are cancelled with a
  * record saying so.  The timekeeping core announces clock sets only through
  * the pvclock notifier chain, called under the timekeeper lock, so hop to an
  * irq_work and then to process context, as KVM does.
+ *
+ * Each file's walk visits only the slots it marked (its cancel-on-set
+ * timers, see qt_ids_mark()), a bitmap word per 64 slots, so a file of a
+ * million timers with a few cancel-on-set ones costs a clock set a few
+ * thousand words.  An ARM or MODIFY of a cancel-on-set timer waits for
+ * the walk (qt_cos_track()), so one that lands behind it while the lock
+ * is dropped is not missed.
  */
 static void qt_clock_set_workfn(struct work_struct *work)
 {
 	int sets = atomic_read(&qt_clock_sets);
 	struct qt_ctx *ctx;
-	u32 slot;
+	u32 slot, end, done;
 
 	mutex_lock(&qt_cos_mutex);
 	list_for_each_entry(ctx, &qt_cos_list, cos_node) {
 		spin_lock_irq(&ctx->wqh.lock);
-		for (slot = 0; ctx->nr_cancel_on_set && slot < ctx->ids.nr_slots; slot++) {
-			struct qt_timer *t;
-			struct qt_base *base;
+		slot = 0;
+		while (ctx->nr_cancel_on_set && slot < ctx->ids.nr_slots) {
+			end = min(slot + QT_WALK_SLOTS, ctx->ids.nr_slots);
+			done = 0;
+			while (done < QT_WALK_TIMERS &&
+			       (slot = qt_ids_next_marked(&ctx->ids, slot, end)) < end) {
+				struct qt_timer *t = qt_ids_get(&ctx->ids, slot);
 
-			/*
-			 * A file may hold a million timers: let interrupts in
-			 * now and then.  An ARM or MODIFY of a cancel-on-set
-			 * timer waits for this walk (qt_cos_track()), so one
-			 * that lands in a slot already passed is not missed.
-			 */
-			if (slot && !(slot % 1024)) {
-				spin_unlock_irq(&ctx->wqh.lock);
-				cond_resched();
-				spin_lock_irq(&ctx->wqh.lock);
+				/* Only a live cancel-on-set timer's slot is marked. */
+				if (!WARN_ON_ONCE(!t || !(t->flags & QT_TF_CANCEL_ON_SET)))
+					qt_clock_set_cancel(ctx, t);
+				slot++;
+				done++;
 			}
-			t = (struct qt_timer *)*qt_ids_word(&ctx->ids, slot);
-			if ((unsigned long)t & 1 || !(t->flags & QT_TF_CANCEL_ON_SET))
-				continue;
-			/*
-			 * Its pending record becomes the cancellation record,
-			 * a one-shot's too: as timerfd's read says ECANCELED
-			 * for an expiry not yet read when the clock was set.
-			 */
-			if (t->state == QT_QUEUED) {
-				t->flags |= QT_TF_CANCELED;
-				continue;
-			}
-			/*
-			 * A read() has its record, taken before the set: that
-			 * read settles it into a cancellation record instead
-			 * of re-arming it (qt_read_settle()).
-			 */
-			if (t->state == QT_READING && t->period &&
-			    !(t->flags & QT_TF_CANCELED)) {
-				t->flags |= QT_TF_SET_WHILE_READ;
-				continue;
-			}
-			if (t->state != QT_ARMED)
-				continue;
-			base = qt_base_lock_timer(t);
-			if (t->heap_key != QT_KEY_NONE)
-				qt_base_unlink(base, t);
-			spin_unlock(&base->lock);
-			qt_timer_queue_canceled(ctx, t, 0);
+			spin_unlock_irq(&ctx->wqh.lock);
+			cond_resched();
+			spin_lock_irq(&ctx->wqh.lock);
 		}
 		spin_unlock_irq(&ctx->wqh.lock);
 	}

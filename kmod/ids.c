@@ -23,6 +23,8 @@
  */
 int qt_ids_reserve(struct qt_ids *ids, spinlock_t *lock)
 {
+	BUILD_BUG_ON(sizeof(struct qt_slot_block) > PAGE_SIZE);
+
 	struct qt_slot_block *block, **blocks = NULL, **old_blocks = NULL;
 	u32 nr_blocks, max_blocks, first, next, i;
 
@@ -75,6 +77,7 @@ int qt_ids_reserve(struct qt_ids *ids, spinlock_t *lock)
 		block->word[i] = (unsigned long)link << 1 | 1;
 		block->gen[i] = 0;
 	}
+	bitmap_zero(block->marked, QT_SLOTS_PER_BLOCK);
 	ids->blocks[nr_blocks] = block;
 	ids->nr_slots = first + QT_SLOTS_PER_BLOCK;
 	WRITE_ONCE(ids->free_slot, first);

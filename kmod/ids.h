@@ -11,6 +11,8 @@
 #define _QT_IDS_H
 
 #ifdef __KERNEL__
+#include <linux/bitmap.h>
+#include <linux/bitops.h>
 #include <linux/bits.h>
 #include <linux/mm.h>
 #include <linux/spinlock.h>
@@ -40,15 +42,21 @@ static inline unsigned int qt_id_clock(u64 id)
 #define QT_MAX_SLOTS		BIT(24)		/* t->slot is 24 bits */
 
 /*
- * The table: a slot's word and its generation sit in the same page, so
- * that looking an id up touches one page of the table.  341 slots of 12
- * bytes fill a 4 KiB page.
+ * The table: a slot's word, its generation and its mark sit in the same
+ * page, so that looking an id up touches one page of the table.  A mark is
+ * one bit a file sets on the slots it must find fast (its cancel-on-set
+ * timers), so that a walk over them reads a bitmap word per 64 slots
+ * rather than every slot's timer.  337 slots of 12 bytes and a bit fill a
+ * 4 KiB page.
  */
-#define QT_SLOTS_PER_BLOCK	(PAGE_SIZE / (sizeof(unsigned long) + sizeof(u32)))
+#define QT_SLOT_BITS		(BITS_PER_BYTE * (sizeof(unsigned long) + sizeof(u32)) + 1)
+#define QT_SLOTS_PER_BLOCK	((PAGE_SIZE * BITS_PER_BYTE - (BITS_PER_LONG - 1)) / \
+				 QT_SLOT_BITS)
 
 struct qt_slot_block {
 	unsigned long word[QT_SLOTS_PER_BLOCK];
 	u32 gen[QT_SLOTS_PER_BLOCK];
+	unsigned long marked[BITS_TO_LONGS(QT_SLOTS_PER_BLOCK)];
 };
 
 /*
@@ -127,6 +135,35 @@ static inline u32 qt_ids_alloc(struct qt_ids *ids, struct qt_timer *t)
  */
 #define QT_SLOT_RETIRED		(~0UL)
 
+/* Set or clear @slot's mark. */
+static inline void qt_ids_mark(struct qt_ids *ids, u32 slot, bool on)
+{
+	unsigned long *marked = ids->blocks[slot / QT_SLOTS_PER_BLOCK]->marked;
+
+	if (on)
+		__set_bit(slot % QT_SLOTS_PER_BLOCK, marked);
+	else
+		__clear_bit(slot % QT_SLOTS_PER_BLOCK, marked);
+}
+
+/* The first marked slot in [@slot, @end), or @end if none is. */
+static inline u32 qt_ids_next_marked(const struct qt_ids *ids, u32 slot,
+				     u32 end)
+{
+	while (slot < end) {
+		const struct qt_slot_block *block = ids->blocks[slot / QT_SLOTS_PER_BLOCK];
+		u32 first = slot - slot % QT_SLOTS_PER_BLOCK;
+		u32 size = min_t(u32, end - first, QT_SLOTS_PER_BLOCK);
+		unsigned long bit;
+
+		bit = find_next_bit(block->marked, size, slot % QT_SLOTS_PER_BLOCK);
+		if (bit < size)
+			return first + bit;
+		slot = first + size;
+	}
+	return end;
+}
+
 /* @slot's id names nothing any more. */
 static inline void qt_ids_free(struct qt_ids *ids, u32 slot)
 {
@@ -138,6 +175,7 @@ static inline void qt_ids_free(struct qt_ids *ids, u32 slot)
 	 * and a stale id kept that long would name someone else's timer.
 	 * Retire the slot instead, at 12 bytes per 2^30 timers.
 	 */
+	qt_ids_mark(ids, slot, false);
 	if (!(++*gen & QT_ID_GEN_MASK)) {
 		*qt_ids_word(ids, slot) = QT_SLOT_RETIRED;
 		return;

@@ -146,8 +146,10 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 
 		ctx->nr_timers++;
 		ctx->nr_per_clock[qt_timer_user_clock(t)]++;
-		if (t->flags & QT_TF_CANCEL_ON_SET)
+		if (t->flags & QT_TF_CANCEL_ON_SET) {
 			ctx->nr_cancel_on_set++;
+			qt_ids_mark(&ctx->ids, t->slot, true);
+		}
 		*id = qt_timer_id(ctx, t);
 		trace_qtimer_arm(*id, args, cpu);
 		qt_batch_unlock(ctx, batch);
@@ -337,6 +339,7 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 	struct qt_base *base;
 	int ret, cpu = -1;
 	bool was_cos, need_fresh;
+	u32 slot;
 
 	if (args->flags & QTIMER_F_CANCEL_ON_SET) {
 		qt_batch_drop_carried(ctx, batch);
@@ -350,6 +353,7 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 			break;
 		}
 		was_cos = t->flags & QT_TF_CANCEL_ON_SET;
+		slot = t->slot;
 		if (t->state == QT_ARMED) {
 			bool replace;
 
@@ -390,8 +394,11 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 		if (ret != -EAGAIN) {
 			if (ret >= 0)
 				cpu = base->idx / QT_NR_CLOCKS;
-			if (was_cos != !!(args->flags & QTIMER_F_CANCEL_ON_SET))
+			if (was_cos != !!(args->flags & QTIMER_F_CANCEL_ON_SET)) {
 				ctx->nr_cancel_on_set += was_cos ? -1 : 1;
+				/* @t may be gone: the id's slot is the same. */
+				qt_ids_mark(&ctx->ids, slot, !was_cos);
+			}
 			break;
 		}
 		/* The heap is full: grow it unlocked and look again. */

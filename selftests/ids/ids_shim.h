@@ -21,6 +21,37 @@ typedef unsigned long long u64;
 
 #define BIT(n)			(1UL << (n))
 #define PAGE_SIZE		4096UL
+#define BITS_PER_BYTE		8
+#define BITS_PER_LONG		64
+#define BITS_TO_LONGS(n)	(((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)
+#define BUILD_BUG_ON(c)		_Static_assert(!(c), #c)
+#define min_t(type, a, b)	((type)(a) < (type)(b) ? (type)(a) : (type)(b))
+
+static inline void __set_bit(unsigned long nr, unsigned long *map)
+{
+	map[nr / BITS_PER_LONG] |= 1UL << (nr % BITS_PER_LONG);
+}
+
+static inline void __clear_bit(unsigned long nr, unsigned long *map)
+{
+	map[nr / BITS_PER_LONG] &= ~(1UL << (nr % BITS_PER_LONG));
+}
+
+static inline void bitmap_zero(unsigned long *map, unsigned long nbits)
+{
+	memset(map, 0, BITS_TO_LONGS(nbits) * sizeof(long));
+}
+
+/* The kernel's contract: the first set bit in [start, size), or size. */
+static inline unsigned long find_next_bit(const unsigned long *map,
+					  unsigned long size,
+					  unsigned long start)
+{
+	for (; start < size; start++)
+		if (map[start / BITS_PER_LONG] & (1UL << (start % BITS_PER_LONG)))
+			return start;
+	return size;
+}
 #define READ_ONCE(x)		(*(volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
 #define max(a, b)		((a) > (b) ? (a) : (b))
@@ -31,7 +62,8 @@ typedef struct { int held; } spinlock_t;
 #define spin_unlock_irq(l)	((l)->held--)
 
 #define GFP_KERNEL_ACCOUNT	0
-#define kmalloc(size, gfp)	malloc(size)
+/* Not zeroed, as kmalloc()'s memory is not: fill it with garbage. */
+#define kmalloc(size, gfp)	memset(malloc(size), 0xa5, size)
 #define kvmalloc_array(n, size, gfp)	calloc(n, size)
 #define kfree(p)		free(p)
 #define kvfree(p)		free(p)

@@ -158,4 +158,50 @@ TEST_F(ids, a_slot_below_the_wrap_is_reused)
 	EXPECT_EQ(NULL, qt_ids_lookup(&self->ids, old));
 }
 
+/*
+ * Marks: a walk over the marked slots (a file's cancel-on-set timers)
+ * finds exactly those, in order, across blocks and within a bound, and a
+ * freed slot or a fresh block carries no mark.
+ */
+TEST_F(ids, a_walk_finds_exactly_the_marked_slots)
+{
+	u32 slot, end, n = 0;
+	int i;
+
+	for (i = 0; i < NR_TIMERS; i++) {
+		ASSERT_NE(0, arm(&self->ids, &self->lock, &self->timers[i], 0));
+		if (i % 7 == 3)
+			qt_ids_mark(&self->ids, self->timers[i].slot, true);
+	}
+	/* Unmark one, and free another marked one: neither is found. */
+	qt_ids_mark(&self->ids, self->timers[10].slot, false);
+	qt_ids_free(&self->ids, self->timers[17].slot);
+
+	end = self->ids.nr_slots;
+	for (slot = qt_ids_next_marked(&self->ids, 0, end); slot < end;
+	     slot = qt_ids_next_marked(&self->ids, slot + 1, end)) {
+		struct qt_timer *t = qt_ids_get(&self->ids, slot);
+		long k;
+
+		ASSERT_NE(NULL, t);
+		k = t - self->timers;
+		ASSERT_EQ(3, k % 7);
+		ASSERT_NE(10, k);
+		ASSERT_NE(17, k);
+		n++;
+	}
+	EXPECT_EQ((NR_TIMERS + 3) / 7 - 2, n);
+
+	/* A bounded walk stops at its bound, on a slot boundary or not. */
+	EXPECT_EQ(3, qt_ids_next_marked(&self->ids, 0, 100));
+	EXPECT_EQ(2, qt_ids_next_marked(&self->ids, 0, 2));
+	EXPECT_EQ(400, qt_ids_next_marked(&self->ids, 396, 400));
+	EXPECT_EQ(end, qt_ids_next_marked(&self->ids, end, end));
+
+	/* A slot freed while marked comes back unmarked. */
+	ASSERT_NE(0, arm(&self->ids, &self->lock, &self->timers[17], 0));
+	EXPECT_EQ(17, (u32)self->timers[17].slot);
+	EXPECT_NE(17, qt_ids_next_marked(&self->ids, 17, 18));
+}
+
 TEST_HARNESS_MAIN
