@@ -46,7 +46,7 @@ int qt_ids_reserve(struct qt_ids *ids, spinlock_t *lock)
 	if (!block)
 		return -ENOMEM;
 	if (nr_blocks == max_blocks) {
-		/* Pointers only: 8 bytes per 341 timers, doubling is fine. */
+		/* Pointers only: 8 bytes per 337 timers, doubling is fine. */
 		max_blocks = max(2 * max_blocks, 8U);
 		blocks = kvmalloc_array(max_blocks, sizeof(*blocks),
 					GFP_KERNEL_ACCOUNT);
