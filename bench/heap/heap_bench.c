@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <valgrind/callgrind.h>
 
+#include "../native.h"
 #include "heap.h"
 
 typedef unsigned long long u64;
@@ -126,17 +126,9 @@ static void timer_drop(void *timer, void *arg)
 	(*(u64 *)arg)++;
 }
 
-static u64 rng_next(u64 *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dull;
-}
-
 static s64 rng_key(u64 *s)
 {
-	return (s64)((rng_next(s) >> 32) * KEY_SPREAD >> 32);
+	return (s64)((bench_rng_next(s) >> 32) * KEY_SPREAD >> 32);
 }
 
 enum phase { PUSH, POP, MODIFY, CANCEL, NR_PHASES };
@@ -161,40 +153,15 @@ struct result {
 
 static bool callgrind;
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-/*
- * Bracket one phase: under callgrind collect only inside and dump the
- * phase on its own, named "<heap> <phase>" for callgrind.sh to find.
- */
 static double phase_begin(void)
 {
-	if (callgrind) {
-		CALLGRIND_ZERO_STATS;
-		CALLGRIND_TOGGLE_COLLECT;
-	}
-	return now_ns();
+	return bench_phase_begin(callgrind);
 }
 
 static void phase_end(const char *heap, enum phase p, double start, u64 ops,
 		      struct result *r)
 {
-	double ns = now_ns() - start;
-	char name[64];
-
-	if (callgrind) {
-		CALLGRIND_TOGGLE_COLLECT;
-		snprintf(name, sizeof(name), "%s %s", heap, phase_name[p]);
-		CALLGRIND_DUMP_STATS_AT(name);
-		printf("ops %s %llu\n", name, ops);
-	}
-	r->ns[p] = ns;
+	r->ns[p] = bench_phase_end(callgrind, heap, phase_name[p], ops, start);
 	r->ops[p] = ops;
 }
 
@@ -216,7 +183,7 @@ static void mark_quarter_dead(struct workload *w, const struct qt_heap_entry *v,
 		w->timers[i].dead = false;
 	}
 	for (i = 0; i < nr / 4; i++) {
-		u32 j = i + (u32)((rng_next(&rng) >> 32) * (n - i) >> 32);
+		u32 j = i + bench_rng_below(&rng, n - i);
 		u32 tmp = w->present[j];
 
 		w->present[j] = w->present[i];

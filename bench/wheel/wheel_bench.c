@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <valgrind/callgrind.h>
 
+#include "../native.h"
 #include "heap.h"
 #include "wheel.h"
 
@@ -67,49 +67,15 @@ struct result {
 
 static bool callgrind;
 
-static u64 rng_next(u64 *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dull;
-}
-
-static u32 rng_below(u64 *s, u32 n)
-{
-	return (u32)((rng_next(s) >> 32) * n >> 32);
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
 static double phase_begin(void)
 {
-	if (callgrind) {
-		CALLGRIND_ZERO_STATS;
-		CALLGRIND_TOGGLE_COLLECT;
-	}
-	return now_ns();
+	return bench_phase_begin(callgrind);
 }
 
 static void phase_end(const char *what, enum phase p, double start, u64 ops,
 		      struct result *r)
 {
-	double ns = now_ns() - start;
-	char name[64];
-
-	if (callgrind) {
-		CALLGRIND_TOGGLE_COLLECT;
-		snprintf(name, sizeof(name), "%s %s", what, phase_name[p]);
-		CALLGRIND_DUMP_STATS_AT(name);
-		printf("ops %s %llu\n", name, ops);
-	}
-	r->ns[p] = ns;
+	r->ns[p] = bench_phase_end(callgrind, what, phase_name[p], ops, start);
 	r->ops[p] = ops;
 }
 
@@ -131,11 +97,11 @@ static void workload_init(struct workload *w, u32 pop)
 	if (!w->timers || !w->deadlines || !perm)
 		abort();
 	for (i = 0; i < n; i++) {
-		w->deadlines[i] = (s64)rng_below(&rng, SPREAD);
+		w->deadlines[i] = (s64)bench_rng_below(&rng, SPREAD);
 		perm[i] = i;
 	}
 	for (i = 0; i < w->nr_cancel; i++) {
-		u32 j = i + rng_below(&rng, n - i), tmp = perm[j];
+		u32 j = i + bench_rng_below(&rng, n - i), tmp = perm[j];
 
 		perm[j] = perm[i];
 		perm[i] = tmp;
