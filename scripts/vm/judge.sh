@@ -84,25 +84,9 @@ name=${name:-$kernel}
 # The last message counts the whole run's time, which began in run.sh.
 SECONDS=$elapsed
 start=0
-say() { printf 'vm: %s: %s\n' "$name" "$*" >&2; }
-
-# From here on every way out prints the vm-result line.
-passed=0 skipped=0 result_printed=0
-finish() {
-	local rc=$?
-	if [ "$result_printed" = 0 ]; then
-		for p in "${problems[@]}"; do say "FAIL: $p"; done
-		[ "$failed" -gt 0 ] || failed=1
-		echo "vm-result: $name passed=$passed failed=$failed skipped=$skipped"
-	fi
-	[ "$rc" != 0 ] || [ "$failed" = 0 ] || rc=1
-	exit "$rc"
-}
-trap finish EXIT
-trap 'exit 130' INT TERM
-# The verdict's reasons, printed at the end; problem_n counts N failures.
-problem() { problems+=("$*"); failed=$((failed + 1)); }
-problem_n() { problems+=("${*:2}"); failed=$((failed + $1)); }
+passed=0 skipped=0
+# shellcheck source=scripts/vm/verdict.sh
+. "$top/scripts/vm/verdict.sh"
 
 suites_sh=$top/scripts/vm/suites.sh
 console=$out_dir/console.log

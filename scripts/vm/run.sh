@@ -89,27 +89,10 @@ done
 
 name=$kernel${tag:+/$tag}
 out_dir=$vm_dir/$kernel${tag:+/$tag}
-say() { printf 'vm: %s: %s\n' "$name" "$*" >&2; }
-
-# From here on every way out prints the vm-result line.
-failed=0 passed=0 skipped=0 result_printed=0
-finish() {
-	local rc=$?
-	if [ "$result_printed" = 0 ]; then
-		for p in "${problems[@]}"; do say "FAIL: $p"; done
-		[ "$failed" -gt 0 ] || failed=1
-		echo "vm-result: $name passed=$passed failed=$failed skipped=$skipped"
-	fi
-	[ "$rc" != 0 ] || [ "$failed" = 0 ] || rc=1
-	exit "$rc"
-}
-trap finish EXIT
-trap 'exit 130' INT TERM
+failed=0 passed=0 skipped=0 problems=()
+# shellcheck source=scripts/vm/verdict.sh
+. "$top/scripts/vm/verdict.sh"
 give_up() { say "error: $*"; failed=$((failed + 1)); exit 1; }
-# The verdict's reasons, printed at the end; problem_n counts N failures.
-problems=()
-problem() { problems+=("$*"); failed=$((failed + 1)); }
-problem_n() { problems+=("${*:2}"); failed=$((failed + $1)); }
 
 mkdir -p "$out_dir"
 # One run per log directory at a time; runs with different tags share only
