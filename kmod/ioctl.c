@@ -7,9 +7,12 @@
  * errno returned here is documented there.
  */
 
+#include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/fs.h>
 #include <linux/overflow.h>
+#include <linux/sched.h>
+#include <linux/sched/isolation.h>
 #include <linux/uaccess.h>
 
 #include "base.h"
@@ -93,6 +96,23 @@ static int qt_check_schedule(const struct qtimer_op *op, unsigned int clock,
 				  &args->expires);
 }
 
+/*
+ * QTIMER_F_CPU puts a timer's interrupt and expiry work on another CPU.  The
+ * caller may name a CPU it may run on now (its affinity, which the scheduler
+ * keeps inside its cpuset; the cpuset itself is not visible to a module),
+ * or any CPU with CAP_SYS_NICE, which may move tasks there anyway; never an
+ * offline one, nor one the admin isolated from timers (nohz_full=,
+ * isolcpus=timer).  Without the flag a timer goes to the arming CPU.
+ */
+static bool qt_cpu_allowed(u32 cpu)
+{
+	if (cpu >= nr_cpu_ids || !cpu_online(cpu) ||
+	    !housekeeping_cpu(cpu, HK_TYPE_TIMER))
+		return false;
+	return cpumask_test_cpu(cpu, current->cpus_ptr) ||
+	       capable(CAP_SYS_NICE);
+}
+
 static int qt_op_arm(struct qt_ctx *ctx, struct qtimer_op *op,
 		     struct qt_batch *batch)
 {
@@ -103,7 +123,7 @@ static int qt_op_arm(struct qt_ctx *ctx, struct qtimer_op *op,
 	if (clock < 0)
 		return clock;
 	if (op->flags & QTIMER_F_CPU) {
-		if (op->cpu >= nr_cpu_ids || !cpu_online(op->cpu))
+		if (!qt_cpu_allowed(op->cpu))
 			return -EINVAL;
 		args.cpu = op->cpu;
 	} else if (op->cpu) {

@@ -226,6 +226,26 @@ for k in "${run_kernels[@]}"; do
 	done < <(grep -aE '^vm: [^ ]*: (FAIL|booting again): ' "$log_dir/$k.log")
 done
 
+# --- A CPU isolated from timers ----------------------------------------------
+# QTIMER_F_CPU must refuse a CPU booted as nohz_full= (qtimer_validate_test's
+# arm_cpu_isolated_from_timers, which skips on a kernel booted without it).
+# One short boot with CPU 3 isolated runs that suite, and the test must
+# have run, not skipped.
+if printf '%s\n' "${run_kernels[@]}" | grep -qx stock-6.12; then
+	stage "isolated CPU: stock-6.12 with nohz_full=3, qtimer_validate_test"
+	res=$(vm_run isolated-cpu stock-6.12 --tag isolated-cpu --cmdline nohz_full=3 \
+		--suites qtimer_validate_test)
+	[ -n "$res" ] || res="0 1 0"
+	read -r p f s <<<"$res"
+	if ! grep -aqE '^ok [0-9]+ validate\.arm_cpu_isolated_from_timers$' \
+	     "$top/build/vm/stock-6.12/isolated-cpu/console.log"; then
+		f=$((f + 1))
+		why="arm_cpu_isolated_from_timers did not pass (skipped or missing)"
+	fi
+	tally "$p" "$f" "$s" "isolated CPU (nohz_full=3) on stock-6.12"
+	[ -z "${why:-}" ] || summary+=("        $why")
+fi
+
 # --- Harness self-test ------------------------------------------------------
 # run.sh --rig-warn has the guest's init also load the test-only
 # qtimer_rig.ko (scripts/vm/rig-module), which WARNs at load and prints a

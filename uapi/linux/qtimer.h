@@ -29,7 +29,11 @@
  *	otherwise periodic); slack_ns (the timer may fire up to slack_ns late,
  *	so that neighbours share one interrupt; at most max_slack_ns); cookie
  *	(returned in every record); cpu (with QTIMER_F_CPU: the CPU whose heap
- *	holds the timer; default: the CPU that arms it).  Out: id.
+ *	holds the timer; default: the CPU that arms it.  It must be online,
+ *	not isolated from timers by nohz_full= or isolcpus=, and one the
+ *	calling thread may run on now, as sched_getaffinity() reports
+ *	(which keeps it inside the caller's cpuset), unless the caller has
+ *	CAP_SYS_NICE).  Out: id.
  *	opcode must be 0 or QTIMER_OP_ARM.  Returns 0.
  *
  * QTIMER_IOC_CANCEL (struct qtimer_op, read/write)
@@ -114,8 +118,10 @@
  *		padding fields; a negative expiry (relative, or absolute
  *		before the clock's epoch); slack above the
  *		limit; CANCEL_ON_SET without CLOCK_REALTIME + ABSTIME; a cpu
- *		that is not online; a SUBMIT nr of 0 or above QTIMER_SUBMIT_MAX;
- *		a read buffer smaller than one record.
+ *		that is not online, isolated from timers, or (without
+ *		CAP_SYS_NICE) outside the caller's affinity; a SUBMIT nr of
+ *		0 or above QTIMER_SUBMIT_MAX; a read buffer smaller than one
+ *		record.
  * EOVERFLOW	the expiry or period does not fit the clock's range.
  * ENOENT	the id does not name a live timer of this file (stale, forged,
  *		or another file's).
