@@ -12,17 +12,19 @@
 #
 # KERNEL is any kernel scripts/vm/run.sh boots (default stock-6.1).  The
 # default run is N = 10k, 100k, 1M for every mechanism and workload and the
-# ticker at K = 1k and 10k, about 15-20 minutes under TCG; --quick is
-# N = 10k, 100k and K = 1k; --big adds N = 10M for the qtimer mechanisms
+# ticker at K = 1k and 10k, then the parallel workloads (1, 2 and 4 threads,
+# a file per thread and one shared file) at N = 400k, about 20-25 minutes
+# under TCG; --quick is N = 10k, 100k, K = 1k and parallel at 100k; --big adds N = 10M for the qtimer mechanisms
 # (and raises qtimer's per-fd and per-user caps to match).  --budget bounds
 # each timed phase in the guest (default 45 s): a mechanism whose cost
 # explodes (io_uring's linear timeout list, the POSIX timer hash) stops
 # there and is reported as partial rather than eating the run.
 #
 # Output, in build/bench/KERNEL/: results.csv (the CSV qtbench printed),
+# parallel.csv (the parallel workloads' figures: bench/parallel.c),
 # notes.txt (its remarks: skips, partial runs, lost or early expiries),
 # report.txt (the table, growth and goals printed at the end),
-# ns_per_op.png and fire.png.  The VM's own logs are in
+# ns_per_op.png, fire.png and parallel.png.  The VM's own logs are in
 # build/vm/KERNEL/bench/.  --report-only redoes the report from the files.
 #
 # The guest boots with tsc=reliable: under TCG the kernel otherwise finds the
@@ -83,12 +85,14 @@ done
 out=$top/build/bench/$kernel
 vm_out=$top/build/vm/$kernel/bench
 csv=$out/results.csv
+par_csv=$out/parallel.csv
 notes=$out/notes.txt
 mkdir -p "$out"
 say() { printf 'bench: %s\n' "$*" >&2; }
 
 report() {
-	python3 "$top/bench/report.py" "$csv" --notes "$notes" --plot-dir "$out" | tee "$out/report.txt"
+	python3 "$top/bench/report.py" "$csv" --notes "$notes" --plot-dir "$out" \
+		--parallel "$par_csv" | tee "$out/report.txt"
 }
 
 if [ "$report_only" = 1 ]; then
@@ -151,9 +155,10 @@ if [ ! -f "$result_log" ]; then
 	exit 1
 fi
 sed -n 's/^| qtbench-csv: //p' "$result_log" >"$csv"
+sed -n 's/^| qtbench-par: //p' "$result_log" >"$par_csv"
 sed -n 's/^| qtbench-note: //p' "$result_log" >"$notes"
-say "$(($(wc -l <"$csv") - 1)) result rows, $(wc -l <"$notes") notes; $((SECONDS - start)) s in all"
-if [ "$(wc -l <"$csv")" -le 1 ]; then
+say "$(($(wc -l <"$csv") - 1)) result rows, $(($(wc -l <"$par_csv") - 1)) parallel, $(wc -l <"$notes") notes; $((SECONDS - start)) s in all"
+if [ "$(wc -l <"$csv")" -le 1 ] && [ "$(wc -l <"$par_csv")" -le 1 ]; then
 	say "no results: see $result_log"
 	exit 1
 fi

@@ -25,6 +25,7 @@
 
 struct qt_priv {
 	int fd;
+	bool shared;			/* another run's file: not ours to close */
 	uint64_t *ids;			/* per timer index */
 	struct qtimer_op *ops;		/* r->batch of them */
 	struct qtimer_record recs[QT_READ_RECORDS];
@@ -68,11 +69,26 @@ static int qt_open(struct run *r)
 	return 0;
 }
 
+/* One file for many threads: each keeps its own ids and ops. */
+static int qt_share(struct run *r, const struct run *owner)
+{
+	const struct qt_priv *o = owner->priv;
+	struct qt_priv *p = xcalloc(1, sizeof(*p));
+
+	p->fd = o->fd;
+	p->shared = true;
+	p->ids = xcalloc(r->n, sizeof(*p->ids));
+	p->ops = xcalloc(r->batch ? r->batch : 1, sizeof(*p->ops));
+	r->priv = p;
+	return 0;
+}
+
 static void qt_close(struct run *r)
 {
 	struct qt_priv *p = r->priv;
 
-	close(p->fd);
+	if (!p->shared)
+		close(p->fd);
 	free(p->ids);
 	free(p->ops);
 	free(p);
@@ -206,6 +222,7 @@ const struct mech mech_qtimer = {
 	.close = qt_close,
 	.submit = qt_submit_single,
 	.wait = qt_wait,
+	.share = qt_share,
 };
 
 const struct mech mech_qtimer_batch = {
@@ -218,4 +235,5 @@ const struct mech mech_qtimer_batch = {
 	.close = qt_close,
 	.submit = qt_submit_batch,
 	.wait = qt_wait,
+	.share = qt_share,
 };

@@ -121,7 +121,7 @@ void parse_options(int argc, char **argv, struct plan *p)
 
 	*p = (struct plan){
 		.mech_list = "qtimer,qtimer-batch,libtimerdev,timerfd,posix,io_uring,libuv",
-		.workloads = "arm,fire,mixed,ticker",
+		.workloads = "arm,fire,mixed,ticker,parallel",
 		.seed = 1,
 		.warm = true,
 	};

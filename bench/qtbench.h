@@ -54,6 +54,12 @@ struct mech {
 	void (*close)(struct run *r);
 	int (*submit)(struct run *r, const struct mop *ops, size_t nr);
 	int (*wait)(struct run *r, int timeout_ms);
+	/*
+	 * Optional: set up r to use @owner's file (one file, many threads),
+	 * with state of its own; close(r) then leaves the file open, and
+	 * @owner is closed last.
+	 */
+	int (*share)(struct run *r, const struct run *owner);
 };
 
 extern const struct mech mech_qtimer, mech_qtimer_batch, mech_libtimerdev,
@@ -166,5 +172,9 @@ int workload_arm(struct run *r, struct result *res3, bool arm_only);
 int workload_fire(struct run *r, struct result *res, double arm_ns_hint);
 int workload_ticker(struct run *r, struct result *res, double arm_ns_hint);
 int workload_mixed(struct run *r, struct result *res);
+
+/* parallel.c: the parallel workloads of @m at @n timers; 0, or 1 if any broke. */
+int run_parallel(const struct mech *m, unsigned int batch, size_t n,
+		 const char *kernel);
 
 #endif /* _QTBENCH_H */

@@ -303,16 +303,109 @@ def plot(rows, plot_dir, kernel):
     return None
 
 
+def load_parallel(path):
+    """parallel.csv (qtbench-par lines): one dict a figure."""
+    if not path or not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [r for r in csv.DictReader(f) if r.get("mechanism")]
+
+
+def parallel_report(prows, plot_dir, kernel):
+    """The thread-scaling table and parallel.png; returns the printed lines."""
+    series = {}
+    for r in prows:
+        key = (r["mechanism"] + ("/" + r["batch"] if r["batch"] else ""), r["fds"])
+        series.setdefault(key, {})[(r["workload"], int(r["threads"]))] = r
+    threads = sorted({int(r["threads"]) for r in prows})
+    out = ["Parallel (N = %s timers shared among T threads, each on its own CPU;"
+           " wall ns per timer over all threads, and the speed-up on one thread):"
+           % prows[0]["n"]]
+    head = "  %-22s %-7s" % ("mechanism", "fds")
+    for w in ("startstop", "reset"):
+        head += "".join(" %14s" % ("%s T=%d" % (w, t)) for t in threads)
+    head += "".join(" %12s" % ("fire p99 T=%d" % t) for t in threads)
+    out.append(head)
+    goal = []
+    for (mech, fds), figs in sorted(series.items(),
+                                    key=lambda e: (MECH_ORDER.get(e[0][0].split("/")[0], 99), e[0][1])):
+        line = "  %-22s %-7s" % (mech, fds)
+        for w in ("startstop", "reset"):
+            one = num(figs.get((w, 1), {}).get("ns_per_timer"))
+            for t in threads:
+                v = num(figs.get((w, t), {}).get("ns_per_timer"))
+                cell = "-" if v is None else ("%.0f" % v) + (
+                    " (%.2fx)" % (one / v) if one and t > 1 and v else "")
+                line += " %14s" % cell
+        for t in threads:
+            v = num(figs.get(("fire", t), {}).get("late_p99_ns"))
+            line += " %12s" % ("-" if v is None else "%.1f ms" % (v / 1e6))
+        out.append(line)
+        if fds == "shared" and mech.startswith("qtimer"):
+            ss = {t: num(figs.get(("startstop", t), {}).get("ns_per_timer")) for t in threads}
+            if ss.get(1) and ss.get(2):
+                goal.append("  %s, one shared fd: 2 threads %.2fx one thread's throughput"
+                            " (goal >= 1.6x): %s" % (mech, ss[1] / ss[2],
+                                                     "PASS" if ss[1] / ss[2] >= 1.6 else "MISS"))
+            if ss.get(2) and ss.get(4):
+                goal.append("  %s, one shared fd: 4 threads %s than 2 (goal: no slower): %s"
+                            % (mech, "slower" if ss[4] > ss[2] else "no slower",
+                               "MISS" if ss[4] > ss[2] else "PASS"))
+    if goal:
+        out.append("Goals of the shared file (information only):")
+        out += goal
+    if plot_dir:
+        data_dir = os.path.join(plot_dir, "plotdata-parallel")
+        shutil.rmtree(data_dir, ignore_errors=True)
+        os.makedirs(data_dir)
+        script = ["set terminal pngcairo size 1600,600 font ',10'",
+                  "set output '%s'" % os.path.join(plot_dir, "parallel.png"),
+                  "set grid", "set key outside right top font ',8'",
+                  'set xlabel "threads"', 'set ylabel "M timers / s"',
+                  "set xtics (%s)" % ", ".join(str(t) for t in threads),
+                  'set multiplot layout 1,2 title "throughput against threads on %s"' % kernel]
+        for w in ("startstop", "reset"):
+            plots = []
+            for i, ((mech, fds), figs) in enumerate(sorted(series.items())):
+                path = os.path.join(data_dir, "par_%s_%s_%s.dat" % (w, mech.replace("/", "_"), fds))
+                with open(path, "w") as f:
+                    for t in threads:
+                        v = num(figs.get((w, t), {}).get("ns_per_timer"))
+                        if v:
+                            f.write("%d %r\n" % (t, 1e3 / v))
+                plots.append("'%s' using 1:2 with linespoints lw 1.5 pt %d lc rgb '%s'"
+                             " title '%s, %s fd' noenhanced"
+                             % (path, 1 + i % 13, COLORS[i % len(COLORS)], mech,
+                                "one" if fds == "shared" else "a"))
+            script += ['set title "%s"' % w, "plot " + ", \\\n     ".join(plots)]
+        script.append("unset multiplot")
+        gp = os.path.join(data_dir, "parallel.gp")
+        with open(gp, "w") as f:
+            f.write("\n".join(script) + "\n")
+        try:
+            res = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
+            out.append("Plot: %s" % os.path.join(plot_dir, "parallel.png") if not res.returncode
+                       else "gnuplot failed on the parallel plot")
+        except FileNotFoundError:
+            pass
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("csv")
     ap.add_argument("--notes")
     ap.add_argument("--plot-dir")
+    ap.add_argument("--parallel", help="parallel.csv: the qtbench-par lines")
     args = ap.parse_args()
 
     rows = load(args.csv)
     flags, notes = load_notes(args.notes)
+    prows = load_parallel(args.parallel)
     if not rows:
+        if prows:
+            print("\n".join(parallel_report(prows, args.plot_dir, prows[0]["kernel"])))
+            return 0
         print("no results in %s" % args.csv)
         return 1
     kernel = rows[0]["kernel"]
@@ -336,6 +429,9 @@ def main():
         print("\nNotes that matter (all notes: %s):" % (args.notes or "-"))
         for n in loud:
             print("  " + n)
+    if prows:
+        print()
+        print("\n".join(parallel_report(prows, args.plot_dir, kernel)))
     if args.plot_dir:
         err = plot(rows, args.plot_dir, kernel)
         if err:
