@@ -109,8 +109,8 @@ int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
 		  struct qt_batch *batch);
 
 /* read.c: records and read() */
-ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
-		    bool nonblock);
+struct iov_iter;
+ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock);
 void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch);
 void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
 			     u32 count);

@@ -24,6 +24,8 @@ static int qt_open(struct inode *inode, struct file *file)
 	if (!ctx)
 		return -ENOMEM;
 	file->private_data = ctx;
+	/* read_iter() honours IOCB_NOWAIT: io_uring may try it inline. */
+	file->f_mode |= FMODE_NOWAIT;
 	return stream_open(inode, file);
 }
 
@@ -33,11 +35,19 @@ static int qt_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static ssize_t qt_read(struct file *file, char __user *buf, size_t count,
-		       loff_t *ppos)
+/*
+ * read(), readv() and io_uring's IORING_OP_READ.  IOCB_NOWAIT is how
+ * io_uring asks for an attempt that must not sleep: with it, an empty
+ * queue is -EAGAIN, and io_uring waits for EPOLLIN and tries again instead
+ * of blocking a worker thread in here.
+ */
+static ssize_t qt_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
-	return qt_ctx_read(file->private_data, buf, count,
-			   file->f_flags & O_NONBLOCK);
+	struct file *file = iocb->ki_filp;
+
+	return qt_ctx_read(file->private_data, to,
+			   (file->f_flags & O_NONBLOCK) ||
+			   (iocb->ki_flags & IOCB_NOWAIT));
 }
 
 static __poll_t qt_poll(struct file *file, poll_table *wait)
@@ -63,7 +73,7 @@ static const struct file_operations qt_fops = {
 	.owner		= THIS_MODULE,
 	.open		= qt_open,
 	.release	= qt_release,
-	.read		= qt_read,
+	.read_iter	= qt_read_iter,
 	.poll		= qt_poll,
 	.unlocked_ioctl	= qt_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,

@@ -15,6 +15,7 @@
 #include <linux/overflow.h>
 #include <linux/poll.h>
 #include <linux/uaccess.h>
+#include <linux/uio.h>
 
 #include "base.h"
 #include "batch.h"
@@ -212,13 +213,12 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 	return 0;
 }
 
-ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
-		    bool nonblock)
+ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 {
 	struct qtimer_record recs[QT_READ_CHUNK];
 	struct qt_timer *taken[QT_READ_CHUNK];
 	void *dead[QT_READ_CHUNK];
-	size_t max = len / sizeof(recs[0]), got = 0;
+	size_t max = iov_iter_count(to) / sizeof(recs[0]), got = 0;
 	unsigned int nr, copied, done, nr_dead, clock;
 	ktime_t ns_offset[QT_NR_CLOCKS];
 	struct qt_timer *t;
@@ -259,9 +259,8 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, char __user *buf, size_t len,
 			continue;
 
 		/* A record cut in the middle was not delivered. */
-		copied = nr - DIV_ROUND_UP(copy_to_user(buf + got * sizeof(recs[0]),
-							recs, nr * sizeof(recs[0])),
-					   sizeof(recs[0]));
+		copied = copy_to_iter(recs, nr * sizeof(recs[0]), to) /
+			 sizeof(recs[0]);
 		err = -EFAULT;
 		done = 0;
 		for (;;) {

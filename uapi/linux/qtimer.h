@@ -79,7 +79,9 @@
  * -------
  * read() returns whole struct qtimer_record entries, as many as fit in the
  * buffer and are pending.  It blocks until at least one is pending, unless
- * the file is O_NONBLOCK (then -EAGAIN).  A buffer smaller than one record
+ * the file is O_NONBLOCK (then -EAGAIN).  readv() fills its iovecs in turn
+ * (a record may straddle two); io_uring's IORING_OP_READ waits for EPOLLIN
+ * without a worker thread, whether or not the file is O_NONBLOCK.  A buffer smaller than one record
  * is -EINVAL.  If the buffer cannot be written, the records stay pending and
  * read returns the number of bytes delivered before the fault, or -EFAULT
  * (except a one-shot's record that a CANCEL or MODIFY was meanwhile told is
