@@ -271,6 +271,21 @@ static bool fields_equal(const struct fields *a, const struct fields *b)
 	return a->nr == b->nr && !memcmp(a->f, b->f, a->nr * sizeof(a->f[0]));
 }
 
+/* For the log: the first field that differs between two readings. */
+static void show_moved(const struct fields *a, const struct fields *b)
+{
+	int i;
+
+	for (i = 0; i < a->nr && i < b->nr; i++) {
+		if (!strcmp(a->f[i].key, b->f[i].key) &&
+		    a->f[i].value == b->f[i].value)
+			continue;
+		fprintf(stderr, "# field %d moved: %s=%llu, then %s=%llu\n", i,
+			a->f[i].key, a->f[i].value, b->f[i].key, b->f[i].value);
+		return;
+	}
+}
+
 static unsigned long long field(const struct fields *fs, const char *key)
 {
 	int i;
@@ -629,8 +644,11 @@ static int read_stats(struct stats_reading *s)
 	qtimerctl_to_spec_names(&s->ctl_cpus);
 	qtimerctl_to_spec_names(&s->again_total);
 	qtimerctl_to_spec_names(&s->again_cpus);
-	return fields_equal(&s->ctl_total, &s->again_total) &&
-	       fields_equal(&s->ctl_cpus, &s->again_cpus);
+	if (fields_equal(&s->ctl_total, &s->again_total) &&
+	    fields_equal(&s->ctl_cpus, &s->again_cpus))
+		return 1;
+	show_moved(&s->ctl_cpus, &s->again_cpus);
+	return 0;
 }
 
 static int count_key(const struct fields *fs, const char *key)
