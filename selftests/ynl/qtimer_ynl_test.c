@@ -284,6 +284,8 @@ static void show_moved(const struct fields *a, const struct fields *b)
 			a->f[i].key, a->f[i].value, b->f[i].key, b->f[i].value);
 		return;
 	}
+	if (a->nr != b->nr)
+		fprintf(stderr, "# %d fields, then %d\n", a->nr, b->nr);
 }
 
 static unsigned long long field(const struct fields *fs, const char *key)
@@ -647,6 +649,7 @@ static int read_stats(struct stats_reading *s)
 	if (fields_equal(&s->ctl_total, &s->again_total) &&
 	    fields_equal(&s->ctl_cpus, &s->again_cpus))
 		return 1;
+	show_moved(&s->ctl_total, &s->again_total);
 	show_moved(&s->ctl_cpus, &s->again_cpus);
 	return 0;
 }
