@@ -266,9 +266,18 @@ static bool fields_agree(const char *what, const struct fields *ynl,
 	return true;
 }
 
+/* By name and value: the bytes after a key's NUL are not compared. */
 static bool fields_equal(const struct fields *a, const struct fields *b)
 {
-	return a->nr == b->nr && !memcmp(a->f, b->f, a->nr * sizeof(a->f[0]));
+	int i;
+
+	if (a->nr != b->nr)
+		return false;
+	for (i = 0; i < a->nr; i++)
+		if (strcmp(a->f[i].key, b->f[i].key) ||
+		    a->f[i].value != b->f[i].value)
+			return false;
+	return true;
 }
 
 /* For the log: the first field that differs between two readings. */
