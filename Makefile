@@ -48,7 +48,9 @@
 #   $(OUT)/bin/*        other programs (tools, examples, benchmarks, the
 #                       demo); /bin in the guest, which is on PATH
 #   $(OUT)/lib/*        shared libraries built here; /usr/local/lib in the
-#                       guest, which is on LD_LIBRARY_PATH
+#                       guest, which is on LD_LIBRARY_PATH; and
+#                       $(OUT)/lib/ynl, the kernel's YNL CLI with a python3
+#                       (selftests/ynl/pack-ynl.sh)
 #
 # The user-space part comes from `$(MAKE) -C <dir> guest OUT=$(OUT)` in every
 # top-level directory whose Makefile has a `guest:` rule (kmod/ excepted),

@@ -13,13 +13,14 @@
 #
 # Room it needs, measured after a setup and a full make check (amd64):
 #
-#   build/src        linux-source-6.1, unpacked               1.5 GB
+#   build/src        linux-source-6.1, unpacked               1.5 GB,
+#                    and tools/net/ynl of linux-source-6.12    1 MB
 #   build/kernels    the three Debian test kernels            0.3 GB
 #   build/debug-kernel  debug-6.1 and kcsan-6.1 (make check)   0.6 GB,
 #                    and as much again each time their config or
 #                    scripts/debug-kernel/build.sh changes (old builds stay)
 #   build/vm         module copies, initramfs images, logs    1.0 GB
-#   packages         in /usr and /lib/modules                 1.3 GB,
+#   packages         in /usr and /lib/modules                 1.5 GB,
 #                    plus their .deb files in /var/cache/apt  0.7 GB
 #                    ("apt-get clean" gives that back)
 #
@@ -51,6 +52,10 @@ host_packages=(
 	# the real dkms, for scripts/dkms-check.sh (it never touches /var/lib/dkms)
 	dkms
 	linux-source-6.1
+	# tools/net/ynl, the kernel's netlink CLI, which qtimer_ynl_test runs
+	# in the VM against Documentation/netlink/specs/qtimer.yaml; jsonschema
+	# is what it checks a spec against its schema with
+	linux-source-6.12 python3-jsonschema
 )
 
 backports_list=/etc/apt/sources.list.d/qtimer-bookworm-backports.sources
@@ -187,11 +192,30 @@ unpack_source() {
 	echo "$tarball $(stat -c %Y "$tarball")" > "$stamp_dir/source-6.1"
 }
 
+# Of the 6.12 source, only the YNL library and CLI (tools/net/ynl) and the
+# schemas it validates a spec against (Documentation/netlink/*.yaml): the
+# suite qtimer_ynl_test takes them into the VM.  6.12 because 6.1 has no
+# YNL at all (it came with 6.3).
+unpack_ynl() {
+	local tarball=/usr/src/linux-source-6.12.tar.xz dest="$top/build/src" id
+	[ -f "$tarball" ] || die "linux-source-6.12 is installed but $tarball is missing"
+	id="$tarball $(stat -c %Y "$tarball")"
+	if [ -e "$stamp_dir/ynl-6.12" ] && [ "$(cat "$stamp_dir/ynl-6.12")" = "$id" ]; then
+		return 0
+	fi
+	log "unpacking tools/net/ynl from $tarball"
+	rm -rf "$dest/linux-source-6.12" && mkdir -p "$dest"
+	tar -C "$dest" -xf "$tarball" --wildcards --no-wildcards-match-slash \
+		linux-source-6.12/tools/net/ynl 'linux-source-6.12/Documentation/netlink/*.yaml'
+	echo "$id" > "$stamp_dir/ynl-6.12"
+}
+
 mkdir -p "$kernels_dir" "$stamp_dir"
 check_room
 enable_backports
 apt_install "${host_packages[@]}"
 unpack_source
+unpack_ynl
 unpack_kernel stock-6.1 bookworm cloud-amd64
 unpack_kernel stock-6.12 bookworm-backports cloud-amd64
 unpack_kernel rt-6.12 bookworm-backports rt-amd64

@@ -233,6 +233,19 @@ int qt_set_realtime(__s64 ns);
 
 /* The exit status of child @pid, 128 + the signal that killed it, or -1. */
 int qt_wait_child(pid_t pid);
+/* What qt_run() saw of a program. */
+struct qt_run {
+	int status;		/* exit status, 128 + signal; 126: no setuid */
+	char out[65536];	/* stdout, cut to fit */
+	char err[8192];		/* stderr, cut to fit */
+};
+
+/*
+ * Runs @argv (argv[0] looked up on PATH, 127 when it is not there), as
+ * @uid with gid @uid and no supplementary groups unless @uid is 0, waits
+ * for it and keeps its output.  0, or -errno when it could not start.
+ */
+int qt_run(struct qt_run *r, uid_t uid, char *const argv[]);
 /* fork + exec + wait of /bin/true: nanoseconds, or -errno. */
 __s64 qt_spawn_true_ns(void);
 

@@ -9,7 +9,9 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <grp.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "helpers.h"
@@ -55,6 +57,57 @@ int qt_wait_child(pid_t pid)
 	if (waitpid(pid, &status, 0) != pid)
 		return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Everything @fd (a memfd the child wrote) holds, as a string; closes @fd. */
+static void qt_run_slurp(int fd, char *buf, size_t len)
+{
+	ssize_t n = pread(fd, buf, len - 1, 0);
+
+	buf[n > 0 ? n : 0] = '\0';
+	close(fd);
+}
+
+/*
+ * memfds, not pipes: the child's output never has to be drained while it
+ * runs, so a chatty program cannot block on a full pipe.
+ */
+int qt_run(struct qt_run *r, uid_t uid, char *const argv[])
+{
+	int out, err, ret = 0;
+	pid_t pid;
+
+	r->status = -1;
+	r->out[0] = r->err[0] = '\0';
+	out = memfd_create("stdout", 0);
+	err = memfd_create("stderr", 0);
+	if (out < 0 || err < 0) {
+		ret = -errno;
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		goto out;
+	}
+	if (!pid) {
+		dup2(out, STDOUT_FILENO);
+		dup2(err, STDERR_FILENO);
+		if (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
+			_exit(126);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	r->status = qt_wait_child(pid);
+	qt_run_slurp(out, r->out, sizeof(r->out));
+	qt_run_slurp(err, r->err, sizeof(r->err));
+	return 0;
+out:
+	if (out >= 0)
+		close(out);
+	if (err >= 0)
+		close(err);
+	return ret;
 }
 
 /*

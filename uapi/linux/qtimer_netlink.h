@@ -23,7 +23,8 @@
  *	Counters only grow while the module is loaded; MAX_RUN_NS is a
  *	high-water mark.  A message carries one HEAP nest per clock and one
  *	LATENESS nest per histogram bucket, in order of MIN_NS.
- *	Any user may ask.
+ *	Needs CAP_NET_ADMIN (GENL_ADMIN_PERM), EPERM otherwise, for the dump
+ *	too: the counts would tell one user when another's timers fire.
  *
  * QTIMER_CMD_GET_CONFIG (do)
  *	Request: no attributes.  Reply (attribute set config): both caps.
