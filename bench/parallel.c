@@ -57,6 +57,7 @@ struct par_thread {
 	struct run r;
 	size_t n;			/* this thread's timers */
 	struct mop *ops;		/* PAR_CHUNK of them */
+	uint32_t *order;		/* reset: a permutation of the armed */
 	int64_t start[NR_PAR], end[NR_PAR];
 	int syncs;			/* barriers passed */
 	bool opened;
@@ -136,7 +137,7 @@ static void fill_cancel(struct par_thread *t __attribute__((unused)), struct mop
 		ops[i] = (struct mop){ .code = MOP_CANCEL, .idx = first + i };
 }
 
-/* reset: the order is a random permutation held in r.counted (unused here). */
+/* reset: each armed timer once, in the order of t->order. */
 static void fill_modify(struct par_thread *t, struct mop *ops, size_t first, size_t nr)
 {
 	int64_t base = qt_now(CLOCK_MONOTONIC) + 2 * PAR_FAR_NS;
@@ -144,7 +145,7 @@ static void fill_modify(struct par_thread *t, struct mop *ops, size_t first, siz
 
 	for (i = 0; i < nr; i++)
 		ops[i] = (struct mop){ .code = MOP_MODIFY,
-				       .idx = t->r.counted[first + i],
+				       .idx = t->order[first + i],
 				       .when = base + (int64_t)i * NSEC_PER_MSEC };
 }
 
@@ -161,23 +162,6 @@ static void fill_fire(struct par_thread *t, struct mop *ops, size_t first, size_
 
 		t->r.sched[first + i] = when;
 		ops[i] = (struct mop){ .code = MOP_ARM, .idx = first + i, .when = when };
-	}
-}
-
-static void par_shuffle(uint64_t *v, size_t n, uint64_t seed)
-{
-	struct qt_rng rng;
-	size_t i;
-
-	qt_rng_seed(&rng, seed);
-	for (i = 0; i < n; i++)
-		v[i] = i;
-	for (i = n; i > 1; i--) {
-		size_t j = qt_rand_below(&rng, i);
-		uint64_t x = v[i - 1];
-
-		v[i - 1] = v[j];
-		v[j] = x;
 	}
 }
 
@@ -243,6 +227,7 @@ static void *par_thread_main(void *arg)
 	struct par *par = t->par;
 	struct run *r = &t->r;
 	cpu_set_t set;
+	struct qt_rng rng;
 	int ret, armed;
 	bool owner;
 
@@ -282,7 +267,8 @@ static void *par_thread_main(void *arg)
 	ret = armed = par_phase(t, t->n, fill_arm);
 	if (ret < 0)
 		goto out;
-	par_shuffle(r->counted, armed, 0x9e3779b97f4a7c15ULL * (t->idx + 1));
+	qt_rng_seed(&rng, 0x9e3779b97f4a7c15ULL * (t->idx + 1));
+	t->order = permutation_from(&rng, armed);
 	par_sync(t);
 	t->start[P_RESET] = qt_now(CLOCK_MONOTONIC);
 	ret = par_phase(t, armed, fill_modify);

@@ -291,7 +291,11 @@ def plot(rows, plot_dir, kernel):
     script += panel("fire", 3, "CPU per delivered expiry (all CPUs)", "ns / expiry")
     script += panel("fire", 4, "p99 lateness", "ms", scale=True)
     script.append("unset multiplot")
-    gp = os.path.join(data_dir, "plot.gp")
+    return gnuplot(os.path.join(data_dir, "plot.gp"), script)
+
+
+def gnuplot(gp, script):
+    """Writes @script to @gp and runs gnuplot on it: None, or what went wrong."""
     with open(gp, "w") as f:
         f.write("\n".join(script) + "\n")
     try:
@@ -379,15 +383,8 @@ def parallel_report(prows, plot_dir, kernel):
                                 "one" if fds == "shared" else "a"))
             script += ['set title "%s"' % w, "plot " + ", \\\n     ".join(plots)]
         script.append("unset multiplot")
-        gp = os.path.join(data_dir, "parallel.gp")
-        with open(gp, "w") as f:
-            f.write("\n".join(script) + "\n")
-        try:
-            res = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
-            out.append("Plot: %s" % os.path.join(plot_dir, "parallel.png") if not res.returncode
-                       else "gnuplot failed on the parallel plot")
-        except FileNotFoundError:
-            pass
+        err = gnuplot(os.path.join(data_dir, "parallel.gp"), script)
+        out.append(err or "Plot: %s" % os.path.join(plot_dir, "parallel.png"))
     return out
 
 

@@ -37,8 +37,8 @@ void *xcalloc(size_t nr, size_t size)
 	return p;
 }
 
-/* A uniformly random permutation of 0..n-1 (Fisher-Yates). */
-uint32_t *permutation(size_t n)
+/* A uniformly random permutation of 0..n-1 (Fisher-Yates), from @rng. */
+uint32_t *permutation_from(struct qt_rng *rng, size_t n)
 {
 	uint32_t *p = xcalloc(n, sizeof(*p));
 	size_t i;
@@ -46,13 +46,18 @@ uint32_t *permutation(size_t n)
 	for (i = 0; i < n; i++)
 		p[i] = i;
 	for (i = n; i > 1; i--) {
-		size_t j = qt_rand_below(&bench_rng, i);
+		size_t j = qt_rand_below(rng, i);
 		uint32_t t = p[i - 1];
 
 		p[i - 1] = p[j];
 		p[j] = t;
 	}
 	return p;
+}
+
+uint32_t *permutation(size_t n)
+{
+	return permutation_from(&bench_rng, n);
 }
 
 /* qt_sysfs_read() as a value, 0 when unreadable: as low as a limit gets. */
