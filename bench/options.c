@@ -27,24 +27,53 @@ struct opts opts = {
 	.tune = true,
 };
 
+/*
+ * A list of sizes ("10k,100k,1M"): anything that is not a whole number of
+ * at least 1, with an optional k or M, is an error (exit 2), not a size
+ * quietly left out.
+ */
 static size_t parse_list(const char *arg, size_t *out, size_t max)
 {
 	char *copy = strdup(arg), *tok, *save;
 	size_t nr = 0;
 
-	for (tok = strtok_r(copy, ",", &save); tok && nr < max; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *end;
 		double v = strtod(tok, &end);
 
-		if (*end == 'k' || *end == 'K')
-			v *= 1e3;
-		else if (*end == 'M' || *end == 'm')
-			v *= 1e6;
-		if (v >= 1)
-			out[nr++] = (size_t)v;
+		if (end != tok && (*end == 'k' || *end == 'K'))
+			v *= 1e3, end++;
+		else if (end != tok && (*end == 'M' || *end == 'm'))
+			v *= 1e6, end++;
+		if (end == tok || *end || !(v >= 1 && v <= 1e9) || v != (double)(size_t)v) {
+			fprintf(stderr, "qtbench: '%s' in '%s' is not a size (e.g. 10k, 1M)\n", tok, arg);
+			exit(2);
+		}
+		if (nr == max) {
+			fprintf(stderr, "qtbench: '%s' has more than %zu entries\n", arg, max);
+			exit(2);
+		}
+		out[nr++] = (size_t)v;
 	}
 	free(copy);
 	return nr;
+}
+
+/* Every entry of the comma-separated @list is one of @known (exit 2 if not). */
+static void check_names(const char *what, const char *list, const char *const *known)
+{
+	char *copy = strdup(list), *tok, *save;
+	int i;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; known[i] && strcmp(known[i], tok); i++)
+			;
+		if (!known[i]) {
+			fprintf(stderr, "qtbench: unknown %s '%s'\n", what, tok);
+			exit(2);
+		}
+	}
+	free(copy);
 }
 
 bool in_list(const char *list, const char *name)
@@ -194,6 +223,10 @@ void parse_options(int argc, char **argv, struct plan *p)
 			usage(p, 2);
 		}
 	}
+	check_names("mechanism", p->mech_list, (const char *const[]){ "qtimer",
+		    "qtimer-batch", "libtimerdev", "timerfd", "posix", "io_uring", "libuv", NULL });
+	check_names("workload", p->workloads, (const char *const[]){ "arm", "fire",
+		    "mixed", "ticker", "parallel", NULL });
 	if (!p->kernel_name)
 		p->kernel_name = uname(&uts) ? "unknown" : strdup(uts.release);
 	for (i = 0; i < p->nr_n; i++)
