@@ -42,7 +42,10 @@
 #   $(OUT)/selftests/*  test suites: executables that print kselftest TAP,
 #                       end with the kselftest line
 #                       "# Totals: pass:P fail:F xfail:X xpass:Y skip:S error:E"
-#                       and exit non-zero on failure; the VM runs those
+#                       and exit non-zero on failure
+#   $(OUT)/kselftest/  the same suites as a kselftest install tree (see
+#                       `make -C selftests install`): the kernel's
+#                       run_kselftest.sh runs them in the VM, those
 #                       selftests/suites.manifest lists for the kernel, in
 #                       lexical order, with the module loaded
 #   $(OUT)/bin/*        other programs (tools, examples, benchmarks, the
@@ -144,6 +147,7 @@ guest-user:
 	$(guest_check)
 	@mkdir -p $(OUT)/selftests $(OUT)/bin $(OUT)/lib
 	@set -e; for d in $(guest_dirs); do $(MAKE) -C $(TOP)/$$d guest OUT=$(OUT); done
+	$(MAKE) -C $(TOP)/selftests install-tree PAYLOAD=$(OUT) INSTALL_PATH=$(OUT)/kselftest
 
 check:
 	$(TOP)/scripts/check.sh

@@ -203,6 +203,10 @@ if [ "${#run_kernels[@]}" -gt 0 ] || [ "$selftest" != 0 ]; then
 		# Every suite the manifest lists is built, and every suite built
 		# is listed (an unlisted one would run on no kernel).
 		native_check suites-manifest scripts/vm/suites.sh check-payload "$QTIMER_GUEST_USER"
+		# make -C selftests install makes the kselftest tree a kernel CI
+		# runs: the kernel's runner, the list, settings and config (on
+		# the payload just built).
+		KSFT_PAYLOAD=$QTIMER_GUEST_USER native_check kselftest-install scripts/kselftest-install-check.sh
 		# The real dkms builds and installs the module from a make
 		# install tree for the test kernels, and a VM runs a suite
 		# against the module it built.

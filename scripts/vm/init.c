@@ -3,8 +3,9 @@
  * Copyright (C) 2025 The qtimer authors.
  *
  * PID 1 of the qtimer test VMs.  It mounts the usual pseudo file systems,
- * loads /qtimer.ko, runs the test suites in /selftests (or the one program
- * named by qtimer.run=), unloads the module, scans kmemleak, records the taint
+ * loads /qtimer.ko, runs the test suites through the kernel's kselftest
+ * runner, /kselftest/run_kselftest.sh (or the one program named by
+ * qtimer.run=), unloads the module, scans kmemleak, records the taint
  * and reports to the host on a channel that kernel noise cannot fake: the
  * second serial port, ttyS1, which carries no kernel console, and the exit
  * status of QEMU through the isa-debug-exit device.  The host (run.sh) scans
@@ -12,9 +13,13 @@
  *
  * Instructions come from the kernel command line, all optional:
  *   qtimer.modparams=  module parameters for the insmod ("a=1 b=2")
- *   qtimer.suites=     comma-separated globs of suite names (default "*")
+ *   qtimer.suites=     comma-separated globs of suite names (default "*"):
+ *                      the entries of /kselftest/kselftest-list.txt whose
+ *                      test names they match go to the runner as "-t"s
  *   qtimer.run=        a program and its arguments to run instead of suites
- *   qtimer.timeout=    seconds each suite or program may take (default 300)
+ *   qtimer.timeout=    seconds each suite or program may take (default 300;
+ *                      the runner enforces it for a suite, from the
+ *                      collection's settings file, which run.sh writes)
  *   qtimer.rig_warn=1  the rig's self-test (run.sh --rig-warn): after the
  *                      insmod, load and unload /qtimer_rig.ko, which WARNs
  *                      and prints a forged hang message, so that the host
@@ -30,19 +35,23 @@
  *   qtimer-vm: rig-warn insmod ok | qtimer-vm: rig-warn insmod failed <error>
  *   qtimer-vm: rig-warn rmmod ok | qtimer-vm: rig-warn rmmod failed <error>
  *                                      (only with qtimer.rig_warn=1)
- *   qtimer-vm: start <name>
- *   | <each line the suite or program printed>
+ *   qtimer-vm: start <name>           (run_kselftest.sh, or the program)
+ *   | <each line the runner or program printed>
+ *   qtimer-vm: took secs=<wall>        (after each "ok"/"not ok" line the
+ *                                      runner printed: the time since its
+ *                                      previous one, i.e. that suite's)
  *   qtimer-vm: end <name> exit=<code>|signal=<nr>|timeout=<secs> secs=<wall>
  *   qtimer-vm: rmmod ok | qtimer-vm: rmmod failed <error>
  *   qtimer-vm: kmemleak suspects=<n> ignored=<n> ...  ("| " lines: the report)
  *   qtimer-vm: tainted <value>
  *   qtimer-vm: verdict pass|fail
- * Program output is prefixed with "| " so that it cannot fake a record.
+ * Program output is prefixed with "| " so that it cannot fake a record.  The
+ * runner prefixes each suite's output with "# ", so that its own "ok" and
+ * "not ok" lines, one per suite, cannot be faked by a suite either.
  */
 
 #define _GNU_SOURCE
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -70,7 +79,9 @@
 #define MODULE_NAME	"qtimer"
 #define RIG_MODULE_PATH	"/qtimer_rig.ko"
 #define RIG_MODULE_NAME	"qtimer_rig"
-#define SUITE_DIR	"/selftests"
+#define KSFT_ROOT	"/kselftest"
+#define KSFT_RUNNER	KSFT_ROOT "/run_kselftest.sh"
+#define KSFT_LIST	KSFT_ROOT "/kselftest-list.txt"
 #define RESULT_TTY	"/dev/ttyS1"
 #define KMEMLEAK	"/sys/kernel/debug/kmemleak"
 
@@ -154,20 +165,49 @@ static void __attribute__((format(printf, 1, 2))) record(const char *fmt, ...)
 	write_all(kmsg_fd >= 0 ? kmsg_fd : STDOUT_FILENO, line, len);
 }
 
-/* Program output: raw to the console, "| "-prefixed lines to the result. */
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Program output: raw to the console, "| "-prefixed lines to the result.
+ * With @tap (the kselftest runner), the TAP result lines it prints at the
+ * start of a line, one per suite, are counted and timed.
+ */
 struct relay {
 	char line[4096];
 	size_t len;
+	bool continued;		/* line[] continues a line longer than it */
+	bool tap;
+	unsigned int not_ok;
+	long long last_result_ms;
 };
 
 static void relay_flush(struct relay *r)
 {
+	bool result;
+
 	if (!r->len)
 		return;
 	write_all(result_fd, "| ", 2);
 	write_all(result_fd, r->line, r->len);
 	if (r->line[r->len - 1] != '\n')
 		write_all(result_fd, "\n", 1);
+	result = r->tap && !r->continued &&
+		 ((r->len > 3 && !strncmp(r->line, "ok ", 3)) ||
+		  (r->len > 7 && !strncmp(r->line, "not ok ", 7)));
+	if (result) {
+		long long ms = now_ms() - r->last_result_ms;
+
+		r->not_ok += r->line[0] == 'n';
+		r->last_result_ms += ms;
+		record("took secs=%lld.%03lld", ms / 1000, ms % 1000);
+	}
+	r->continued = r->line[r->len - 1] != '\n';
 	r->len = 0;
 }
 
@@ -179,14 +219,6 @@ static void relay_bytes(struct relay *r, const char *buf, size_t len)
 		if (buf[i] == '\n' || r->len == sizeof(r->line))
 			relay_flush(r);
 	}
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 static void mount_fs(const char *source, const char *target, const char *type,
@@ -203,6 +235,15 @@ static void setup_filesystems(void)
 	mount_fs("proc", "/proc", "proc", true);
 	mount_fs("sysfs", "/sys", "sysfs", true);
 	mount_fs("devtmpfs", "/dev", "devtmpfs", true);
+	/*
+	 * What udev or mdev would add to devtmpfs: the kselftest runner
+	 * writes each suite's output to /dev/stdout, which would otherwise
+	 * be a new regular file that swallows it.
+	 */
+	symlink("/proc/self/fd", "/dev/fd");
+	symlink("/proc/self/fd/0", "/dev/stdin");
+	symlink("/proc/self/fd/1", "/dev/stdout");
+	symlink("/proc/self/fd/2", "/dev/stderr");
 	mount_fs("devpts", "/dev/pts", "devpts", true);
 	mount_fs("tmpfs", "/dev/shm", "tmpfs", true);
 	mount_fs("tmpfs", "/tmp", "tmpfs", true);
@@ -498,17 +539,21 @@ static bool rig_warn(void)
 }
 
 /*
- * Run one suite or program with its stdout and stderr relayed, in its own
- * process group so that a timeout, or its end, takes any helpers it left
- * behind with it (they could hold /dev/qtimer open and block the rmmod).
- * Returns true when it exited with status 0 (or kselftest's "skip") within
- * its time.
+ * Run one program (the kselftest runner, or qtimer.run's) for at most
+ * @timeout seconds (with @tap, the runner: at most @timeout seconds from
+ * its start or its last result line to the next, so that a suite's
+ * leftover holding the runner's pipe, which its own bound cannot end,
+ * ends it) with its stdout and stderr relayed, in its own process
+ * group so that a timeout, or its end, takes any helpers it left behind
+ * with it (they could hold /dev/qtimer open and block the rmmod).  Returns
+ * true when it exited with status 0 (or kselftest's "skip") within its
+ * time and, with @tap, printed no "not ok" line.
  */
-static bool run_program(const char *name, char *const argv[])
+static bool run_program(const char *name, char *const argv[], unsigned int timeout, bool tap)
 {
-	long long start = now_ms(), deadline = start + cfg.timeout * 1000LL, ms;
+	long long start = now_ms(), deadline = start + timeout * 1000LL, ms;
 	bool exited = false, eof = false, timed_out = false;
-	struct relay relay = { .len = 0 };
+	struct relay relay = { .len = 0, .tap = tap, .last_result_ms = start };
 	int pipefd[2], pidfd, status = 0;
 	struct pollfd pfd[2];
 	char buf[4096];
@@ -543,8 +588,12 @@ static bool run_program(const char *name, char *const argv[])
 	pidfd = syscall(SYS_pidfd_open, pid, 0);
 
 	while (!(exited && eof)) {
-		long long left = deadline - now_ms();
+		long long left;
 		int ret;
+
+		if (tap && !exited && !timed_out)
+			deadline = relay.last_result_ms + timeout * 1000LL;
+		left = deadline - now_ms();
 
 		if (left <= 0) {
 			if (exited || timed_out)
@@ -618,7 +667,7 @@ static bool run_program(const char *name, char *const argv[])
 	ms = now_ms() - start;
 	if (timed_out) {
 		record("end %s timeout=%u secs=%lld.%03lld",
-		       name, cfg.timeout, ms / 1000, ms % 1000);
+		       name, timeout, ms / 1000, ms % 1000);
 		return false;
 	}
 	if (WIFSIGNALED(status)) {
@@ -628,6 +677,8 @@ static bool run_program(const char *name, char *const argv[])
 	}
 	record("end %s exit=%d secs=%lld.%03lld",
 	       name, WEXITSTATUS(status), ms / 1000, ms % 1000);
+	if (relay.not_ok)
+		return false;
 	return WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == KSFT_SKIP;
 }
 
@@ -642,46 +693,55 @@ static bool suite_selected(const char *name)
 	return false;
 }
 
-static int compare_names(const void *a, const void *b)
+static int compare_tests(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(strchr(*(char *const *)a, ':'), strchr(*(char *const *)b, ':'));
 }
 
+/*
+ * Run the selected suites through the kernel's kselftest runner, as a
+ * kernel CI would run the installed tree: "run_kselftest.sh -t
+ * collection:suite ..." for each entry of its list whose suite a glob of
+ * qtimer.suites names, in lexical order of the suites.  The runner bounds
+ * each suite by its collection's settings; run_program() bounds the time
+ * between its result lines a little above that, should the runner itself
+ * hang (a suite's leftover holding its pipe).
+ */
 static bool run_suites(void)
 {
-	char *names[MAX_SUITES];
-	struct dirent *ent;
-	int nr = 0, i;
-	bool ok = true;
-	DIR *dir;
+	char *tests[MAX_SUITES], *argv[2 * MAX_SUITES + 2], line[512];
+	int nr = 0, argc = 0, i;
+	bool ok;
+	FILE *list;
 
-	dir = opendir(SUITE_DIR);
-	while (dir && (ent = readdir(dir)) && nr < MAX_SUITES) {
-		char path[512];
-		struct stat st;
+	list = fopen(KSFT_LIST, "re");
+	if (!list)
+		record("cannot open %s: %s", KSFT_LIST, strerror(errno));
+	while (list && fgets(line, sizeof(line), list) && nr < MAX_SUITES) {
+		char *colon = strchr(line, ':');
 
-		snprintf(path, sizeof(path), SUITE_DIR "/%s", ent->d_name);
-		if (ent->d_name[0] == '.' || stat(path, &st) || !S_ISREG(st.st_mode) ||
-		    !(st.st_mode & 0111) || !suite_selected(ent->d_name))
-			continue;
-		names[nr++] = strdup(ent->d_name);
+		line[strcspn(line, "\n")] = '\0';
+		if (colon && colon[1] && suite_selected(colon + 1))
+			tests[nr++] = strdup(line);
 	}
-	if (dir)
-		closedir(dir);
+	if (list)
+		fclose(list);
 	if (!nr) {
 		record("no suite matches \"%s\"", cfg.suites);
 		return false;
 	}
-	qsort(names, nr, sizeof(names[0]), compare_names);
+	qsort(tests, nr, sizeof(tests[0]), compare_tests);
 
+	argv[argc++] = KSFT_RUNNER;
 	for (i = 0; i < nr; i++) {
-		char path[512];
-		char *argv[] = { path, NULL };
-
-		snprintf(path, sizeof(path), SUITE_DIR "/%s", names[i]);
-		ok &= run_program(names[i], argv);
-		free(names[i]);
+		argv[argc++] = "-t";
+		argv[argc++] = tests[i];
 	}
+	argv[argc] = NULL;
+	/* The runner's own bound on a suite fires first. */
+	ok = run_program("run_kselftest.sh", argv, cfg.timeout + 30, true);
+	for (i = 0; i < nr; i++)
+		free(tests[i]);
 	return ok;
 }
 
@@ -698,7 +758,7 @@ static bool run_command(void)
 		record("qtimer.run= is empty");
 		return false;
 	}
-	return run_program(argv[0], argv);
+	return run_program(argv[0], argv, cfg.timeout, false);
 }
 
 /* The current jiffies, from /proc/timer_list; 0 if it cannot be found. */

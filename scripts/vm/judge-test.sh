@@ -128,13 +128,13 @@ while IFS=$'\t' read -r word line; do
 done <"$data/splats"
 
 sample glued
-sed -i 's/^ok 2 global.open_close$/&[    5.101234] WARNING: CPU: 1 PID: 187 at kmod\/ctx.c:456 qt_ctx_release+0x12\/0x34 [qtimer]/' \
+sed -i 's/^# ok 2 global.open_close$/&[    5.101234] WARNING: CPU: 1 PID: 187 at kmod\/ctx.c:456 qt_ctx_release+0x12\/0x34 [qtimer]/' \
 	"$run/console.log"
 ok "a kernel message glued to a line of test output still counts" \
 	fails_naming "kernel splat on the console: WARNING:"
 
 sample test-output
-sed -i 's/^#            OK  global.open_close$/# WARNING: BUG: KASAN: the test only says so\n&/' "$run/console.log"
+sed -i 's/^# #            OK  global.open_close$/# # WARNING: BUG: KASAN: the test only says so\n&/' "$run/console.log"
 ok "a test's own output naming a splat (no printk timestamp) does not count" passes
 
 sample kmemleak-count
@@ -173,37 +173,67 @@ for t in '12416:D(died)' '12800:W(warning)' '28672:L(soft lockup)'; do
 done
 
 # --- Suites -------------------------------------------------------------------
+# The suites ran through the kernel's kselftest runner: rig_test is the
+# block from its header to its result line.
+rig_block='/^| # selftests: qtimer: rig_test$/,/^| ok 2 selftests: qtimer: rig_test$/'
+rig_result='^| ok 2 selftests: qtimer: rig_test$'
+ok "a suite's time is the init's record after its result line" \
+	grep -qE '^vm: stock-6.1: rig_test: .*\(0\.262s\) exit=0$' "$tmp/err"
+
 sample failed-suite
-results -e 's/^| ok 2 global.open_close$/| # open_close: Expected 0 (0) == fd (-1)\n| not ok 2 global.open_close/' \
-	-e '/^qtimer-vm: start rig_test/,/^qtimer-vm: end rig_test/s/^\(| # Totals: pass:\)2 fail:0/\11 fail:1/' \
-	-e '/^qtimer-vm: start rig_test/,/^qtimer-vm: end rig_test/s/^| # PASSED: 2 \/ 2 tests passed\.$/| # FAILED: 1 \/ 2 tests passed./' \
-	-e 's/^qtimer-vm: end rig_test exit=0/qtimer-vm: end rig_test exit=1/'
+results -e 's/^| # ok 2 global.open_close$/| # # open_close: Expected 0 (0) == fd (-1)\n| # not ok 2 global.open_close/' \
+	-e "$rig_block"'s/^\(| # # Totals: pass:\)2 fail:0/\11 fail:1/' \
+	-e "$rig_block"'s/^| # # PASSED: 2 \/ 2 tests passed\.$/| # # FAILED: 1 \/ 2 tests passed./' \
+	-e "s/$rig_result/| not ok 2 selftests: qtimer: rig_test # exit=1/"
 ok "a failed test fails the run and counts once" counts 'passed=3 failed=1 skipped=1'
 ok "a failed suite's failures are shown" grep -qx '    not ok 2 global.open_close' "$tmp/err"
 
 sample exit-no-failure
-results 's/^qtimer-vm: end rig_test exit=0/qtimer-vm: end rig_test exit=1/'
+results "s/$rig_result/| not ok 2 selftests: qtimer: rig_test # exit=1/"
 ok "a suite that exits 1 with no failed test fails the run" \
 	fails_naming 'rig_test: exit=1 with no failed test'
 
-for end in signal=11 timeout=300; do
-	sample suite-$end
-	results "/^| # Totals/d; s/^qtimer-vm: end rig_test exit=0/qtimer-vm: end rig_test $end/"
-	ok "a suite that ends by $end fails the run" fails_naming "rig_test: $end"
+for end in 'exit=139:signal=11' 'TIMEOUT 300 seconds:timeout=300'; do
+	sample "suite-${end#*:}"
+	results -e "$rig_block"'{/^| # # Totals/d}' \
+		-e "s/$rig_result/| not ok 2 selftests: qtimer: rig_test # ${end%%:*}/"
+	ok "a suite the runner reports as '${end%%:*}' fails the run as ${end#*:}" \
+		fails_naming "rig_test: ${end#*:}"
 done
 
+sample no-file
+results -e "$rig_block"'{/^| # [^s]/d}' \
+	-e "s/$rig_result/| # Warning: file rig_test is missing!\n| not ok 2 selftests: qtimer: rig_test/"
+ok "a suite the runner found no file of fails the run" \
+	fails_naming 'rig_test: the runner found no such file'
+
 sample unfinished
-results '/^qtimer-vm: end rig_test /d'
+results "/$rig_result/,\$d"
 ok "a suite that never ends fails the run" fails_naming 'rig_test: unfinished'
+ok "... and so does the runner that never ended" fails_naming 'run_kselftest.sh never ended'
+
+sample runner-bound
+results -e "/$rig_result/,/^qtimer-vm: took /d" \
+	-e 's/^qtimer-vm: end run_kselftest.sh .*/qtimer-vm: end run_kselftest.sh timeout=640 secs=640.002/'
+ok "a runner the init stopped fails the run, naming the suite it was in" \
+	fails_naming 'rig_test: unfinished'
+ok "... and the runner's end" fails_naming 'run_kselftest.sh: timeout=640'
+
+sample faked
+results 's/^| # # Totals: pass:2 fail:0 xfail:0 xpass:0 skip:1 error:0$/&\n| # # selftests: qtimer: qtimer_cancel_test\n| # ok 3 selftests: qtimer: qtimer_cancel_test/'
+ok "a suite's own output cannot start or pass another suite" \
+	fails_naming 'expected but never started (see console.log): qtimer_cancel_test' \
+	--expect 'qtimer_basic_test rig_test qtimer_cancel_test'
+ok "... nor change the counts" counts 'passed=4 failed=1 skipped=1' \
+	--expect 'qtimer_basic_test rig_test qtimer_cancel_test'
 
 sample no-totals
-results '/^qtimer-vm: start rig_test/,/^qtimer-vm: end rig_test/{/^| # Totals/d}'
+results "$rig_block"'{/^| # # Totals/d}'
 ok "a suite that exits 0 without a Totals line fails the run" \
 	fails_naming "rig_test printed no '# Totals:' line"
 
 sample skipped-whole
-results -e '/^qtimer-vm: start rig_test/,/^qtimer-vm: end rig_test/{/^| /d}' \
-	-e 's/^qtimer-vm: end rig_test exit=0/qtimer-vm: end rig_test exit=4/'
+results -e "$rig_block"'{/^| # [^s]/d}' -e "s/$rig_result/& # SKIP/"
 ok "a suite that skips itself whole passes, as one skip" counts 'passed=2 failed=0 skipped=2'
 
 sample missing-suite

@@ -31,8 +31,10 @@
 # --elapsed are the VM's time and the whole run's so far, for the last
 # message.  QTIMER_TCG_STALL_NS: see the splat rules below.
 #
-# The run fails on: a suite failure, a crashed, timed-out or unfinished
-# suite, a missing "# Totals:" line, an expected suite that never started,
+# The suites ran through the kernel's kselftest runner, and each one's
+# result is read from the runner's TAP (see "Suites" below).  The run
+# fails on: a suite failure, a crashed, timed-out or unfinished suite (or
+# runner), a missing "# Totals:" line, an expected suite that never started,
 # a failed insmod or rmmod, a kmemleak suspect, a splat on the console,
 # taint D, W or L, a missing verdict or one QEMU's exit status contradicts.
 # The reasons go to stderr, then the last line, on stdout, is
@@ -93,16 +95,26 @@ console=$out_dir/console.log
 result=$out_dir/result.log
 
 # --- Suites ---------------------------------------------------------------
-# Per program: name, exit status, time, and its kselftest totals.  Program
-# output is the "| " lines between its start and end records.
-summary=$(awk '
+# Per suite (or --run program): name, how it ended, time, and its kselftest
+# totals.  Program output is the "| " lines between the init's start and
+# end records.  The suites ran through the kernel's kselftest runner,
+# run_kselftest.sh, whose TAP is that output: per suite a header
+# "# selftests: <collection>: <suite>", the suite's output prefixed "# "
+# (so its totals read "# # Totals: ..."), and one result line the suite
+# cannot fake: "ok N selftests: <collection>: <suite>", with "# SKIP"
+# (exit 4), or "not ok N ..." with "# exit=RC" (RC above 128: killed by
+# signal RC - 128), "# TIMEOUT S seconds" or nothing (no such file).  The
+# init's "took" record after each result line is that suite's time; the
+# runner's own end record comes last.
+summary=$(awk -v run_mode="$run_mode" '
 	function close_prog(endrec) {
 		if (cur == "") return
 		printf "%s\t%s\t%s\t%s\n", cur, endrec, secs, totals
 		cur = ""
 	}
-	/^qtimer-vm: start / { close_prog("unfinished"); cur = $3; totals = "-"; secs = "?"; next }
-	/^qtimer-vm: end / {
+	function open_prog(name) { close_prog("unfinished"); cur = name; totals = "-"; secs = "?" }
+	run_mode && /^qtimer-vm: start / { open_prog($3); next }
+	run_mode && /^qtimer-vm: end / {
 		status = "unfinished"; secs = "?"
 		for (i = 4; i <= NF; i++) {
 			if ($i ~ /^secs=/) secs = substr($i, 6)
@@ -111,12 +123,57 @@ summary=$(awk '
 		if (cur == $3) close_prog(status)
 		next
 	}
-	/^\| # Totals: / && cur != "" { totals = $0; sub(/^\| # Totals: /, "", totals); next }
-	END { close_prog("unfinished") }
+	run_mode { next }
+	/^\| # selftests: [^ ]+: [^ ]+$/ { open_prog($NF); next }
+	/^\| # # Totals: / && cur != "" { totals = $0; sub(/^\| # # Totals: /, "", totals); next }
+	/^\| (not )?ok [0-9]+ selftests: / {
+		line = substr($0, 3); directive = ""
+		if (match(line, / # /)) { directive = substr(line, RSTART + 3); line = substr(line, 1, RSTART - 1) }
+		n = split(line, w, " ")
+		if (cur != w[n]) open_prog(w[n])
+		if (w[1] == "ok") status = directive == "SKIP" ? "exit=4" : "exit=0"
+		else if (directive ~ /^TIMEOUT [0-9]+/) { split(directive, t, " "); status = "timeout=" t[2] }
+		else if (directive ~ /^exit=[0-9]+$/) {
+			rc = substr(directive, 6) + 0
+			status = rc > 128 ? "signal=" (rc - 128) : "exit=" rc
+		} else status = "missing"
+		pending = cur
+		close_prog(status)
+		next
+	}
+	/^qtimer-vm: took secs=/ && pending != "" { took[pending] = substr($3, 6); pending = ""; next }
+	/^qtimer-vm: end / {
+		close_prog("unfinished")
+		runner = $3; status = "unfinished"; rsecs = "?"
+		for (i = 4; i <= NF; i++) {
+			if ($i ~ /^secs=/) rsecs = substr($i, 6)
+			else status = $i
+		}
+	}
+	END {
+		close_prog("unfinished")
+		if (runner != "") printf "%s\t%s\t%s\t%s\n", "runner:" runner, status, rsecs, "-"
+		for (p in took) printf "took:%s\t%s\n", p, took[p]
+	}
 ' "$result")
+declare -A took=()
+while IFS=$'\t' read -r prog secs; do
+	took[${prog#took:}]=$secs
+done < <(grep '^took:' <<<"$summary" || true)
 
+runner_seen=0
 while IFS=$'\t' read -r prog status secs totals; do
 	[ -n "$prog" ] || continue
+	case "$prog" in took:*) continue ;; esac
+	# The runner itself: it exits 0 whatever its suites did, so any other
+	# end (the init's bound on it, a crash) is a failure of its own.
+	if [[ $prog == runner:* ]]; then
+		runner_seen=1
+		say "${prog#runner:}: $status (${secs}s)"
+		[ "$status" = exit=0 ] || problem "${prog#runner:}: $status"
+		continue
+	fi
+	[ "$secs" != '?' ] || secs=${took[$prog]:-?}
 	p=0 f=0 x=0 y=0 s=0 e=0
 	if [ "$totals" != - ]; then
 		for kv in $totals; do
@@ -145,15 +202,22 @@ while IFS=$'\t' read -r prog status secs totals; do
 	exit=0) [ "$totals" != - ] || problem "$prog printed no '# Totals:' line" ;;
 	exit=4) ;;	# KSFT_SKIP: the whole suite skipped itself
 	exit=*) [ $((f + e + y)) -gt 0 ] || problem "$prog: $status with no failed test" ;;
+	missing) problem "$prog: the runner found no such file" ;;
 	*) problem "$prog: $status" ;;
 	esac
 	if [ "$status" != exit=0 ] && [ "$status" != exit=4 ]; then
 		# Show what the failing suite said: its failures and diagnostics.
-		awk -v p="$prog" '$0 == "qtimer-vm: start " p { on = 1; next }
-			on && /^qtimer-vm: end / { exit } on' "$result" |
-			sed 's/^| //' | grep -E '^(not ok|#)' | grep -v '^# Totals' | tail -n 40 | sed 's/^/    /' >&2 || true
+		awk -v h="| # selftests: " -v p="$prog" '
+			index($0, h) == 1 { on = ($NF == p); next }
+			on && /^(\| (not )?ok [0-9]+ selftests: |qtimer-vm: )/ { on = 0 } on' "$result" |
+			sed 's/^| # //' | grep -E '^(not ok|#)' | grep -v '^# Totals' | tail -n 40 | sed 's/^/    /' >&2 || true
 	fi
 done <<<"$summary"
+# The runner must have run and ended: without its end record the guest
+# died or hung under it (judged below too, by the missing verdict).
+if [ "$run_mode" = 0 ] && [ "$runner_seen" = 0 ] && grep -q '^qtimer-vm: start ' "$result"; then
+	problem "run_kselftest.sh never ended"
+fi
 
 # Every expected suite that was built must have started.
 if [ "${#expected[@]}" -gt 0 ]; then

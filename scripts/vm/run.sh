@@ -12,11 +12,15 @@
 # KERNEL is a name scripts/vm/kernel.sh resolves (stock-6.1, stock-6.12,
 # rt-6.12, debug-6.1, kcsan-6.1).  The guest payload comes from
 # "make guest" (see the top Makefile); scripts/vm/init.c is PID 1 and
-# reports on the second serial port.  Without --suites the VM runs the
+# reports on the second serial port.  The suites run through the kernel's
+# kselftest runner, from the payload's kselftest tree ($(OUT)/kselftest,
+# "make -C selftests install"'s layout).  Without --suites the VM runs the
 # suites selftests/suites.manifest lists for KERNEL; --suites runs those
 # its globs name, and a glob that names no suite of the manifest or the
-# payload is an error.  --timeout is per suite (or per --run
-# program); --vm-timeout bounds the whole VM from the host.  --run runs one
+# payload is an error.  --timeout is per suite (it goes into the tree's
+# settings file, which the runner enforces; default: the settings file's
+# own) or per --run program (default 300); --vm-timeout bounds the whole
+# VM from the host.  --run runs one
 # program (e.g. /bin/qtimer-demo) instead of the suites and shows its output;
 # its words are split as a shell would split them, quotes included.
 # --rig-warn is the rig's self-test: the init also loads the test-only
@@ -67,7 +71,7 @@ kernel=$1
 shift
 case "$kernel" in -*) usage ;; esac
 
-suites='' modparams='' run_cmd='' suite_timeout=300 vm_timeout='' tag='' verbose=0
+suites='' modparams='' run_cmd='' suite_timeout='' vm_timeout='' tag='' verbose=0
 extra_cmdline='' accel=${QTIMER_ACCEL:-tcg} rig_warn=0 module=''
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -196,17 +200,38 @@ if [ -z "$run_cmd" ]; then
 	done
 fi
 
+# The suites' bound: the runner's, from the kselftest tree's settings
+# (selftests/settings), unless --timeout says otherwise.
+ksft_collection=qtimer
+settings=$guest/kselftest/$ksft_collection/settings
+if [ -z "$run_cmd" ]; then
+	[ -r "$settings" ] || give_up "the payload has no kselftest tree (${settings#$top/})"
+	settings_timeout=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$settings" | tail -n 1)
+	[ -n "$settings_timeout" ] || give_up "${settings#$top/} has no timeout= line"
+	suite_timeout=${suite_timeout:-$settings_timeout}
+fi
+suite_timeout=${suite_timeout:-300}
+
 # --- Initramfs ----------------------------------------------------------
 root=$out_dir/initramfs
 rm -rf "$root"
-mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,usr/local/lib,lib,lib64,etc,dev,proc,sys,tmp,run,selftests}
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,usr/local/lib,lib,lib64,etc,dev,proc,sys,tmp,run,kselftest}
 cp "$init" "$root/init"
 cp "$guest/qtimer.ko" "$root/qtimer.ko"
 cp "$guest/qtimer_rig.ko" "$root/qtimer_rig.ko"
-cp -a "$guest/selftests/." "$root/selftests/"
+[ ! -d "$guest/kselftest" ] || cp -a "$guest/kselftest/." "$root/kselftest/"
+[ -n "$run_cmd" ] || [ "$suite_timeout" = "$settings_timeout" ] ||
+	sed -i "s/^timeout=.*/timeout=$suite_timeout/" "$root/kselftest/$ksft_collection/settings"
 cp -a "$guest/bin/." "$root/bin/"
 cp -a "$guest/lib/." "$root/usr/local/lib/"
 cp "$(command -v busybox)" "$root/bin/busybox"
+# The kernel's runner.sh bounds each suite with "/usr/bin/timeout
+# --foreground", and runs it unbounded when there is none; busybox's
+# timeout has no --foreground, so the guest gets coreutils' (its shared
+# libraries come with the rest, below).
+[ -x /usr/bin/timeout ] && /usr/bin/timeout --foreground 1 true ||
+	give_up "/usr/bin/timeout is not coreutils' (the kselftest runner needs --foreground)"
+cp /usr/bin/timeout "$root/usr/bin/timeout"
 printf 'root:x:0:0:root:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$root/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 # The kernel opens /dev/console for init before devtmpfs is mounted.
@@ -219,7 +244,7 @@ while IFS= read -r -d '' f; do
 	is_elf "$f" || continue
 	LD_LIBRARY_PATH=$guest/lib ldd "$f" 2>/dev/null |
 		awk '/=> \// { print $3 } /^[[:space:]]*\// { print $1 }' || true
-done < <(find "$root/selftests" "$root/bin" "$root/usr/local/lib" -type f -print0) |
+done < <(find "$root/kselftest" "$root/bin" "$root/usr/bin" "$root/usr/local/lib" -type f -print0) |
 	sort -u | while IFS= read -r lib; do
 	case "$lib" in "$guest"/*) continue ;; esac
 	mkdir -p "$root$(dirname "$lib")"
@@ -280,7 +305,8 @@ else
 	done
 fi
 # Boot, rmmod and two kmemleak scans take well under three minutes even on
-# a KASAN kernel under TCG; a suite is bounded by its own timeout.
+# a KASAN kernel under TCG; a suite is bounded by its own timeout (the
+# init bounds the whole runner a little below this).
 [ -n "$vm_timeout" ] || vm_timeout=$((180 + nr_programs * (suite_timeout + 10)))
 
 # KVM only when asked for and proven: on these build machines nested KVM

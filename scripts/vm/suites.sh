@@ -22,9 +22,11 @@
 #                                            each SUITE with no executable
 #                                            PAYLOAD/selftests/SUITE
 #   suites.sh [-m FILE] unrun RESULT SUITE...
-#                                            each SUITE the guest's result
-#                                            channel (result.log) never
-#                                            started
+#                                            each SUITE the kselftest runner
+#                                            never started: the guest's
+#                                            result channel (result.log)
+#                                            has no runner header
+#                                            "| # selftests: <coll>: SUITE"
 #   suites.sh [-m FILE] check-payload PAYLOAD
 #                                            every manifest suite is built
 #                                            in PAYLOAD/selftests, and every
@@ -197,7 +199,8 @@ unrun)
 	shift
 	rc=0
 	for s in "$@"; do
-		grep -aqxF "qtimer-vm: start $s" "$result" 2>/dev/null && continue
+		awk -v s="$s" '/^\| # selftests: [^ ]+: [^ ]+$/ && $NF == s { f = 1 }
+			END { exit !f }' "$result" 2>/dev/null && continue
 		echo "$s"
 		rc=1
 	done
