@@ -579,15 +579,17 @@ int main(int argc, char **argv)
 	if (plan.warm)
 		warm_up();
 
-	for (i = 0; i <= plan.nr_n; i++) {
-		size_t n = i < plan.nr_n ? plan.n_list[i] : plan.big_n;
+	/* Every N of --n, then those of --big above them (qtimer only). */
+	for (i = 0; i < plan.nr_n + plan.nr_big; i++) {
+		bool big = i >= plan.nr_n;
+		size_t n = big ? plan.big_n[i - plan.nr_n] : plan.n_list[i];
 
-		if (i == plan.nr_n && plan.big_n <= plan.n_list[plan.nr_n - 1])
-			break;
+		if (big && plan.nr_n && n <= plan.n_list[plan.nr_n - 1])
+			continue;
 		for (c = 0; c < nr_configs; c++) {
 			struct config *cf = &configs[c];
 
-			if (i == plan.nr_n && !cf->big)
+			if (big && !cf->big)
 				continue;
 			if (in_list(plan.workloads, "arm") && may_run(cf, "arm", n) &&
 			    !run_one(cf, "arm", n))

@@ -59,6 +59,19 @@ static size_t parse_list(const char *arg, size_t *out, size_t max)
 	return nr;
 }
 
+static void sort_sizes(size_t *v, size_t nr)
+{
+	size_t i, k;
+
+	for (i = 1; i < nr; i++)
+		for (k = i; k > 0 && v[k - 1] > v[k]; k--) {
+			size_t t = v[k];
+
+			v[k] = v[k - 1];
+			v[k - 1] = t;
+		}
+}
+
 /* Every entry of the comma-separated @list is one of @known (exit 2 if not). */
 static void check_names(const char *what, const char *list, const char *const *known)
 {
@@ -96,7 +109,7 @@ static void usage(const struct plan *p, int status)
 		"  --kernel NAME        name to put in the kernel column (default: uname -r)\n"
 		"  --n LIST             timer counts (default 10k,100k,1M)\n"
 		"  --quick              --n 10k,100k --ticker-k 1k\n"
-		"  --big N              also run the qtimer mechanisms at N (e.g. 10M)\n"
+		"  --big LIST           also run the qtimer mechanisms at these N (e.g. 5M,10M)\n"
 		"  --mech LIST          %s\n"
 		"  --workloads LIST     %s\n"
 		"  --batches LIST       qtimer SUBMIT sizes (default 64,512,4096)\n"
@@ -144,7 +157,7 @@ void parse_options(int argc, char **argv, struct plan *p)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	size_t tmp[MAX_LIST], i, k;
+	size_t tmp[MAX_LIST], i;
 	struct utsname uts;
 	int opt;
 
@@ -173,8 +186,7 @@ void parse_options(int argc, char **argv, struct plan *p)
 			p->nr_ticker_k = parse_list("1k", p->ticker_k, MAX_LIST);
 			break;
 		case 'B':
-			if (parse_list(optarg, tmp, 1) == 1)
-				p->big_n = tmp[0];
+			p->nr_big = parse_list(optarg, p->big_n, MAX_LIST);
 			break;
 		case 'm':
 			p->mech_list = optarg;
@@ -232,14 +244,10 @@ void parse_options(int argc, char **argv, struct plan *p)
 	for (i = 0; i < p->nr_n; i++)
 		if (p->n_list[i] > p->max_n)
 			p->max_n = p->n_list[i];
-	if (p->big_n > p->max_n)
-		p->max_n = p->big_n;
+	for (i = 0; i < p->nr_big; i++)
+		if (p->big_n[i] > p->max_n)
+			p->max_n = p->big_n[i];
 	/* Ascending, so that smaller runs size and gate the bigger ones. */
-	for (i = 1; i < p->nr_n; i++)
-		for (k = i; k > 0 && p->n_list[k - 1] > p->n_list[k]; k--) {
-			size_t t = p->n_list[k];
-
-			p->n_list[k] = p->n_list[k - 1];
-			p->n_list[k - 1] = t;
-		}
+	sort_sizes(p->n_list, p->nr_n);
+	sort_sizes(p->big_n, p->nr_big);
 }

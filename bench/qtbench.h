@@ -129,7 +129,7 @@ extern struct opts opts;
 struct plan {
 	const char *kernel_name;	/* the CSV's kernel column */
 	size_t n_list[MAX_LIST], nr_n;	/* ascending */
-	size_t big_n;			/* --big: the qtimer mechanisms only; 0: none */
+	size_t big_n[MAX_LIST], nr_big;	/* --big: the qtimer mechanisms only; ascending */
 	size_t max_n;			/* the largest N of any run */
 	size_t ticker_k[MAX_LIST], nr_ticker_k;
 	unsigned int batches[MAX_LIST], nr_batches;
