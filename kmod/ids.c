@@ -23,10 +23,10 @@
  */
 int qt_ids_reserve(struct qt_ids *ids, spinlock_t *lock)
 {
-	BUILD_BUG_ON(sizeof(struct qt_slot_block) > PAGE_SIZE);
-
 	struct qt_slot_block *block, **blocks = NULL, **old_blocks = NULL;
 	u32 nr_blocks, max_blocks, first, next, i;
+
+	BUILD_BUG_ON(sizeof(struct qt_slot_block) > PAGE_SIZE);
 
 	/* Racy peek: the common case has a free slot and takes no lock. */
 	if (READ_ONCE(ids->free_slot) != QT_NO_SLOT)

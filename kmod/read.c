@@ -14,7 +14,6 @@
 #include <linux/math64.h>
 #include <linux/overflow.h>
 #include <linux/poll.h>
-#include <linux/uaccess.h>
 #include <linux/uio.h>
 
 #include "base.h"
