@@ -15,7 +15,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
@@ -25,8 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,12 +37,6 @@
 #define NOBODY		65534
 
 /* --- running qtimerctl -------------------------------------------------- */
-
-struct run {
-	int status;		/* exit status, or 128 + signal */
-	char out[65536];
-	char err[4096];
-};
 
 static const char *qtimerctl_path(void)
 {
@@ -69,14 +60,6 @@ static const char *qtimerctl_path(void)
 	return "qtimerctl";
 }
 
-static void slurp(int fd, char *buf, size_t len)
-{
-	ssize_t n = pread(fd, buf, len - 1, 0);
-
-	buf[n > 0 ? n : 0] = '\0';
-	close(fd);
-}
-
 enum { AS_ROOT, AS_NOBODY, IN_NEW_NETNS };
 
 /*
@@ -84,41 +67,16 @@ enum { AS_ROOT, AS_NOBODY, IN_NEW_NETNS };
  * its exit status, stdout and stderr.  Returns 0, or -errno when the child
  * could not be set up.
  */
-static int run_as(struct run *r, int how, const char *const *args)
+static int run_as(struct qt_run *r, int how, const char *const *args)
 {
-	const char *argv[32] = { "qtimerctl" };
-	int out, err, i, status;
-	pid_t pid;
+	const char *argv[32] = { qtimerctl_path() };
+	int i;
 
 	for (i = 0; args[i] && i < 30; i++)
 		argv[i + 1] = args[i];
 	argv[i + 1] = NULL;
-	out = memfd_create("stdout", 0);
-	err = memfd_create("stderr", 0);
-	if (out < 0 || err < 0)
-		return -errno;
-
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (!pid) {
-		dup2(out, STDOUT_FILENO);
-		dup2(err, STDERR_FILENO);
-		if (how == AS_NOBODY &&
-		    (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY)))
-			_exit(126);
-		if (how == IN_NEW_NETNS && unshare(CLONE_NEWNET))
-			_exit(126);
-		execvp(qtimerctl_path(), (char *const *)argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) < 0)
-		return -errno;
-	r->status = WIFEXITED(status) ? WEXITSTATUS(status) :
-		    128 + WTERMSIG(status);
-	slurp(out, r->out, sizeof(r->out));
-	slurp(err, r->err, sizeof(r->err));
-	return 0;
+	return qt_run(r, how == AS_NOBODY ? NOBODY : 0,
+		      how == IN_NEW_NETNS ? CLONE_NEWNET : 0, (char *const *)argv);
 }
 
 #define RUN(r, ...) run_as(r, AS_ROOT, (const char *const []){ __VA_ARGS__, NULL })
@@ -353,7 +311,7 @@ static int possible_cpus(void)
 
 static long long total_fired(void)
 {
-	static struct run r;
+	static struct qt_run r;
 
 	if (RUN(&r, "stats", "--json") || r.status)
 		return -1;
@@ -364,7 +322,7 @@ static long long total_fired(void)
 
 TEST(usage_errors)
 {
-	static struct run r;
+	static struct qt_run r;
 
 	ASSERT_EQ(0, run_as(&r, AS_ROOT, (const char *const []){ NULL }));
 	EXPECT_EQ(2, r.status);
@@ -392,7 +350,7 @@ TEST(usage_errors)
 
 TEST(help_and_version)
 {
-	static struct run r;
+	static struct qt_run r;
 
 	ASSERT_EQ(0, RUN(&r, "--help"));
 	EXPECT_EQ(0, r.status);
@@ -407,7 +365,7 @@ TEST(module_not_loaded_message)
 {
 	static const char msg[] =
 		"qtimer module not loaded: generic netlink family 'qtimer' not found";
-	static struct run r;
+	static struct qt_run r;
 
 	if (module_loaded())
 		SKIP(return, "the module is loaded (see other_netns_message)");
@@ -428,7 +386,7 @@ TEST(module_not_loaded_message)
 /* The family is host-global, so other network namespaces do not see it. */
 TEST(other_netns_message)
 {
-	static struct run r;
+	static struct qt_run r;
 
 	NEED_MODULE();
 	if (geteuid())
@@ -443,7 +401,7 @@ TEST(other_netns_message)
 
 TEST(stats_table)
 {
-	static struct run r;
+	static struct qt_run r;
 	int cpus = possible_cpus();
 	char label[16];
 	int cpu;
@@ -467,7 +425,7 @@ TEST(stats_table)
 
 TEST(stats_json_shape)
 {
-	static struct run r;
+	static struct qt_run r;
 	const char *total;
 	int cpus = possible_cpus();
 
@@ -492,7 +450,7 @@ TEST(stats_json_shape)
 
 TEST(stats_count_fired_timers)
 {
-	static struct run r;
+	static struct qt_run r;
 	const long long nr = 8;
 	struct qtimer_record recs[8];
 	long long before, fired = -1, armed_before, lateness;
@@ -536,7 +494,7 @@ TEST(stats_count_fired_timers)
 
 TEST(stats_heap_entries)
 {
-	static struct run r;
+	static struct qt_run r;
 	int fd, i;
 
 	NEED_MODULE();
@@ -552,7 +510,7 @@ TEST(stats_heap_entries)
 
 TEST(stats_watch)
 {
-	static struct run r;
+	static struct qt_run r;
 
 	NEED_MODULE();
 	ASSERT_EQ(0, RUN(&r, "stats", "-w", "0.2", "-c", "3"));
@@ -566,7 +524,7 @@ TEST(stats_watch)
 
 TEST(config_get)
 {
-	static struct run r;
+	static struct qt_run r;
 	char want[128];
 
 	NEED_MODULE();
@@ -623,7 +581,7 @@ FIXTURE_TEARDOWN(caps)
 TEST_F(caps, set_per_fd_takes_effect)
 {
 	RETURN_IF_SETUP_SKIPPED();
-	static struct run r;
+	static struct qt_run r;
 	struct qtimer_version v;
 	int fd, i;
 
@@ -645,7 +603,7 @@ TEST_F(caps, set_per_fd_takes_effect)
 TEST_F(caps, set_per_user_takes_effect)
 {
 	RETURN_IF_SETUP_SKIPPED();
-	static struct run r;
+	static struct qt_run r;
 	int fd1, fd2;
 
 	ASSERT_EQ(0, RUN(&r, "config", "set", "max_timers_per_user", "2"));
@@ -669,7 +627,7 @@ TEST_F(caps, set_per_user_takes_effect)
 TEST_F(caps, get_follows_sysfs)
 {
 	RETURN_IF_SETUP_SKIPPED();
-	static struct run r;
+	static struct qt_run r;
 
 	ASSERT_EQ(0, qt_param_set("max_timers_per_fd", 4242));
 	ASSERT_EQ(0, RUN(&r, "config", "get", "max_timers_per_fd"));
@@ -688,7 +646,7 @@ TEST_F(caps, set_rejects_out_of_range)
 		{ "max_timers_per_user", "0" },
 		{ "max_timers_per_user", "4294967296" },
 	};
-	static struct run r;
+	static struct qt_run r;
 	unsigned int i;
 
 	ASSERT_EQ(0, qt_param_set("max_timers_per_fd", 100));
@@ -716,7 +674,7 @@ TEST_F(caps, set_rejects_out_of_range)
 TEST_F(caps, set_as_nobody_is_denied)
 {
 	RETURN_IF_SETUP_SKIPPED();
-	static struct run r;
+	static struct qt_run r;
 
 	ASSERT_EQ(0, qt_param_set("max_timers_per_fd", 77));
 	ASSERT_EQ(0, run_as(&r, AS_NOBODY, (const char *const []){
@@ -739,7 +697,7 @@ TEST_F(caps, set_as_nobody_is_denied)
 TEST_F(caps, read_as_nobody)
 {
 	RETURN_IF_SETUP_SKIPPED();
-	static struct run r;
+	static struct qt_run r;
 
 	ASSERT_EQ(0, run_as(&r, AS_NOBODY, (const char *const []){ "stats", "--json", NULL }));
 	EXPECT_EQ(1, r.status) TH_LOG("stdout: %s", r.out);

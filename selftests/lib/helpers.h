@@ -235,17 +235,18 @@ int qt_set_realtime(__s64 ns);
 int qt_wait_child(pid_t pid);
 /* What qt_run() saw of a program. */
 struct qt_run {
-	int status;		/* exit status, 128 + signal; 126: no setuid */
+	int status;		/* exit status, 128 + signal; 126: no unshare or setuid */
 	char out[65536];	/* stdout, cut to fit */
 	char err[8192];		/* stderr, cut to fit */
 };
 
 /*
- * Runs @argv (argv[0] looked up on PATH, 127 when it is not there), as
- * @uid with gid @uid and no supplementary groups unless @uid is 0, waits
- * for it and keeps its output.  0, or -errno when it could not start.
+ * Runs @argv (argv[0] looked up on PATH, 127 when it is not there), in new
+ * namespaces @unshare_flags (CLONE_NEW*; 0: none), as @uid with gid @uid
+ * and no supplementary groups unless @uid is 0, waits for it and keeps its
+ * output.  0, or -errno when it could not start.
  */
-int qt_run(struct qt_run *r, uid_t uid, char *const argv[]);
+int qt_run(struct qt_run *r, uid_t uid, int unshare_flags, char *const argv[]);
 /* fork + exec + wait of /bin/true: nanoseconds, or -errno. */
 __s64 qt_spawn_true_ns(void);
 

@@ -72,7 +72,7 @@ static void qt_run_slurp(int fd, char *buf, size_t len)
  * memfds, not pipes: the child's output never has to be drained while it
  * runs, so a chatty program cannot block on a full pipe.
  */
-int qt_run(struct qt_run *r, uid_t uid, char *const argv[])
+int qt_run(struct qt_run *r, uid_t uid, int unshare_flags, char *const argv[])
 {
 	int out, err, ret = 0;
 	pid_t pid;
@@ -93,6 +93,8 @@ int qt_run(struct qt_run *r, uid_t uid, char *const argv[])
 	if (!pid) {
 		dup2(out, STDOUT_FILENO);
 		dup2(err, STDERR_FILENO);
+		if (unshare_flags && unshare(unshare_flags))
+			_exit(126);
 		if (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
 			_exit(126);
 		execvp(argv[0], argv);

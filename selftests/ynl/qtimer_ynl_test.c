@@ -60,7 +60,7 @@ static int ynl_run(struct qt_run *r, uid_t uid, const char *const *args)
 	for (i = 0; args[i] && n < 31; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	return qt_run(r, uid, (char *const *)argv);
+	return qt_run(r, uid, 0, (char *const *)argv);
 }
 
 static int qtimerctl_run(struct qt_run *r, uid_t uid, const char *const *args)
@@ -71,7 +71,7 @@ static int qtimerctl_run(struct qt_run *r, uid_t uid, const char *const *args)
 	for (i = 0; args[i] && n < 31; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	return qt_run(r, uid, (char *const *)argv);
+	return qt_run(r, uid, 0, (char *const *)argv);
 }
 
 #define YNL(r, uid, ...) ynl_run(r, uid, (const char *const []){ __VA_ARGS__, NULL })
