@@ -332,7 +332,7 @@ static int par_run(const struct mech *m, unsigned int batch, int threads,
 	unsigned long long early = 0, delivered = 0;
 	int64_t *late = NULL;
 	size_t nr_late = 0;
-	bool partial = false;
+	bool partial = false, lost = false;
 	int i, ret = 0;
 
 	par->mech = m;
@@ -384,7 +384,8 @@ static int par_run(const struct mech *m, unsigned int batch, int threads,
 			snprintf(p99, sizeof(p99), "%lld", (long long)p99v);
 			snprintf(del, sizeof(del), "%llu", delivered);
 			par_print(par, kernel, P_FIRE, -1, p99, early, del);
-			if (delivered != n && !partial)
+			lost = delivered != n && !partial;
+			if (lost)
 				note(&par->t[0].r, "LOST: %llu of %zu expirations delivered (%d threads)",
 				     delivered, n, threads);
 			if (early)
@@ -395,7 +396,8 @@ static int par_run(const struct mech *m, unsigned int batch, int threads,
 			note(&par->t[0].r, "partial: %d threads ran out of time", threads);
 	}
 	fflush(stdout);
-	return ret < 0 || (!shared && early) ? 1 : 0;
+	/* A lost or early expiry is a broken mechanism, not a slow one. */
+	return ret < 0 || early || lost ? 1 : 0;
 }
 
 int run_parallel(const struct mech *m, unsigned int batch, size_t n,
@@ -416,8 +418,10 @@ int run_parallel(const struct mech *m, unsigned int batch, size_t n,
 				 shared ? "one shared file" : "a file per thread", n);
 			fflush(stdout);
 			pid = fork();
-			if (pid < 0)
-				return -errno;
+			if (pid < 0) {
+				progress("fork: %s", strerror(errno));
+				return 1;
+			}
 			if (!pid)
 				_exit(par_run(m, batch, threads, shared, n, kernel));
 			if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
