@@ -53,18 +53,13 @@ static int nr_io_workers(void)
 	if (!d)
 		return -1;
 	while ((e = readdir(d))) {
-		char path[64], comm[32] = "";
-		FILE *f;
+		char path[300], comm[32];
 
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "iou-wrk-", 8))
+		if (!qt_read_str(path, comm, sizeof(comm)) && !strncmp(comm, "iou-wrk-", 8))
 			nr++;
-		fclose(f);
 	}
 	closedir(d);
 	return nr;

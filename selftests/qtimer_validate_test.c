@@ -326,15 +326,11 @@ TEST_F(validate, arm_cpu_outside_affinity)
 /* The first CPU of a sysfs CPU list ("3", "2-3", "1,3"), or -1. */
 static int first_listed_cpu(const char *path)
 {
-	char buf[256] = "";
-	FILE *f = fopen(path, "r");
-	int cpu = -1;
+	char buf[256];
+	int cpu;
 
-	if (!f)
+	if (qt_read_str(path, buf, sizeof(buf)) || sscanf(buf, "%d", &cpu) != 1)
 		return -1;
-	if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%d", &cpu) != 1)
-		cpu = -1;
-	fclose(f);
 	return cpu;
 }
 
