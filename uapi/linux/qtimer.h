@@ -114,6 +114,62 @@
  * ahead of the host) has passed: it fires at once, and its record's
  * expires_ns is that epoch in the namespace's view, not the value armed.
  *
+ * The record ring
+ * ---------------
+ * QTIMER_IOC_RING_SETUP (struct qtimer_ring_setup, read/write)
+ *	Gives the file a ring of records that user space maps with mmap()
+ *	and consumes without system calls.  In: entries, a power of two from
+ *	QTIMER_RING_MIN to QTIMER_RING_MAX; flags and reserved zero.  Out: the
+ *	offsets of head, tail, flags and the records in the mapping, and its
+ *	size; mmap() it MAP_SHARED, read and write, at offset 0.  Once per
+ *	file (-EBUSY after); without QTIMER_FEAT_RING, -ENOTTY.  The ring's
+ *	memory is charged to the caller's memory cgroup.
+ *
+ * From then on the kernel writes each expiry's record into the ring when the
+ * timer fires, at index head (modulo entries), and then advances head with
+ * release semantics.  Records [tail, head) are pending.  Each carries its
+ * claim in the top bits of flags: QTIMER_REC_READY when written.  The
+ * consumer owns a record only after it changed the claim from READY to
+ * QTIMER_REC_TAKEN with an atomic compare-and-swap; a CANCEL or MODIFY of
+ * its timer changes it from READY to QTIMER_REC_VOID the same way, and
+ * exactly one of them succeeds.  A record found VOID (or anything but
+ * READY) is skipped.  The consumer then stores the new tail with release
+ * semantics, once it is done with the records before it: the kernel reuses
+ * their slots, and re-arms a periodic timer once tail passed its record.
+ *
+ *	head = __atomic_load_n(head_p, __ATOMIC_ACQUIRE);
+ *	while (tail != head) {
+ *		struct qtimer_record *r = &recs[tail++ & (entries - 1)];
+ *		__u32 f = __atomic_load_n(&r->flags, __ATOMIC_RELAXED);
+ *		if ((f & QTIMER_REC_CLAIM) == QTIMER_REC_READY &&
+ *		    __atomic_compare_exchange_n(&r->flags, &f,
+ *				(f & ~QTIMER_REC_CLAIM) | QTIMER_REC_TAKEN, 0,
+ *				__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+ *			use(r);
+ *	}
+ *	__atomic_store_n(tail_p, tail, __ATOMIC_RELEASE);
+ *
+ * A ring has one consumer at a time: user space serialises its threads and
+ * its read() calls on the file.  read() on a file with a ring takes records
+ * from the ring the same way, and returns them with the claim bits clear.
+ *
+ * So CANCEL and MODIFY keep their rule for a mapped consumer: after they
+ * return, no record of the old schedule can be claimed.  Their result says
+ * who won: QTIMER_CANCEL_QUEUED if they voided a pending record; for a
+ * record the consumer had claimed, 0 for a periodic timer, and -ENOENT for
+ * a one-shot, which its claim consumed, as a read() does.
+ *
+ * Nothing is dropped when the ring is full: later records wait in the
+ * kernel, in order, and QTIMER_RING_OVERFLOW is set in the ring's flags
+ * while any do.  They move into the ring as tail frees room, on the next
+ * expiry, poll() or read(): a consumer that finds the ring empty calls
+ * poll() (which also sleeps until records are pending) or read().  A
+ * periodic timer still has at most one pending record, the ring's or the
+ * kernel's; its expirations meanwhile are counted into its next record.
+ * expires_ns is in the time namespace of the thread that set the ring up.
+ * poll() reports EPOLLIN while a READY record is in [tail, head) or records
+ * wait in the kernel.
+ *
  * Errors
  * ------
  * EINVAL	unknown command flags, opcode or clock; non-zero reserved or
@@ -137,6 +193,8 @@
  * ENOMEM	out of memory; nothing was changed.
  * EFAULT	a user pointer could not be read or written.
  * EAGAIN	read() on an O_NONBLOCK file with nothing pending.
+ * EBUSY	RING_SETUP on a file that has a ring.
+ * ENODEV	mmap() of a file without a ring.
  * ENOTTY	unknown ioctl command.
  */
 #ifndef _UAPI_LINUX_QTIMER_H
@@ -159,6 +217,7 @@
 #define QTIMER_FEAT_CPU			(1ULL << 3)
 #define QTIMER_FEAT_CANCEL_ON_SET	(1ULL << 4)
 #define QTIMER_FEAT_TIME_NS		(1ULL << 5)
+#define QTIMER_FEAT_RING		(1ULL << 6)
 
 struct qtimer_version {
 	__u32 api_version;	/* QTIMER_API_VERSION */
@@ -220,6 +279,11 @@ struct qtimer_submit {
 /* struct qtimer_record.flags */
 #define QTIMER_REC_LAST		(1U << 0)	/* the timer no longer exists */
 #define QTIMER_REC_CANCELED	(1U << 1)	/* cancelled: clock was set */
+/* The claim of a record in the ring (see The record ring); 0 from read(). */
+#define QTIMER_REC_CLAIM	(3U << 30)
+#define QTIMER_REC_READY	(1U << 30)
+#define QTIMER_REC_TAKEN	(2U << 30)
+#define QTIMER_REC_VOID		(3U << 30)
 
 struct qtimer_record {
 	__u64 id;
@@ -229,11 +293,30 @@ struct qtimer_record {
 	__u32 flags;		/* QTIMER_REC_* */
 };
 
+/* Ring sizes, in records. */
+#define QTIMER_RING_MIN		8
+#define QTIMER_RING_MAX		65536
+
+/* Bits of the ring's flags word, written by the kernel. */
+#define QTIMER_RING_OVERFLOW	(1U << 0)	/* records wait in the kernel */
+
+struct qtimer_ring_setup {
+	__u32 entries;		/* in: power of two, RING_MIN..RING_MAX */
+	__u32 flags;		/* in: zero */
+	__u32 head_off;		/* out: offsets in the mapping of the __u32s */
+	__u32 tail_off;
+	__u32 flags_off;
+	__u32 recs_off;		/* out: of struct qtimer_record[entries] */
+	__u64 mmap_size;	/* out: bytes to map at offset 0 */
+	__u64 reserved[2];	/* zero */
+};
+
 #define QTIMER_IOC_MAGIC	0xE7
 #define QTIMER_IOC_VERSION	_IOR(QTIMER_IOC_MAGIC, 0x00, struct qtimer_version)
 #define QTIMER_IOC_ARM		_IOWR(QTIMER_IOC_MAGIC, 0x01, struct qtimer_op)
 #define QTIMER_IOC_CANCEL	_IOWR(QTIMER_IOC_MAGIC, 0x02, struct qtimer_op)
 #define QTIMER_IOC_MODIFY	_IOWR(QTIMER_IOC_MAGIC, 0x03, struct qtimer_op)
 #define QTIMER_IOC_SUBMIT	_IOWR(QTIMER_IOC_MAGIC, 0x04, struct qtimer_submit)
+#define QTIMER_IOC_RING_SETUP	_IOWR(QTIMER_IOC_MAGIC, 0x05, struct qtimer_ring_setup)
 
 #endif /* _UAPI_LINUX_QTIMER_H */
