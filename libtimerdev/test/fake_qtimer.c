@@ -11,7 +11,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 
 #include "fake_qtimer.h"
 
@@ -21,6 +24,13 @@ int __real_ioctl(int fd, unsigned long request, ...);
 ssize_t __real_read(int fd, void *buf, size_t len);
 void *__real_malloc(size_t size);
 void *__real_calloc(size_t nmemb, size_t size);
+void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off);
+int __real_munmap(void *addr, size_t len);
+int __real_ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo,
+		 const sigset_t *sigmask);
+int __real_epoll_wait(int epfd, struct epoll_event *events, int max,
+		      int timeout);
 
 struct fake_qtimer fake = {
 	.fd = -1,
@@ -40,12 +50,41 @@ struct fake_qtimer fake = {
 	.next_id = 1,
 };
 
-/* Keep the eventfd readable exactly while records are queued. */
+static uint32_t fake_ring_tail(void)
+{
+	return __atomic_load_n(fake.ring.tail_p, __ATOMIC_ACQUIRE);
+}
+
+static struct qtimer_record *fake_ring_slot(uint32_t pos)
+{
+	return &fake.ring.recs[pos & (fake.ring.entries - 1)];
+}
+
+unsigned int fake_ring_nr_ready(void)
+{
+	uint32_t pos, head = *fake.ring.head_p;
+	unsigned int nr = 0;
+
+	for (pos = fake_ring_tail(); pos != head; pos++)
+		nr += (fake_ring_slot(pos)->flags & QTIMER_REC_CLAIM) ==
+		      QTIMER_REC_READY;
+	return nr;
+}
+
+/* Records pending: as the kernel's poll() reports them. */
+static bool fake_pending(void)
+{
+	if (fake.head != fake.tail)
+		return true;
+	return fake.ring.map && fake_ring_nr_ready();
+}
+
+/* Keep the eventfd readable exactly while records are pending. */
 static void fake_sync_ready(void)
 {
 	static bool signalled;
 	uint64_t value = 1;
-	bool queued = fake.head != fake.tail;
+	bool queued = fake_pending();
 
 	if (queued == signalled)
 		return;
@@ -57,16 +96,83 @@ static void fake_sync_ready(void)
 	signalled = queued;
 }
 
+static bool fake_ring_has_room(void)
+{
+	return *fake.ring.head_p - fake_ring_tail() < fake.ring.entries;
+}
+
+/* Write rec at head, READY, and publish it, as the kernel does. */
+static void fake_ring_write(const struct qtimer_record *rec)
+{
+	uint32_t head = *fake.ring.head_p;
+	struct qtimer_record *slot = fake_ring_slot(head);
+
+	*slot = *rec;
+	slot->flags = rec->flags | QTIMER_REC_READY;
+	__atomic_store_n(fake.ring.head_p, head + 1, __ATOMIC_RELEASE);
+}
+
+/* Move waiting records into the room the consumer made, in order. */
+static void fake_ring_settle(void)
+{
+	if (!fake.ring.map)
+		return;
+	while (fake.head != fake.tail && fake_ring_has_room())
+		fake_ring_write(&fake.records[fake.head++ % FAKE_MAX_RECORDS]);
+	*fake.ring.flags_p = fake.head != fake.tail ? QTIMER_RING_OVERFLOW : 0;
+	fake_sync_ready();
+}
+
 void fake_push_record(uint64_t id, uint64_t cookie, uint32_t count)
 {
-	struct qtimer_record *rec = &fake.records[fake.tail++ % FAKE_MAX_RECORDS];
+	struct qtimer_record rec = {
+		.id = id, .cookie = cookie, .count = count,
+		.flags = QTIMER_REC_LAST,
+	};
 
-	memset(rec, 0, sizeof(*rec));
-	rec->id = id;
-	rec->cookie = cookie;
-	rec->count = count;
-	rec->flags = QTIMER_REC_LAST;
+	/* Behind the records already waiting, so that order is kept. */
+	if (fake.ring.map && fake.head == fake.tail && fake_ring_has_room())
+		fake_ring_write(&rec);
+	else
+		fake.records[fake.tail++ % FAKE_MAX_RECORDS] = rec;
+	fake_ring_settle();
 	fake_sync_ready();
+}
+
+/* CANCEL's side of a queued record: void it in the ring, or drop it. */
+static bool fake_discard_record(uint64_t id)
+{
+	unsigned int i, kept = fake.head;
+	bool found = false;
+	uint32_t pos;
+
+	if (fake.ring.map) {
+		for (pos = fake_ring_tail(); pos != *fake.ring.head_p; pos++) {
+			struct qtimer_record *slot = fake_ring_slot(pos);
+			uint32_t flags = __atomic_load_n(&slot->flags,
+							 __ATOMIC_RELAXED);
+
+			if (slot->id != id ||
+			    (flags & QTIMER_REC_CLAIM) != QTIMER_REC_READY)
+				continue;
+			if (__atomic_compare_exchange_n(&slot->flags, &flags,
+					(flags & ~QTIMER_REC_CLAIM) | QTIMER_REC_VOID,
+					false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+				found = true;
+		}
+	}
+	for (i = fake.head; i != fake.tail; i++) {
+		struct qtimer_record *rec = &fake.records[i % FAKE_MAX_RECORDS];
+
+		if (rec->id == id)
+			found = true;
+		else
+			fake.records[kept++ % FAKE_MAX_RECORDS] = *rec;
+	}
+	fake.tail = kept;
+	fake_ring_settle();
+	fake_sync_ready();
+	return found;
 }
 
 unsigned int fake_nr_live(void)
@@ -89,6 +195,11 @@ int __wrap_open(const char *path, int flags, ...)
 
 	if (strcmp(path, FAKE_PATH))
 		return __real_open(path, flags, mode);
+	fake.open_calls++;
+	if ((flags & O_ACCMODE) == O_RDWR && fake.rdwr_errno) {
+		errno = fake.rdwr_errno;
+		return -1;
+	}
 	fake.open_flags = flags;
 	fake.fd = eventfd(0, EFD_NONBLOCK |
 			  ((flags & O_CLOEXEC) ? EFD_CLOEXEC : 0));
@@ -128,7 +239,8 @@ static int fake_run_op(struct qtimer_op *op, unsigned int opcode)
 		if (!fake_valid_id(op->id))
 			return -ENOENT;
 		fake.live[op->id] = false;
-		return QTIMER_CANCEL_ARMED;
+		return fake_discard_record(op->id) ? QTIMER_CANCEL_QUEUED :
+						     QTIMER_CANCEL_ARMED;
 	case QTIMER_OP_MODIFY:
 		if (op->flags & ~(QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET))
 			return -EINVAL;
@@ -158,6 +270,47 @@ static int fake_submit(struct qtimer_submit *submit)
 	return nr;
 }
 
+static int fake_ring_setup(struct qtimer_ring_setup *setup)
+{
+	struct fake_ring *ring = &fake.ring;
+	size_t size;
+	char *map;
+
+	ring->setup_calls++;
+	ring->setup = *setup;
+	if (!(fake.version.features & QTIMER_FEAT_RING))
+		return -ENOTTY;
+	if (ring->setup_errno)
+		return -ring->setup_errno;
+	if (setup->entries < QTIMER_RING_MIN || setup->entries > QTIMER_RING_MAX ||
+	    (setup->entries & (setup->entries - 1)) || setup->flags ||
+	    setup->reserved[0] || setup->reserved[1])
+		return -EINVAL;
+	if (ring->map)
+		return -EBUSY;
+	size = FAKE_RING_RECS_OFF + setup->entries * sizeof(struct qtimer_record);
+	map = __real_mmap(NULL, size, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return -ENOMEM;
+	ring->size = size;
+	ring->entries = setup->entries;
+	ring->tail_p = (uint32_t *)(map + FAKE_RING_TAIL_OFF);
+	ring->head_p = (uint32_t *)(map + FAKE_RING_HEAD_OFF);
+	ring->flags_p = (uint32_t *)(map + FAKE_RING_FLAGS_OFF);
+	ring->recs = (struct qtimer_record *)(map + FAKE_RING_RECS_OFF);
+	ring->map = map;
+	/* What was queued before is the overflow from now on. */
+	fake_ring_settle();
+
+	setup->tail_off = FAKE_RING_TAIL_OFF;
+	setup->head_off = FAKE_RING_HEAD_OFF;
+	setup->flags_off = FAKE_RING_FLAGS_OFF;
+	setup->recs_off = FAKE_RING_RECS_OFF;
+	setup->mmap_size = ring->short_size ? size - 1 : size;
+	return 0;
+}
+
 static int fake_ioctl(unsigned long request, void *arg)
 {
 	fake.ioctl_calls++;
@@ -175,6 +328,8 @@ static int fake_ioctl(unsigned long request, void *arg)
 		return fake_run_op(arg, QTIMER_OP_MODIFY);
 	case QTIMER_IOC_SUBMIT:
 		return fake_submit(arg);
+	case QTIMER_IOC_RING_SETUP:
+		return fake_ring_setup(arg);
 	}
 	return -ENOTTY;
 }
@@ -199,15 +354,53 @@ int __wrap_ioctl(int fd, unsigned long request, ...)
 	return ret;
 }
 
+/* read() with a ring: claim from the tail, as a mapped consumer would. */
+static size_t fake_ring_read(void *buf, size_t len)
+{
+	size_t size = sizeof(struct qtimer_record), done = 0;
+	uint32_t tail = fake_ring_tail();
+
+	fake_ring_settle();
+	while (done + size <= len && tail != *fake.ring.head_p) {
+		struct qtimer_record *slot = fake_ring_slot(tail++), rec;
+		uint32_t flags = slot->flags;
+
+		if ((flags & QTIMER_REC_CLAIM) != QTIMER_REC_READY ||
+		    !__atomic_compare_exchange_n(&slot->flags, &flags,
+				(flags & ~QTIMER_REC_CLAIM) | QTIMER_REC_TAKEN,
+				false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			continue;
+		rec = *slot;
+		rec.flags = flags & ~QTIMER_REC_CLAIM;
+		memcpy((char *)buf + done, &rec, size);
+		done += size;
+		__atomic_store_n(fake.ring.tail_p, tail, __ATOMIC_RELEASE);
+		/* The room it made takes what waits, as the kernel's read does. */
+		fake_ring_settle();
+	}
+	__atomic_store_n(fake.ring.tail_p, tail, __ATOMIC_RELEASE);
+	fake_ring_settle();
+	return done;
+}
+
 ssize_t __wrap_read(int fd, void *buf, size_t len)
 {
 	size_t size = sizeof(struct qtimer_record), done = 0;
 
 	if (fd != fake.fd || fd < 0)
 		return __real_read(fd, buf, len);
+	fake.read_calls++;
 	if (len < size) {
 		errno = EINVAL;
 		return -1;
+	}
+	if (fake.ring.map) {
+		done = fake_ring_read(buf, len);
+		if (!done) {
+			errno = EAGAIN;
+			return -1;
+		}
+		return done;
 	}
 	if (fake.head == fake.tail) {
 		/* The fake cannot block: a blocking read would hang the test. */
@@ -240,4 +433,72 @@ void *__wrap_malloc(size_t size)
 void *__wrap_calloc(size_t nmemb, size_t size)
 {
 	return fake_alloc_fails() ? NULL : __real_calloc(nmemb, size);
+}
+
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	struct fake_ring *ring = &fake.ring;
+	int err = 0;
+
+	if (fd != fake.fd || fd < 0)
+		return __real_mmap(addr, len, prot, flags, fd, off);
+	ring->mmap_calls++;
+	ring->mmap_prot = prot;
+	ring->mmap_flags = flags;
+	ring->mmap_len = len;
+	ring->mmap_off = off;
+	if (ring->mmap_errno)
+		err = ring->mmap_errno;
+	else if (!ring->map)
+		err = ENODEV;
+	/* As the kernel's mmap: writing a shared mapping needs a writable file. */
+	else if ((prot & PROT_WRITE) && (fake.open_flags & O_ACCMODE) == O_RDONLY)
+		err = EACCES;
+	else if (off || len > ring->size || !(flags & MAP_SHARED))
+		err = EINVAL;
+	if (err) {
+		errno = err;
+		return MAP_FAILED;
+	}
+	ring->mapped = true;
+	return ring->map;
+}
+
+int __wrap_munmap(void *addr, size_t len)
+{
+	struct fake_ring *ring = &fake.ring;
+
+	if (!ring->map || addr != ring->map)
+		return __real_munmap(addr, len);
+	/* Kept, so that a test can look at the ring after td_close(). */
+	ring->munmap_calls++;
+	ring->munmap_len = len;
+	ring->mapped = false;
+	return 0;
+}
+
+int __wrap_ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo,
+		 const sigset_t *sigmask)
+{
+	nfds_t i;
+
+	for (i = 0; i < nfds; i++) {
+		if (fake.fd >= 0 && fds[i].fd == fake.fd) {
+			fake.poll_calls++;
+			fake_ring_settle();
+			fake_sync_ready();
+		}
+	}
+	return __real_ppoll(fds, nfds, tmo, sigmask);
+}
+
+/* epoll polls the file as poll() does: the tail may have moved meanwhile. */
+int __wrap_epoll_wait(int epfd, struct epoll_event *events, int max,
+		      int timeout)
+{
+	if (fake.fd >= 0) {
+		fake_ring_settle();
+		fake_sync_ready();
+	}
+	return __real_epoll_wait(epfd, events, max, timeout);
 }
