@@ -4,7 +4,8 @@
  *
  * Opening and closing a context.  td_open() insists on the QTIMER_IOC_VERSION
  * handshake so that a program built against one <linux/qtimer.h> never talks
- * to a device whose records or ops have another layout.
+ * to a device whose records or ops have another layout, and then sets up the
+ * record ring when the device offers one (ring.c).
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -33,9 +34,10 @@ static int td_handshake(int fd, struct qtimer_version *version)
 
 TD_EXPORT int td_open_path(struct td_ctx **ctxp, const char *path, int flags)
 {
-	int oflags = O_RDONLY;
+	int oflags = 0;
 	struct td_ctx *ctx;
 	int saved = errno;
+	bool writable;
 	int fd, ret;
 
 	if (!ctxp)
@@ -53,7 +55,17 @@ TD_EXPORT int td_open_path(struct td_ctx **ctxp, const char *path, int flags)
 		errno = saved;
 		return -ENOMEM;
 	}
-	fd = open(path, oflags);
+	memset(ctx, 0, sizeof(*ctx));
+	/*
+	 * Read-write, because mmap() of the ring with PROT_WRITE and
+	 * MAP_SHARED needs a writable file.  A node we may only read (or a
+	 * path that is no device at all) is opened read-only as before, and
+	 * goes without the ring; its error is the one reported.
+	 */
+	fd = open(path, oflags | O_RDWR);
+	writable = fd >= 0;
+	if (!writable)
+		fd = open(path, oflags | O_RDONLY);
 	if (fd < 0) {
 		ret = -errno;
 		goto err_free;
@@ -62,7 +74,10 @@ TD_EXPORT int td_open_path(struct td_ctx **ctxp, const char *path, int flags)
 	if (ret)
 		goto err_close;
 	ctx->fd = fd;
+	if (writable)
+		td_ring_setup(ctx);
 	*ctxp = ctx;
+	errno = saved;
 	return 0;
 
 err_close:
@@ -84,6 +99,7 @@ TD_EXPORT void td_close(struct td_ctx *ctx)
 
 	if (!ctx)
 		return;
+	td_ring_unmap(ctx);
 	/* close() of a character device cannot usefully fail. */
 	close(ctx->fd);
 	free(ctx);

@@ -12,6 +12,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -20,10 +22,30 @@
 /* Everything else is hidden by -fvisibility=hidden and the version script. */
 #define TD_EXPORT __attribute__((visibility("default")))
 
-/* Immutable after td_open(), which is what makes a context thread-safe. */
+/*
+ * The record ring as mapped (see "The record ring" in <linux/qtimer.h>).
+ * The pointers are set once by td_open(); map is NULL when the context has
+ * no ring, and reads go to read(2).  The consumer's side of the ring, the
+ * claims and the tail store, is taken by one thread at a time under lock,
+ * as the header demands of a ring's consumer: read(2) of the file is a
+ * consumer too, so the library's own read(2) calls happen under it as well.
+ */
+struct td_ring {
+	void *map;
+	size_t map_size;
+	const uint32_t *head;		/* written by the kernel */
+	uint32_t *tail;			/* written by the consumer */
+	const uint32_t *flags;		/* QTIMER_RING_*, written by the kernel */
+	struct qtimer_record *recs;
+	uint32_t mask;			/* entries - 1 */
+	pthread_mutex_t lock;
+};
+
+/* Immutable after td_open() but for the ring's consumer state (see above). */
 struct td_ctx {
 	int fd;
 	struct qtimer_version version;	/* as read at open */
+	struct td_ring ring;
 };
 
 static inline int td_sys_ioctl(int fd, unsigned long request, void *arg)
@@ -59,6 +81,18 @@ static inline int td_sys_ppoll(struct pollfd *pfd, nfds_t nr,
 	errno = saved;
 	return ret;
 }
+
+/* ring.c: the record ring, when the module offers it. */
+#define TD_RING_ENTRIES		4096U
+void td_ring_setup(struct td_ctx *ctx);
+void td_ring_unmap(struct td_ctx *ctx);
+static inline bool td_has_ring(const struct td_ctx *ctx)
+{
+	return ctx->ring.map != NULL;
+}
+unsigned int td_ring_consume(struct td_ctx *ctx, struct qtimer_record *records,
+			     unsigned int max);
+bool td_ring_overflowed(const struct td_ctx *ctx);
 
 /* timer.c: fill an op from a spec; -EINVAL for what the library rejects. */
 int td_op_from_spec(struct qtimer_op *op, const struct td_timer_spec *spec);

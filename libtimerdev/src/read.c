@@ -6,6 +6,15 @@
  * adds a timeout with ppoll(2); td_dispatch() hands each record to a
  * callback.  A blocking file blocks only for the first record, as read(2)
  * does; further reads are made only when poll says records are pending.
+ *
+ * With a record ring (ring.c), each of them takes what the ring holds
+ * first, with no system call, and goes to the kernel only when the ring is
+ * empty: read(2), which moves the records waiting in the kernel into the
+ * ring and takes them, and blocks or not as the file does (which the
+ * caller may have changed with fcntl(2) since td_open, as libuv's
+ * uv_poll_init() does), or poll(2), which moves them too.  Those system
+ * calls also let the kernel re-arm the tickers whose records were taken
+ * from the mapping.
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -23,14 +32,12 @@ static unsigned int td_min(unsigned int a, unsigned int b)
 	return a < b ? a : b;
 }
 
-TD_EXPORT int td_read(struct td_ctx *ctx, struct qtimer_record *records,
-		      unsigned int max)
+/* read(2) counted in records; max is at most TD_READ_MAX. */
+static int td_read_file(struct td_ctx *ctx, struct qtimer_record *records,
+			unsigned int max)
 {
 	ssize_t ret;
 
-	if (!ctx || !records || !max)
-		return -EINVAL;
-	max = td_min(max, TD_READ_MAX);
 	ret = td_sys_read(ctx->fd, records, (size_t)max * TD_RECORD_SIZE);
 	if (ret < 0)
 		return (int)ret;
@@ -40,6 +47,49 @@ TD_EXPORT int td_read(struct td_ctx *ctx, struct qtimer_record *records,
 	return (int)(ret / TD_RECORD_SIZE);
 }
 
+static void td_ring_unlock(void *arg)
+{
+	pthread_mutex_unlock(&((struct td_ctx *)arg)->ring.lock);
+}
+
+/* What the ring holds, and no system call. */
+static unsigned int td_ring_take(struct td_ctx *ctx,
+				 struct qtimer_record *records, unsigned int max)
+{
+	unsigned int nr;
+
+	pthread_mutex_lock(&ctx->ring.lock);
+	nr = td_ring_consume(ctx, records, max);
+	pthread_mutex_unlock(&ctx->ring.lock);
+	return nr;
+}
+
+TD_EXPORT int td_read(struct td_ctx *ctx, struct qtimer_record *records,
+		      unsigned int max)
+{
+	int ret;
+
+	if (!ctx || !records || !max)
+		return -EINVAL;
+	max = td_min(max, TD_READ_MAX);
+	if (!td_has_ring(ctx))
+		return td_read_file(ctx, records, max);
+
+	/*
+	 * read(2) is the ring's consumer too, so it runs under the lock,
+	 * blocking included: a thread that comes meanwhile would have
+	 * blocked behind it in the kernel anyway.  read(2) is a cancellation
+	 * point; a cancelled reader must not keep the lock.
+	 */
+	pthread_mutex_lock(&ctx->ring.lock);
+	pthread_cleanup_push(td_ring_unlock, ctx);
+	ret = (int)td_ring_consume(ctx, records, max);
+	if (!ret)
+		ret = td_read_file(ctx, records, max);
+	pthread_cleanup_pop(1);
+	return ret;
+}
+
 /* Are records pending right now?  Never blocks. */
 static bool td_pending(struct td_ctx *ctx)
 {
@@ -47,6 +97,32 @@ static bool td_pending(struct td_ctx *ctx)
 	const struct timespec zero = { 0, 0 };
 
 	return td_sys_ppoll(&pfd, 1, &zero) > 0 && (pfd.revents & POLLIN);
+}
+
+/*
+ * More records for td_dispatch(), if any are pending: never blocks, and
+ * returns 0 when there are none.
+ */
+static int td_read_more(struct td_ctx *ctx, struct qtimer_record *records,
+			unsigned int max)
+{
+	unsigned int nr;
+
+	if (!td_has_ring(ctx))
+		return td_pending(ctx) ? td_read_file(ctx, records, max) : 0;
+	pthread_mutex_lock(&ctx->ring.lock);
+	nr = td_ring_consume(ctx, records, max);
+	/*
+	 * Drained, but records wait in the kernel for room: poll(2) moves
+	 * them into the ring, and unlike read(2) cannot block on a blocking
+	 * file should a CANCEL void them meanwhile.
+	 */
+	if (!nr && td_ring_overflowed(ctx)) {
+		(void)td_pending(ctx);
+		nr = td_ring_consume(ctx, records, max);
+	}
+	pthread_mutex_unlock(&ctx->ring.lock);
+	return (int)nr;
 }
 
 TD_EXPORT int td_wait(struct td_ctx *ctx, struct qtimer_record *records,
@@ -59,6 +135,12 @@ TD_EXPORT int td_wait(struct td_ctx *ctx, struct qtimer_record *records,
 
 	if (!ctx || !records || !max)
 		return -EINVAL;
+	/* Records in the ring need no waiting and no system call. */
+	if (td_has_ring(ctx)) {
+		ret = (int)td_ring_take(ctx, records, td_min(max, TD_READ_MAX));
+		if (ret)
+			return ret;
+	}
 	pfd.fd = ctx->fd;
 	if (timeout_ns >= 0) {
 		deadline = td_now(CLOCK_MONOTONIC);
@@ -111,11 +193,15 @@ TD_EXPORT int td_dispatch(struct td_ctx *ctx, td_record_cb cb, void *arg,
 		for (i = 0; i < nr; i++)
 			cb(&buf[i], arg);
 		total += nr;
-		/* A short read means nothing more was pending. */
-		if (total >= max || (unsigned int)nr < TD_DISPATCH_CHUNK ||
-		    !td_pending(ctx))
+		if (total >= max)
 			break;
-		nr = td_read(ctx, buf, td_min(max - total, TD_DISPATCH_CHUNK));
+		/*
+		 * A short read(2) means nothing more was pending; a short
+		 * take from the ring, only that the ring is drained.
+		 */
+		if (!td_has_ring(ctx) && (unsigned int)nr < TD_DISPATCH_CHUNK)
+			break;
+		nr = td_read_more(ctx, buf, td_min(max - total, TD_DISPATCH_CHUNK));
 		if (nr <= 0)
 			break;	/* progress was made: report it, as read(2) does */
 	}

@@ -10,9 +10,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -171,10 +173,26 @@ FIXTURE(fake) {
 	struct td_ctx *ctx;
 };
 
+/* Every test of the fixture, through read(2) and through the record ring. */
+FIXTURE_VARIANT(fake) {
+	bool ring;
+};
+
+FIXTURE_VARIANT_ADD(fake, read) {
+	.ring = false,
+};
+
+FIXTURE_VARIANT_ADD(fake, ring) {
+	.ring = true,
+};
+
 FIXTURE_SETUP(fake)
 {
+	if (variant->ring)
+		fake.version.features |= QTIMER_FEAT_RING;
 	ASSERT_EQ(0, td_open_path(&self->ctx, FAKE_PATH, TD_NONBLOCK));
 	ASSERT_NE(NULL, self->ctx);
+	ASSERT_EQ(variant->ring, fake.ring.mapped);
 }
 
 FIXTURE_TEARDOWN(fake)
@@ -190,7 +208,8 @@ TEST(open_flags)
 	ASSERT_EQ(0, td_open_path(&ctx, FAKE_PATH, 0));
 	fd = td_fd(ctx);
 	ASSERT_EQ(fake.fd, fd);
-	ASSERT_EQ(O_RDONLY, fake.open_flags & O_ACCMODE);
+	/* Read-write, for the ring's mapping should the device offer one. */
+	ASSERT_EQ(O_RDWR, fake.open_flags & O_ACCMODE);
 	ASSERT_EQ(0, fcntl(fd, F_GETFL) & O_NONBLOCK);
 	ASSERT_EQ(0, fcntl(fd, F_GETFD) & FD_CLOEXEC);
 	td_close(ctx);
@@ -689,6 +708,417 @@ TEST_F(fake, epoll_readiness)
 	ASSERT_EQ(1, td_read(self->ctx, &rec, 1));
 	ASSERT_EQ(0, epoll_wait(ep, &ev, 1, 0));
 	close(ep);
+}
+
+/* ---- the record ring, against the fake's ---- */
+
+static uint32_t ring_tail(void)
+{
+	return *fake.ring.tail_p;
+}
+
+static uint32_t ring_claim(uint32_t pos)
+{
+	return fake.ring.recs[pos & (fake.ring.entries - 1)].flags &
+	       QTIMER_REC_CLAIM;
+}
+
+TEST(ring_set_up_at_open)
+{
+	struct td_ctx *ctx;
+
+	fake.version.features |= QTIMER_FEAT_RING;
+	errno = 1234;
+	ASSERT_EQ(0, td_open_path(&ctx, FAKE_PATH, TD_NONBLOCK));
+	ASSERT_EQ(1234, errno);
+	ASSERT_EQ(O_RDWR, fake.open_flags & O_ACCMODE);
+	ASSERT_EQ(1, fake.ring.setup_calls);
+	ASSERT_EQ(4096, fake.ring.setup.entries);
+	ASSERT_EQ(0, fake.ring.setup.flags);
+	ASSERT_EQ(1, fake.ring.mmap_calls);
+	ASSERT_EQ(PROT_READ | PROT_WRITE, fake.ring.mmap_prot);
+	ASSERT_EQ(MAP_SHARED, fake.ring.mmap_flags & MAP_TYPE);
+	ASSERT_EQ(0, fake.ring.mmap_off);
+	ASSERT_EQ(fake.ring.size, fake.ring.mmap_len);
+	ASSERT_TRUE(fake.ring.mapped);
+	td_close(ctx);
+	ASSERT_EQ(1234, errno);
+	ASSERT_FALSE(fake.ring.mapped);
+	ASSERT_EQ(1, fake.ring.munmap_calls);
+	ASSERT_EQ(fake.ring.size, fake.ring.munmap_len);
+}
+
+FIXTURE(ring) {
+	struct td_ctx *ctx;
+};
+
+/*
+ * Blocking or not, a context takes what the ring holds without a system
+ * call.  (The fake's read() never blocks, so an empty ring ends in -EAGAIN
+ * on both; the kernel's would block on the first.)
+ */
+FIXTURE_VARIANT(ring) {
+	int flags;
+};
+
+FIXTURE_VARIANT_ADD(ring, nonblocking) {
+	.flags = TD_NONBLOCK,
+};
+
+FIXTURE_VARIANT_ADD(ring, blocking) {
+	.flags = 0,
+};
+
+FIXTURE_SETUP(ring)
+{
+	fake.version.features |= QTIMER_FEAT_RING;
+	ASSERT_EQ(0, td_open_path(&self->ctx, FAKE_PATH, variant->flags));
+	ASSERT_TRUE(fake.ring.mapped);
+}
+
+FIXTURE_TEARDOWN(ring)
+{
+	td_close(self->ctx);
+}
+
+TEST_F(ring, read_takes_from_the_mapping)
+{
+	struct qtimer_record recs[8];
+	unsigned int i;
+
+	for (i = 0; i < 5; i++)
+		fake_push_record(i + 1, 10 + i, 1);
+	ASSERT_EQ(5, fake_ring_nr_ready());
+	errno = 1234;
+	ASSERT_EQ(3, td_read(self->ctx, recs, 3));
+	ASSERT_EQ(1234, errno);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(i + 1, recs[i].id);
+		ASSERT_EQ(10 + i, recs[i].cookie);
+		ASSERT_EQ(1, recs[i].count);
+		/* The claim bits are the library's business, not the caller's. */
+		ASSERT_EQ(QTIMER_REC_LAST, recs[i].flags);
+		ASSERT_EQ(QTIMER_REC_TAKEN, ring_claim(i));
+	}
+	/* The tail passed what was taken, and no further. */
+	ASSERT_EQ(3, ring_tail());
+	ASSERT_EQ(QTIMER_REC_READY, ring_claim(3));
+	ASSERT_EQ(0, fake.read_calls);
+	ASSERT_EQ(0, fake.poll_calls);
+
+	ASSERT_EQ(2, td_read(self->ctx, recs, 8));
+	ASSERT_EQ(4, recs[0].id);
+	ASSERT_EQ(5, recs[1].id);
+	ASSERT_EQ(5, ring_tail());
+	ASSERT_EQ(0, fake.read_calls);
+	/* Empty: now, and only now, read(2). */
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, recs, 8));
+	ASSERT_EQ(1, fake.read_calls);
+}
+
+struct order {
+	uint64_t next;		/* the id expected next */
+	unsigned int nr, bad;
+	unsigned int skip_every;	/* ids that are not expected: every nth */
+};
+
+static void order_cb(const struct qtimer_record *rec, void *arg)
+{
+	struct order *o = arg;
+
+	if (o->skip_every && o->next % o->skip_every == 0)
+		o->next++;
+	if (rec->id != o->next++ || rec->flags != QTIMER_REC_LAST)
+		o->bad++;
+	o->nr++;
+}
+
+TEST_F(ring, wait_and_dispatch_take_from_the_mapping)
+{
+	struct order o = { .next = 1 };
+	struct qtimer_record recs[8];
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		fake_push_record(i + 1, 0, 1);
+	ASSERT_EQ(3, td_wait(self->ctx, recs, 8, 0));
+	ASSERT_EQ(3, recs[2].id);
+	ASSERT_EQ(QTIMER_REC_LAST, recs[2].flags);
+	ASSERT_EQ(0, fake.poll_calls);
+	ASSERT_EQ(0, fake.read_calls);
+
+	for (i = 0; i < 200; i++)
+		fake_push_record(i + 1, 0, 1);
+	ASSERT_EQ(200, td_dispatch(self->ctx, order_cb, &o, 1000));
+	ASSERT_EQ(200, o.nr);
+	ASSERT_EQ(0, o.bad);
+	ASSERT_EQ(203, ring_tail());
+	ASSERT_EQ(0, fake.poll_calls);
+	ASSERT_EQ(0, fake.read_calls);
+
+	/* Nothing in the ring: td_wait polls the file. */
+	ASSERT_EQ(-ETIME, td_wait(self->ctx, recs, 8, 0));
+	ASSERT_EQ(1, fake.poll_calls);
+	ASSERT_EQ(0, fake.read_calls);
+}
+
+/* VOID records, and any claim not READY, are passed over. */
+TEST_F(ring, void_and_foreign_claims_are_skipped)
+{
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = -1 };
+	struct qtimer_record recs[8];
+	uint64_t ids[4];
+	unsigned int i;
+
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, &ids[i]));
+		fake_push_record(ids[i], i, 1);
+	}
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, td_cancel(self->ctx, ids[1]));
+	ASSERT_EQ(QTIMER_REC_VOID, ring_claim(1));
+	/* As if a read(2) behind the library's back had claimed it. */
+	fake.ring.recs[2].flags = (fake.ring.recs[2].flags & ~QTIMER_REC_CLAIM) |
+				  QTIMER_REC_TAKEN;
+	ASSERT_EQ(QTIMER_REC_TAKEN, ring_claim(2));
+
+	ASSERT_EQ(2, td_read(self->ctx, recs, 8));
+	ASSERT_EQ(ids[0], recs[0].id);
+	ASSERT_EQ(ids[3], recs[1].id);
+	ASSERT_EQ(4, ring_tail());
+	ASSERT_EQ(QTIMER_REC_VOID, ring_claim(1));
+	ASSERT_EQ(0, fake.read_calls);
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, recs, 8));
+}
+
+/*
+ * More records than the ring holds: the rest wait in the kernel, flagged,
+ * and poll(2) moves them in when the ring is drained.  Each arrives once,
+ * in order, and td_dispatch needs no read(2) for them.
+ */
+TEST_F(ring, overflow_dispatched_once_in_order)
+{
+	const unsigned int nr = 4096 + 300;
+	struct order o = { .next = 1 };
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		fake_push_record(i + 1, 0, 1);
+	ASSERT_EQ(4096, fake_ring_nr_ready());
+	ASSERT_EQ(QTIMER_RING_OVERFLOW, *fake.ring.flags_p);
+	ASSERT_EQ(nr, td_dispatch(self->ctx, order_cb, &o, 100000));
+	ASSERT_EQ(nr, o.nr);
+	ASSERT_EQ(0, o.bad);
+	ASSERT_EQ(0, *fake.ring.flags_p);
+	ASSERT_EQ(0, fake.read_calls);
+	ASSERT_EQ(1, fake.poll_calls);
+	ASSERT_EQ(-EAGAIN, td_dispatch(self->ctx, order_cb, &o, 10));
+	ASSERT_EQ(nr, o.nr);
+}
+
+/* td_read of a drained ring with records waiting: read(2) brings them. */
+TEST_F(ring, overflow_read_once_in_order)
+{
+	const unsigned int nr = 4096 + 10;
+	struct qtimer_record *recs = calloc(nr, sizeof(*recs));
+	unsigned int i;
+
+	ASSERT_NE(NULL, recs);
+	for (i = 0; i < nr; i++)
+		fake_push_record(i + 1, 0, 1);
+	ASSERT_EQ(4096, td_read(self->ctx, recs, nr));
+	ASSERT_EQ(0, fake.read_calls);
+	for (i = 0; i < 4096; i++)
+		ASSERT_EQ(i + 1, recs[i].id);
+	ASSERT_EQ(10, td_read(self->ctx, recs, nr));
+	ASSERT_EQ(1, fake.read_calls);
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(4096 + i + 1, recs[i].id);
+		ASSERT_EQ(QTIMER_REC_LAST, recs[i].flags);
+	}
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, recs, nr));
+	free(recs);
+}
+
+/* A cancelled record is never delivered, from the ring or the overflow. */
+TEST_F(ring, cancelled_records_never_delivered)
+{
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = -1 };
+	const unsigned int nr = 4096 + 100;
+	struct order o = { .next = 1, .skip_every = 7 };
+	uint64_t id;
+	unsigned int i;
+
+	/* The fake hands out ids 1, 2, ...: record i + 1 is timer i + 1's. */
+	for (i = 0; i < nr; i++) {
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+		ASSERT_EQ(i + 1, id);
+		fake_push_record(id, 0, 1);
+	}
+	for (id = 7; id <= nr; id += 7)
+		ASSERT_EQ(QTIMER_CANCEL_QUEUED, td_cancel(self->ctx, id));
+	ASSERT_EQ(nr - nr / 7, td_dispatch(self->ctx, order_cb, &o, 100000));
+	ASSERT_EQ(0, o.bad);
+	ASSERT_EQ(nr - nr / 7, o.nr);
+	ASSERT_EQ(-EAGAIN, td_dispatch(self->ctx, order_cb, &o, 10));
+}
+
+struct reader {
+	struct td_ctx *ctx;
+	int ret;
+};
+
+static void rereading_cb(const struct qtimer_record *rec, void *arg)
+{
+	struct reader *r = arg;
+	struct qtimer_record more;
+
+	(void)rec;
+	/* The callback may read from its own context: no lock is held. */
+	r->ret = td_read(r->ctx, &more, 1);
+}
+
+TEST_F(ring, dispatch_callback_may_read)
+{
+	struct reader r = { .ctx = self->ctx, .ret = 1 };
+
+	fake_push_record(1, 0, 1);
+	ASSERT_EQ(1, td_dispatch(self->ctx, rereading_cb, &r, 10));
+	ASSERT_EQ(-EAGAIN, r.ret);
+}
+
+#define READER_THREADS	4
+
+static unsigned int times_seen[4097];
+
+static void *reader_thread(void *arg)
+{
+	struct reader *r = arg;
+	struct qtimer_record recs[7];
+	int i;
+
+	while ((r->ret = td_read(r->ctx, recs, 7)) > 0)
+		for (i = 0; i < r->ret; i++)
+			__atomic_fetch_add(&times_seen[recs[i].id % 4097], 1,
+					   __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* Readers on several threads share the ring: each record reaches one. */
+TEST_F(ring, threads_take_each_record_once)
+{
+	struct reader r[READER_THREADS];
+	pthread_t th[READER_THREADS];
+	unsigned int i;
+
+	for (i = 0; i < 4096; i++)
+		fake_push_record(i + 1, 0, 1);
+	for (i = 0; i < READER_THREADS; i++) {
+		r[i].ctx = self->ctx;
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, reader_thread, &r[i]));
+	}
+	for (i = 0; i < READER_THREADS; i++) {
+		ASSERT_EQ(0, pthread_join(th[i], NULL));
+		ASSERT_EQ(-EAGAIN, r[i].ret);
+	}
+	for (i = 1; i <= 4096; i++)
+		ASSERT_EQ(1, times_seen[i]);
+	ASSERT_EQ(4096, ring_tail());
+}
+
+/* ---- without the ring: the library goes on with read(2) ---- */
+
+FIXTURE(no_ring) {
+	struct td_ctx *ctx;
+};
+
+FIXTURE_VARIANT(no_ring) {
+	bool offered;		/* QTIMER_FEAT_RING */
+	int setup_errno;
+	int mmap_errno;
+	bool short_size;
+	int rdwr_errno;
+	bool set_up;		/* the kernel side has a ring nonetheless */
+};
+
+/* A module from before the ring. */
+FIXTURE_VARIANT_ADD(no_ring, not_offered) {
+	.offered = false,
+};
+
+/* Offered, but refused: as a module built without it would, or memcg. */
+FIXTURE_VARIANT_ADD(no_ring, setup_enotty) {
+	.offered = true, .setup_errno = ENOTTY,
+};
+
+FIXTURE_VARIANT_ADD(no_ring, setup_enomem) {
+	.offered = true, .setup_errno = ENOMEM,
+};
+
+/* Set up in the kernel but not mapped: read(2) consumes the ring. */
+FIXTURE_VARIANT_ADD(no_ring, mmap_fails) {
+	.offered = true, .mmap_errno = ENOMEM, .set_up = true,
+};
+
+FIXTURE_VARIANT_ADD(no_ring, layout_unusable) {
+	.offered = true, .short_size = true, .set_up = true,
+};
+
+/* A node the caller may not write: opened read-only, no ring tried. */
+FIXTURE_VARIANT_ADD(no_ring, read_only_node) {
+	.offered = true, .rdwr_errno = EACCES,
+};
+
+FIXTURE_SETUP(no_ring)
+{
+	if (variant->offered)
+		fake.version.features |= QTIMER_FEAT_RING;
+	fake.ring.setup_errno = variant->setup_errno;
+	fake.ring.mmap_errno = variant->mmap_errno;
+	fake.ring.short_size = variant->short_size;
+	fake.rdwr_errno = variant->rdwr_errno;
+	errno = 1234;
+	ASSERT_EQ(0, td_open_path(&self->ctx, FAKE_PATH, TD_NONBLOCK));
+	ASSERT_EQ(1234, errno);
+}
+
+FIXTURE_TEARDOWN(no_ring)
+{
+	td_close(self->ctx);
+	ASSERT_EQ(0, fake.ring.munmap_calls);
+}
+
+TEST_F(no_ring, reads_go_to_read)
+{
+	struct qtimer_record recs[8];
+	unsigned int i;
+
+	ASSERT_FALSE(fake.ring.mapped);
+	ASSERT_EQ(variant->set_up, fake.ring.map != NULL);
+	if (variant->rdwr_errno) {
+		ASSERT_EQ(2, fake.open_calls);
+		ASSERT_EQ(O_RDONLY, fake.open_flags & O_ACCMODE);
+		ASSERT_EQ(0, fake.ring.setup_calls);
+	} else {
+		ASSERT_EQ(O_RDWR, fake.open_flags & O_ACCMODE);
+	}
+	if (!variant->offered)
+		ASSERT_EQ(0, fake.ring.setup_calls);
+	if (!variant->set_up)
+		ASSERT_EQ(0, fake.ring.mmap_calls);
+
+	for (i = 0; i < 3; i++)
+		fake_push_record(i + 1, 0, 1);
+	errno = 1234;
+	ASSERT_EQ(3, td_read(self->ctx, recs, 8));
+	ASSERT_EQ(1234, errno);
+	ASSERT_EQ(1, fake.read_calls);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(i + 1, recs[i].id);
+		/* From the kernel's ring too, read(2) clears the claim. */
+		ASSERT_EQ(QTIMER_REC_LAST, recs[i].flags);
+	}
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, recs, 8));
+	ASSERT_EQ(2, fake.read_calls);
 }
 
 TEST_HARNESS_MAIN
