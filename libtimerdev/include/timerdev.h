@@ -14,12 +14,24 @@
  * Every function that can fail returns a negative errno value and leaves
  * errno alone as far as the caller can tell (liburing's convention).
  *
- * Thread safety: a td_ctx holds no mutable state after td_open, so any
- * number of threads may call the functions that take a td_ctx at the same
- * time (the kernel serialises them), except td_close, which must be the
- * last call on it.  A struct td_batch must be used by one thread at a time.
- * The helpers td_now, td_ns_from_timespec and td_timespec_from_ns are
- * MT-Safe.
+ * When the module offers the record ring (QTIMER_FEAT_RING), td_open maps
+ * one of 4096 records, and td_read, td_wait and td_dispatch take records
+ * from it with no system call while it holds any, going to read(2) or
+ * poll(2) only when it is empty.  Nothing else changes: records, blocking
+ * and errors are as without it, and td_fd stays readable exactly while
+ * records are pending.
+ *
+ * Thread safety: any number of threads may call the functions that take a
+ * td_ctx at the same time, except td_close, which must be the last call on
+ * it.  The kernel serialises arming, cancelling and modifying; the ring has
+ * one consumer at a time, so td_read, td_wait and td_dispatch serialise on
+ * a lock of the context while they take records (never while a
+ * td_dispatch callback runs).  A program that also read(2)s td_fd's
+ * descriptor itself (io_uring's IORING_OP_READ included) is a second
+ * consumer: it must not do so while another thread reads through the
+ * library, and after fork only one process may read a shared context.  A
+ * struct td_batch must be used by one thread at a time.  The helpers
+ * td_now, td_ns_from_timespec and td_timespec_from_ns are MT-Safe.
  */
 #ifndef _TIMERDEV_H
 #define _TIMERDEV_H
