@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -1047,6 +1048,387 @@ TEST_F_TIMEOUT(qt, threads_share_context, 120)
 		ASSERT_EQ(0, pthread_join(th[i], NULL));
 		ASSERT_EQ(0, a[i].err);
 	}
+}
+
+/* ---- the record ring ---- */
+
+/*
+ * read(2), counted on one descriptor.  The executable's definition
+ * interposes on libc's for the whole process, libtimerdev.so's calls
+ * included, so a test can tell that the library took records from the
+ * mapped ring and not from the file.
+ */
+static int counted_fd = -1;
+static unsigned int read_calls;
+
+ssize_t read(int fd, void *buf, size_t len)
+{
+	if (fd >= 0 && fd == __atomic_load_n(&counted_fd, __ATOMIC_RELAXED))
+		__atomic_fetch_add(&read_calls, 1, __ATOMIC_RELAXED);
+	return syscall(SYS_read, fd, buf, len);
+}
+
+static void count_reads(struct td_ctx *ctx)
+{
+	__atomic_store_n(&read_calls, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&counted_fd, td_fd(ctx), __ATOMIC_RELAXED);
+}
+
+static bool ring_offered(struct td_ctx *ctx)
+{
+	struct qtimer_version v;
+
+	return !td_version(ctx, &v) && (v.features & QTIMER_FEAT_RING);
+}
+
+#define NEED_RING(ctx) do {						\
+	if (!ring_offered(ctx))						\
+		SKIP(return, "the module has no QTIMER_FEAT_RING");	\
+} while (0)
+
+/* A "key:\tvalue" line of the file's fdinfo, or -1. */
+static long fdinfo_value(int fd, const char *key)
+{
+	char path[64], line[128];
+	size_t len = strlen(key);
+	long value = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':')
+			value = strtol(line + len + 1, NULL, 10);
+	fclose(f);
+	return value;
+}
+
+/*
+ * Wait until nr records are pending: in the ring, or waiting in the
+ * kernel for room.  Nothing is consumed, and the file is neither read
+ * nor polled, so the ring is left as the expirer filled it.
+ */
+static bool wait_pending(struct td_ctx *ctx, long nr)
+{
+	int64_t deadline = td_now(CLOCK_MONOTONIC) + PATIENCE;
+
+	while (fdinfo_value(td_fd(ctx), "pending") < nr) {
+		if (td_now(CLOCK_MONOTONIC) > deadline)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+/* Mappings of the device in this process. */
+static int qtimer_mappings(void)
+{
+	char line[512];
+	int nr = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		nr += strstr(line, TD_DEVICE_PATH "\n") != NULL;
+	fclose(f);
+	return nr;
+}
+
+/* td_open sets up a ring of 4096 records and maps it; td_close unmaps. */
+TEST(ring_set_up_and_mapped)
+{
+	struct td_ctx *ctx;
+
+	ASSERT_EQ(0, td_open(&ctx, TD_NONBLOCK));
+	if (!ring_offered(ctx)) {
+		td_close(ctx);
+		SKIP(return, "the module has no QTIMER_FEAT_RING");
+	}
+	ASSERT_EQ(4096, fdinfo_value(td_fd(ctx), "ring_entries"));
+	ASSERT_EQ(1, qtimer_mappings());
+	td_close(ctx);
+	ASSERT_EQ(0, qtimer_mappings());
+}
+
+/*
+ * Records in the ring are taken with no read(2) at all, with their claim
+ * bits clear; only the empty ring sends the library to the file.
+ */
+TEST_F(qt, ring_records_need_no_read)
+{
+	const int nr = 200;
+	struct td_timer_spec spec = mono(MSEC, 0);
+	struct qtimer_record rec;
+	bool seen[200] = { false };
+	int i;
+
+	NEED_RING(self->ctx);
+	for (i = 0; i < nr; i++) {
+		spec.cookie = i;
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	}
+	ASSERT_TRUE(wait_pending(self->ctx, nr));
+	count_reads(self->ctx);
+	for (i = 0; i < nr; i++) {
+		ASSERT_EQ(1, td_read(self->ctx, &rec, 1));
+		ASSERT_LT(rec.cookie, nr);
+		ASSERT_FALSE(seen[rec.cookie]);
+		seen[rec.cookie] = true;
+		ASSERT_EQ(1, rec.count);
+		ASSERT_EQ(QTIMER_REC_LAST, rec.flags);
+	}
+	ASSERT_EQ(0, read_calls);
+	/* Empty: the library reads the file, and the counter sees it do so. */
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, &rec, 1));
+	ASSERT_EQ(1, read_calls);
+	/*
+	 * The tail the library stored let that read(2) reap every record:
+	 * the one-shots are gone.
+	 */
+	ASSERT_EQ(0, fdinfo_value(td_fd(self->ctx), "pending"));
+	ASSERT_EQ(0, fdinfo_value(td_fd(self->ctx), "timers"));
+}
+
+/* A blocking context takes what the ring holds without blocking or reading. */
+TEST(ring_blocking_context_needs_no_read)
+{
+	struct td_timer_spec spec = mono(MSEC, 0);
+	struct qtimer_record rec;
+	struct td_ctx *ctx;
+	int i;
+
+	ASSERT_EQ(0, td_open(&ctx, 0));
+	if (!ring_offered(ctx)) {
+		td_close(ctx);
+		SKIP(return, "the module has no QTIMER_FEAT_RING");
+	}
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(0, td_arm(ctx, &spec, NULL));
+	ASSERT_TRUE(wait_pending(ctx, 5));
+	count_reads(ctx);
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(1, td_read(ctx, &rec, 1));
+	ASSERT_EQ(0, read_calls);
+	ASSERT_EQ(-ETIME, td_wait(ctx, &rec, 1, 20 * MSEC));
+	td_close(ctx);
+}
+
+TEST_F(qt, ring_wait_and_dispatch_need_no_read)
+{
+	struct td_timer_spec spec = mono(MSEC, 0);
+	struct qtimer_record recs[10];
+	struct tally t = { 0 };
+	int i;
+
+	NEED_RING(self->ctx);
+	for (i = 0; i < 100; i++) {
+		spec.cookie = i;
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	}
+	ASSERT_TRUE(wait_pending(self->ctx, 100));
+	count_reads(self->ctx);
+	ASSERT_EQ(10, td_wait(self->ctx, recs, 10, 0));
+	for (i = 0; i < 10; i++)
+		tally_cb(&recs[i], &t);
+	ASSERT_EQ(90, td_dispatch(self->ctx, tally_cb, &t, 1000));
+	ASSERT_EQ(0, read_calls);
+	ASSERT_EQ(0, t.bad);
+	for (i = 0; i < 100; i++)
+		ASSERT_EQ(1, t.per_cookie[i]);
+	ASSERT_EQ(-EAGAIN, td_dispatch(self->ctx, tally_cb, &t, 10));
+	ASSERT_EQ(1, read_calls);
+}
+
+/*
+ * CANCEL voids a record in the ring: the library skips it.  A record the
+ * library took from the mapping was claimed, so the kernel says the
+ * one-shot is gone, as after a read(2).
+ */
+TEST_F(qt, ring_cancel_voids_pending_record)
+{
+	struct td_timer_spec spec = mono(MSEC, 0);
+	struct qtimer_record recs[8];
+	uint64_t ids[3];
+	int i;
+
+	NEED_RING(self->ctx);
+	for (i = 0; i < 3; i++) {
+		spec.cookie = i;
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, &ids[i]));
+	}
+	ASSERT_TRUE(wait_pending(self->ctx, 3));
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, td_cancel(self->ctx, ids[1]));
+	count_reads(self->ctx);
+	ASSERT_EQ(2, td_read(self->ctx, recs, 8));
+	ASSERT_EQ(0, read_calls);
+	ASSERT_EQ(0, recs[0].cookie);
+	ASSERT_EQ(2, recs[1].cookie);
+	ASSERT_EQ(-ENOENT, td_cancel(self->ctx, ids[0]));
+	ASSERT_EQ(-ENOENT, td_cancel(self->ctx, ids[1]));
+	ASSERT_EQ(-ENOENT, td_modify(self->ctx, ids[2], MSEC, 0, 0, 0));
+	ASSERT_EQ(-ETIME, td_wait(self->ctx, recs, 8, 50 * MSEC));
+}
+
+#define OVERFLOW_TIMERS	5000	/* more than the library's 4096 entries */
+
+struct big_tally {
+	unsigned int nr, bad;
+	unsigned char per_cookie[OVERFLOW_TIMERS];
+};
+
+static void big_tally_cb(const struct qtimer_record *rec, void *arg)
+{
+	struct big_tally *t = arg;
+
+	t->nr++;
+	if (rec->cookie < OVERFLOW_TIMERS && rec->count == 1 &&
+	    rec->flags == QTIMER_REC_LAST)
+		t->per_cookie[rec->cookie]++;
+	else
+		t->bad++;
+}
+
+/*
+ * More records than the ring holds: the rest wait in the kernel and come
+ * through all the same, each once.  Every seventh timer is cancelled once
+ * all have fired, its record in the ring (voided) or waiting behind it
+ * (dropped): none of those is ever delivered.
+ */
+TEST_F_TIMEOUT(qt, ring_overflow_each_record_once, 120)
+{
+	struct td_timer_spec spec = mono(5 * MSEC, 0);
+	struct big_tally *t = calloc(1, sizeof(*t));
+	uint64_t *ids = calloc(OVERFLOW_TIMERS, sizeof(*ids));
+	unsigned int i, expected = 0;
+	struct qtimer_record rec;
+
+	ASSERT_NE(NULL, t);
+	ASSERT_NE(NULL, ids);
+	NEED_RING(self->ctx);
+	for (i = 0; i < OVERFLOW_TIMERS; i++) {
+		spec.cookie = i;
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, &ids[i]));
+	}
+	ASSERT_TRUE(wait_pending(self->ctx, OVERFLOW_TIMERS));
+	for (i = 0; i < OVERFLOW_TIMERS; i++) {
+		if (i % 7 != 6) {
+			expected++;
+			continue;
+		}
+		ASSERT_EQ(QTIMER_CANCEL_QUEUED, td_cancel(self->ctx, ids[i]));
+	}
+	while (t->nr < expected) {
+		ASSERT_TRUE(poll_ready(self->ctx, PATIENCE / MSEC));
+		ASSERT_GT(td_dispatch(self->ctx, big_tally_cb, t, 1000), 0);
+	}
+	ASSERT_EQ(-ETIME, td_wait(self->ctx, &rec, 1, 100 * MSEC));
+	ASSERT_EQ(expected, t->nr);
+	ASSERT_EQ(0, t->bad);
+	for (i = 0; i < OVERFLOW_TIMERS; i++)
+		ASSERT_EQ(i % 7 != 6, t->per_cookie[i]);
+	ASSERT_EQ(0, fdinfo_value(td_fd(self->ctx), "timers"));
+	free(ids);
+	free(t);
+}
+
+/* read(2) on the descriptor still works with the ring mapped. */
+TEST_F(qt, ring_plain_read_still_works)
+{
+	struct td_timer_spec spec = mono(MSEC, 0);
+	struct qtimer_record recs[4];
+	ssize_t len;
+	int i;
+
+	NEED_RING(self->ctx);
+	for (i = 0; i < 3; i++) {
+		spec.cookie = i;
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	}
+	ASSERT_TRUE(wait_pending(self->ctx, 3));
+	len = read(td_fd(self->ctx), recs, sizeof(recs));
+	ASSERT_EQ(3 * sizeof(recs[0]), len);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(i, recs[i].cookie);
+		/* The kernel's read clears the claim as the library does. */
+		ASSERT_EQ(QTIMER_REC_LAST, recs[i].flags);
+	}
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, recs, 4));
+}
+
+#define RING_READERS		4
+#define RING_READER_TIMERS	2000
+
+struct ring_reader {
+	struct td_ctx *ctx;
+	unsigned int *total;
+	unsigned char *per_cookie;
+	int err;
+};
+
+static void *ring_reader_thread(void *arg)
+{
+	int64_t deadline = td_now(CLOCK_MONOTONIC) + PATIENCE;
+	struct ring_reader *r = arg;
+	struct qtimer_record recs[8];
+	int i, ret;
+
+	while (__atomic_load_n(r->total, __ATOMIC_RELAXED) < RING_READER_TIMERS) {
+		if (td_now(CLOCK_MONOTONIC) > deadline) {
+			r->err = -ETIMEDOUT;
+			break;
+		}
+		ret = td_wait(r->ctx, recs, 8, 50 * MSEC);
+		if (ret == -ETIME)
+			continue;
+		if (ret < 0) {
+			r->err = ret;
+			break;
+		}
+		for (i = 0; i < ret; i++) {
+			if (recs[i].cookie >= RING_READER_TIMERS ||
+			    recs[i].flags != QTIMER_REC_LAST) {
+				r->err = -EBADMSG;
+				continue;
+			}
+			__atomic_fetch_add(&r->per_cookie[recs[i].cookie], 1,
+					   __ATOMIC_RELAXED);
+		}
+		__atomic_fetch_add(r->total, ret, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* Threads reading one context share its ring: each record reaches one. */
+TEST_F_TIMEOUT(qt, ring_threads_take_each_record_once, 120)
+{
+	static unsigned char per_cookie[RING_READER_TIMERS];
+	struct td_timer_spec spec = mono(20 * MSEC, 0);
+	struct ring_reader r[RING_READERS];
+	pthread_t th[RING_READERS];
+	unsigned int total = 0;
+	int i;
+
+	NEED_RING(self->ctx);
+	for (i = 0; i < RING_READERS; i++) {
+		r[i] = (struct ring_reader){ .ctx = self->ctx, .total = &total,
+					     .per_cookie = per_cookie };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, ring_reader_thread,
+					    &r[i]));
+	}
+	for (i = 0; i < RING_READER_TIMERS; i++) {
+		spec.cookie = i;
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	}
+	for (i = 0; i < RING_READERS; i++) {
+		ASSERT_EQ(0, pthread_join(th[i], NULL));
+		ASSERT_EQ(0, r[i].err);
+	}
+	ASSERT_EQ(RING_READER_TIMERS, total);
+	for (i = 0; i < RING_READER_TIMERS; i++)
+		ASSERT_EQ(1, per_cookie[i]);
 }
 
 TEST_HARNESS_MAIN
