@@ -146,8 +146,12 @@ int main(int argc, char **argv)
 		       (unsigned long long)covered, (unsigned long long)elapsed);
 		if (t->total != covered || t->total > elapsed || !t->records)
 			errors++;
-		/* ARMED, or QUEUED if it fired again since the last read. */
-		if (td_cancel(ctx, t->id) <= 0)
+		/*
+		 * ARMED, or QUEUED if it fired again since the last read, or
+		 * 0 if that read took its record from the record ring and
+		 * nothing has re-armed it since; never -ENOENT.
+		 */
+		if (td_cancel(ctx, t->id) < 0)
 			errors++;
 	}
 	td_close(ctx);
