@@ -381,6 +381,8 @@ __poll_t qt_ring_poll(struct qt_ctx *ctx)
 {
 	__poll_t mask;
 
+	/* Records a clock set cancelled are void by the time poll() says. */
+	qt_clock_set_sync();
 	spin_lock_irq(&ctx->wqh.lock);
 	qt_ring_settle_all(ctx);
 	mask = qt_ring_pending(ctx) ? EPOLLIN | EPOLLRDNORM : 0;
@@ -442,6 +444,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	} else if (mutex_lock_interruptible(&ring->read_mutex)) {
 		return -ERESTARTSYS;
 	}
+	qt_clock_set_sync();
 	spin_lock_irq(&ctx->wqh.lock);
 	while (got < max) {
 		qt_ring_settle_all(ctx);
