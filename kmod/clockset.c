@@ -18,6 +18,7 @@
 #include "base.h"
 #include "clockset.h"
 #include "ctx.h"
+#include "ring.h"
 
 static LIST_HEAD(qt_cos_list);
 static DEFINE_MUTEX(qt_cos_mutex);
@@ -66,6 +67,20 @@ static void qt_clock_set_cancel(struct qt_ctx *ctx, struct qt_timer *t)
 	struct qt_base *base;
 
 	lockdep_assert_held(&ctx->wqh.lock);
+	/*
+	 * In the ring: a record nobody claimed yet is voided and followed by
+	 * the cancellation; one the consumer claimed is its, and a ticker's
+	 * reap then queues the cancellation (qt_ring_settle()).
+	 */
+	if (t->state == QT_RINGED) {
+		if (qt_ring_void(ctx->ring, t)) {
+			qt_ring_detach(ctx->ring, t);
+			qt_timer_queue_canceled(ctx, t, t->count);
+		} else if (t->period && !(t->flags & QT_TF_CANCELED)) {
+			t->flags |= QT_TF_SET_WHILE_READ;
+		}
+		return;
+	}
 	/*
 	 * Its pending record becomes the cancellation record, a one-shot's
 	 * too: as timerfd's read says ECANCELED for an expiry not yet read

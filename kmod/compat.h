@@ -37,4 +37,13 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 	static const struct netlink_range_validation name
 #endif
 
+/* vm_flags became read-only, set through vm_flags_set(), in 6.3. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+#include <linux/mm_types.h>
+static inline void vm_flags_set(struct vm_area_struct *vma, unsigned long flags)
+{
+	vma->vm_flags |= flags;
+}
+#endif
+
 #endif /* _QT_COMPAT_H */

@@ -15,6 +15,7 @@
 #include "base.h"
 #include "clockset.h"
 #include "ctx.h"
+#include "ring.h"
 #include "user.h"
 
 /*
@@ -91,6 +92,7 @@ struct qt_ctx *qt_ctx_create(void)
 /* The last close: every timer dies.  No read() or ioctl() can be running. */
 void qt_ctx_release(struct qt_ctx *ctx)
 {
+	struct qt_ring *ring;
 	struct qt_timer *t;
 	u32 slot;
 
@@ -108,7 +110,11 @@ void qt_ctx_release(struct qt_ctx *ctx)
 			spin_lock_irq(&ctx->wqh.lock);
 		}
 	}
+	/* No timer stands behind a record now; expirers see no ring. */
+	ring = ctx->ring;
+	WRITE_ONCE(ctx->ring, NULL);
 	spin_unlock_irq(&ctx->wqh.lock);
+	qt_ring_destroy(ring);
 
 	/*
 	 * The ready queue is GHOSTs now.  Those that nothing else can reach
@@ -142,11 +148,16 @@ void qt_ctx_release(struct qt_ctx *ctx)
 
 void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m)
 {
-	u32 timers, pending, per_clock[QT_NR_CLOCKS];
+	u32 timers, pending, per_clock[QT_NR_CLOCKS], ring_entries = 0;
 
 	spin_lock_irq(&ctx->wqh.lock);
 	timers = ctx->nr_timers;
+	/* With a ring: records waiting, and those the ring was not reaped of. */
 	pending = ctx->nr_ready;
+	if (ctx->ring) {
+		pending += ctx->ring->nr_owned;
+		ring_entries = ctx->ring->entries;
+	}
 	memcpy(per_clock, ctx->nr_per_clock, sizeof(per_clock));
 	spin_unlock_irq(&ctx->wqh.lock);
 
@@ -160,6 +171,8 @@ void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m)
 	seq_printf(m, "max_timers_per_fd:\t%lu\n", READ_ONCE(qt_max_timers_per_fd));
 	seq_printf(m, "max_timers_per_user:\t%lu\n",
 		   READ_ONCE(qt_max_timers_per_user));
+	if (ring_entries)
+		seq_printf(m, "ring_entries:\t%u\n", ring_entries);
 }
 
 int qt_ctx_init(void)

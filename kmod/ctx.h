@@ -24,6 +24,7 @@
 
 struct qt_base;
 struct qt_batch;
+struct qt_ring;
 struct qt_user;
 struct seq_file;
 
@@ -41,6 +42,13 @@ struct qt_ctx {
 	u32 nr_timers;			/* (C) live ids */
 	u32 nr_cancel_on_set;		/* (C) */
 	u32 nr_per_clock[QT_NR_CLOCKS];	/* (C) live ids per clock, for fdinfo */
+
+	/*
+	 * The record ring, once RING_SETUP made one: set under (C), and read
+	 * without it by read(), poll() and mmap() with acquire.  With a ring,
+	 * the ready queue is its overflow (ring.c).
+	 */
+	struct qt_ring *ring;
 
 	struct qt_user *user;
 	struct list_head cos_node;	/* on qt_cos_list, qt_cos_mutex */
@@ -114,6 +122,10 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock);
 void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch);
 void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
 			     u32 count);
+ktime_t qt_expires_next(const struct qt_timer *t);
+void qt_timer_fold(struct qt_timer *t);
+void qt_record_fill(struct qt_ctx *ctx, struct qt_timer *t,
+		    struct qtimer_record *rec, const ktime_t *ns_offset);
 
 /* expire.c: the bases' expirer, which delivers into files */
 enum hrtimer_restart qt_expire_hrtimer(struct hrtimer *hrtimer);

@@ -16,6 +16,7 @@
 #include "ctx.h"
 #include "dev.h"
 #include "ioctl.h"
+#include "ring.h"
 
 static int qt_open(struct inode *inode, struct file *file)
 {
@@ -55,6 +56,9 @@ static __poll_t qt_poll(struct file *file, poll_table *wait)
 	struct qt_ctx *ctx = file->private_data;
 
 	poll_wait(file, &ctx->wqh, wait);
+	/* Pairs with qt_ring_setup()'s release: the ring is set up. */
+	if (smp_load_acquire(&ctx->ring))
+		return qt_ring_poll(ctx);
 	/*
 	 * poll_wait() queued us on wqh (under wqh.lock) before this read, and
 	 * every change of nr_ready to non-zero happens under wqh.lock followed
@@ -62,6 +66,11 @@ static __poll_t qt_poll(struct file *file, poll_table *wait)
 	 * the unlocked read can only be stale in the harmless direction.
 	 */
 	return READ_ONCE(ctx->nr_ready) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+static int qt_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return qt_ring_mmap(file->private_data, vma);
 }
 
 static void qt_show_fdinfo(struct seq_file *m, struct file *file)
@@ -75,6 +84,7 @@ static const struct file_operations qt_fops = {
 	.release	= qt_release,
 	.read_iter	= qt_read_iter,
 	.poll		= qt_poll,
+	.mmap		= qt_mmap,
 	.unlocked_ioctl	= qt_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.show_fdinfo	= qt_show_fdinfo,

@@ -18,8 +18,14 @@
 #include "base.h"
 #include "clockset.h"
 #include "ctx.h"
+#include "ring.h"
 #include "trace.h"
 
+/*
+ * Ring records the expirer settles in a file before delivering into it:
+ * enough to make room for a batch, bounded like the batch itself.
+ */
+#define QT_RING_SETTLE_EXPIRER	(2 * QT_BATCH)
 /* Timers one hrtimer callback may pop before the worker takes over. */
 #define QT_IRQ_BUDGET		256
 /* Heap entries it may look at (dead ones are cheap but not free). */
@@ -68,8 +74,12 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
 		/* The id costs a miss in the id table: only when tracing. */
 		if (trace_qtimer_expire_enabled())
 			trace_qtimer_expire(qt_timer_id(ctx, t), t->expires, now);
-		qt_ready_append(ctx, t);
-		ctx->nr_ready++;
+		if (ctx->ring) {
+			qt_ring_add(ctx, t);
+		} else {
+			qt_ready_append(ctx, t);
+			ctx->nr_ready++;
+		}
 		return true;
 	}
 	if (t->state == QT_DEAD) {
@@ -125,6 +135,16 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 			spin_lock_irqsave(&ctx->wqh.lock, flags);
 		else if (!spin_trylock_irqsave(&ctx->wqh.lock, flags))
 			break;
+		/*
+		 * Reap what the consumer of the file's ring is done with, so
+		 * that these land in the ring rather than the overflow.  A
+		 * ticker that needs heap room waits for poll() or read().
+		 */
+		if (ctx->ring) {
+			struct qt_base *need;
+
+			qt_ring_settle(ctx, &base, QT_RING_SETTLE_EXPIRER, &need);
+		}
 		/* Deliver ctx's timers and keep the others, in order, for later. */
 		for (i = rest = 0; i < nr; i++) {
 			struct qt_timer *t = batch[i];

@@ -10,6 +10,7 @@
 #include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/fs.h>
+#include <linux/log2.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/sched/isolation.h>
@@ -19,6 +20,7 @@
 #include "batch.h"
 #include "clock.h"
 #include "ctx.h"
+#include "ring.h"
 #include "ioctl.h"
 #include "user.h"
 
@@ -185,7 +187,8 @@ static long qt_ioctl_version(void __user *argp)
 		.record_size = sizeof(struct qtimer_record),
 		.features = QTIMER_FEAT_SUBMIT | QTIMER_FEAT_PERIODIC |
 			    QTIMER_FEAT_SLACK | QTIMER_FEAT_CPU |
-			    QTIMER_FEAT_CANCEL_ON_SET | QTIMER_FEAT_TIME_NS,
+			    QTIMER_FEAT_CANCEL_ON_SET | QTIMER_FEAT_TIME_NS |
+			    QTIMER_FEAT_RING,
 		.op_size = sizeof(struct qtimer_op),
 		.submit_max = QTIMER_SUBMIT_MAX,
 		.clocks = BIT(CLOCK_REALTIME) | BIT(CLOCK_MONOTONIC) |
@@ -374,6 +377,26 @@ static long qt_ioctl_submit(struct qt_ctx *ctx,
 	return done;
 }
 
+static long qt_ioctl_ring_setup(struct qt_ctx *ctx,
+				struct qtimer_ring_setup __user *usetup)
+{
+	struct qtimer_ring_setup setup;
+	int ret;
+
+	if (copy_from_user(&setup, usetup, sizeof(setup)))
+		return -EFAULT;
+	if (setup.flags || setup.reserved[0] || setup.reserved[1])
+		return -EINVAL;
+	if (setup.entries < QTIMER_RING_MIN || setup.entries > QTIMER_RING_MAX ||
+	    !is_power_of_2(setup.entries))
+		return -EINVAL;
+	ret = qt_ring_setup(ctx, &setup);
+	if (ret)
+		return ret;
+	/* The ring stays: its layout is fixed, and the file works without it. */
+	return copy_to_user(usetup, &setup, sizeof(setup)) ? -EFAULT : 0;
+}
+
 long qt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct qt_ctx *ctx = file->private_data;
@@ -390,6 +413,8 @@ long qt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return qt_ioctl_single(ctx, argp, QTIMER_OP_MODIFY);
 	case QTIMER_IOC_SUBMIT:
 		return qt_ioctl_submit(ctx, argp);
+	case QTIMER_IOC_RING_SETUP:
+		return qt_ioctl_ring_setup(ctx, argp);
 	}
 	return -ENOTTY;
 }

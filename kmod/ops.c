@@ -14,6 +14,7 @@
 #include "batch.h"
 #include "clockset.h"
 #include "ctx.h"
+#include "ring.h"
 #include "trace.h"
 #include "user.h"
 
@@ -74,6 +75,20 @@ int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
 	case QT_READING:
 		/* Its record is being copied out: read() linearised first. */
 		t->state = QT_ORPHAN;
+		break;
+	case QT_RINGED:
+		/*
+		 * One compare-and-swap with the consumer's: whoever wins has
+		 * the record.  A one-shot's claimed record consumed it, as a
+		 * read() does (qt_lookup_live()).
+		 */
+		if (qt_ring_void(ctx->ring, t))
+			ret = QTIMER_CANCEL_QUEUED;
+		else if (!t->period || (t->flags & QT_TF_CANCELED))
+			ret = -ENOENT;
+		qt_ring_detach(ctx->ring, t);
+		t->state = QT_DEAD;
+		qt_base_put_timer(base, t);
 		break;
 	}
 	qt_batch_unlock_base(batch, base);
@@ -296,9 +311,10 @@ static int qt_modify_replace(struct qt_ctx *ctx, struct qt_timer *t,
 }
 
 /*
- * Re-time a timer whose old record is queued or being read.  That record
- * must never be read, and the object is still linked where it is, so the id
- * moves to a fresh object and the old one is left to die where it stands.
+ * Re-time a timer whose old record is queued, in the ring or being read.  That
+ * record
+ * must never be read, and the object is still linked where it is, so the
+ * id moves to a fresh object and the old one is left to die where it stands.
  * The timer keeps its CPU (MODIFY keeps id, clock, CPU and cookie): the
  * fresh object goes back on the base it fired from, unless that CPU has
  * gone offline since, when it goes where arming it now would put it.
@@ -309,6 +325,7 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 			   struct qt_base **basep)
 {
 	struct qt_base *base = qt_modify_target(t, args);
+	bool voided = false;
 	int ret = 0;
 
 	spin_lock(&base->lock);
@@ -317,10 +334,26 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 		spin_unlock(&base->lock);
 		return -EAGAIN;
 	}
+	/* Void a ring record only once nothing can fail. */
+	if (t->state == QT_RINGED) {
+		voided = qt_ring_void(ctx->ring, t);
+		if (!voided && (!t->period || (t->flags & QT_TF_CANCELED))) {
+			/* The consumer claimed it: gone, as after a read(). */
+			spin_unlock(&base->lock);
+			qt_ctx_forget(ctx, t);
+			qt_ring_detach(ctx->ring, t);
+			qt_timer_free_when_unreferenced(t);
+			return -ENOENT;
+		}
+	}
 	qt_timer_take_over(ctx, t, fresh, base, args);
 	spin_unlock(&base->lock);
 
-	if (t->state == QT_QUEUED) {
+	if (t->state == QT_RINGED) {
+		ret = voided ? QTIMER_CANCEL_QUEUED : 0;
+		qt_ring_detach(ctx->ring, t);
+		qt_timer_free_when_unreferenced(t);
+	} else if (t->state == QT_QUEUED) {
 		ret = QTIMER_CANCEL_QUEUED;
 		t->state = QT_GHOST;
 		ctx->nr_ready--;
@@ -394,7 +427,8 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 		if (ret != -EAGAIN) {
 			if (ret >= 0)
 				cpu = base->idx / QT_NR_CLOCKS;
-			if (was_cos != !!(args->flags & QTIMER_F_CANCEL_ON_SET)) {
+			if (ret >= 0 &&
+			    was_cos != !!(args->flags & QTIMER_F_CANCEL_ON_SET)) {
 				ctx->nr_cancel_on_set += was_cos ? -1 : 1;
 				/* @t may be gone: the id's slot is the same. */
 				qt_ids_mark(&ctx->ids, slot, !was_cos);

@@ -20,6 +20,7 @@
 #include "batch.h"
 #include "clockset.h"
 #include "ctx.h"
+#include "ring.h"
 #include "trace.h"
 
 /* Records gathered per lock hold in read(), copied out after it. */
@@ -68,7 +69,7 @@ void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch)
 		ctx->sweep_at = NULL;
 }
 
-static ktime_t qt_expires_next(const struct qt_timer *t)
+ktime_t qt_expires_next(const struct qt_timer *t)
 {
 	if (t->expires > QT_EXPIRES_MAX - (s64)min_t(u64, t->period, QT_EXPIRES_MAX))
 		return QT_EXPIRES_MAX;
@@ -76,13 +77,13 @@ static ktime_t qt_expires_next(const struct qt_timer *t)
 }
 
 /*
- * Fill @rec from a QUEUED timer and mark it READING.  A periodic timer's
- * count takes in every period that passed since it fired, and its expires
- * becomes the latest of those: the next deadline is one period after it,
- * Go's when + period * (1 + late / period), so the ticker never drifts.
+ * Bring a fired timer's count up to date before its record is taken: a
+ * periodic timer's count takes in every period that passed since it fired,
+ * and its expires becomes the latest of those: the next deadline is one
+ * period after it, Go's when + period * (1 + late / period), so the ticker
+ * never drifts.
  */
-static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
-			   struct qtimer_record *rec, const ktime_t *ns_offset)
+void qt_timer_fold(struct qt_timer *t)
 {
 	unsigned int clock = qt_timer_clock(t);
 	u64 count;
@@ -106,8 +107,13 @@ static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
 		}
 	}
 	t->count = min_t(u64, count, QTIMER_COUNT_MAX);
-	t->state = QT_READING;
-	ctx->nr_ready--;
+}
+
+/* @t's record, its expiry seen from the namespace of @ns_offset. */
+void qt_record_fill(struct qt_ctx *ctx, struct qt_timer *t,
+		    struct qtimer_record *rec, const ktime_t *ns_offset)
+{
+	unsigned int clock = qt_timer_clock(t);
 
 	rec->id = qt_timer_id(ctx, t);
 	rec->cookie = t->cookie;
@@ -122,6 +128,16 @@ static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
 		rec->flags |= QTIMER_REC_LAST;
 	if (t->flags & QT_TF_CANCELED)
 		rec->flags |= QTIMER_REC_CANCELED;
+}
+
+/* Fill @rec from a QUEUED timer and mark it READING. */
+static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
+			   struct qtimer_record *rec, const ktime_t *ns_offset)
+{
+	qt_timer_fold(t);
+	t->state = QT_READING;
+	ctx->nr_ready--;
+	qt_record_fill(ctx, t, rec, ns_offset);
 	trace_qtimer_read(rec->id, rec->count, rec->flags);
 }
 
@@ -135,9 +151,13 @@ void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
 	lockdep_assert_held(&ctx->wqh.lock);
 	t->flags = (t->flags & ~QT_TF_SET_WHILE_READ) | QT_TF_CANCELED;
 	t->count = count;
-	t->state = QT_QUEUED;
-	qt_ready_append(ctx, t);
-	ctx->nr_ready++;
+	if (ctx->ring) {
+		qt_ring_add(ctx, t);
+	} else {
+		t->state = QT_QUEUED;
+		qt_ready_append(ctx, t);
+		ctx->nr_ready++;
+	}
 	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 }
 
@@ -225,6 +245,9 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 
 	if (!max)
 		return -EINVAL;
+	/* Pairs with qt_ring_setup()'s release: the ring is set up. */
+	if (smp_load_acquire(&ctx->ring))
+		return qt_ring_read(ctx, to, nonblock);
 	/* The reader's time namespace, looked up once rather than per record. */
 	for (clock = 0; clock < QT_NR_CLOCKS; clock++)
 		ns_offset[clock] = qt_timens_offset(qt_clock_id(clock));

@@ -27,6 +27,9 @@ struct qt_ctx;
  *            popped by the base's expirer and not yet delivered ("in
  *            transit", heap_key == QT_KEY_NONE).  The base owns it.
  *   QUEUED   fired, on ctx->ready, a record pending.  The context owns it.
+ *   RINGED   fired, its record in the file's mapped ring at ring_pos
+ *            (ring.c), until the consumer's tail passes it and the ring is
+ *            reaped, or CANCEL or MODIFY voids it.  The context owns it.
  *   READING  taken off the ready queue by a read() that is copying its
  *            record out.  That reader owns it until it finishes.
  *   GHOST    cancelled while QUEUED: still linked on ctx->ready, which
@@ -59,6 +62,7 @@ enum qt_timer_state {
 	QT_GHOST,
 	QT_ORPHAN,
 	QT_DEAD,
+	QT_RINGED,
 };
 
 #define QT_KEY_NONE		S64_MIN
@@ -83,7 +87,10 @@ struct qt_timer {
 	ktime_t expires;		/* (C) soft deadline, or last fired */
 	u64 period;			/* (C) 0: one-shot */
 	s64 heap_key;			/* (B) key of the live entry, or NONE */
-	struct qt_timer *next;		/* (C) ready queue link */
+	union {
+		struct qt_timer *next;	/* (C) ready queue link, QUEUED/GHOST */
+		u32 ring_pos;		/* (C) its record's ring index, RINGED */
+	};
 	u32 slot : 24;			/* (C) index in the id table */
 	u32 flags : 8;			/* (C) QT_TF_* */
 	u32 count;			/* (C) expirations pending */

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * The record ring: the expirer writes a fired timer's record into pages
+ * the file's owner maps, so that expirations reach user space with no
+ * system call and no touch of the timer or its id on the way.
+ *
+ * The timer stays behind its record (RINGED, in owner[]) until it is
+ * settled: CANCEL or MODIFY void the record by claim (qt_ring_void()), or
+ * the consumer's tail passes it and the ring is reaped, which frees a
+ * one-shot and re-arms a ticker, so that a ticker has at most one record
+ * pending, as on the ready queue.  When the ring is full, records wait on
+ * the ready queue (the overflow) and move into the ring as it drains:
+ * nothing is dropped.  Reaping and refilling happen on the expirer's
+ * delivery into the file, in poll() and in read(), a bounded amount per
+ * hold of the file's lock.
+ */
+
+#include <linux/math64.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <linux/vmalloc.h>
+
+#include "base.h"
+#include "clockset.h"
+#include "ctx.h"
+#include "ring.h"
+
+/* Records read() claims per hold of the file's lock. */
+#define QT_RING_READ_CHUNK	16
+/* Records settled per hold of the file's lock outside the expirer. */
+#define QT_RING_SETTLE_CHUNK	256
+
+static inline u32 qt_ring_idx(const struct qt_ring *ring, u32 pos)
+{
+	return pos & (ring->entries - 1);
+}
+
+int qt_ring_setup(struct qt_ctx *ctx, struct qtimer_ring_setup *setup)
+{
+	size_t size = QT_RING_RECS_OFF +
+		      (size_t)setup->entries * sizeof(struct qtimer_record);
+	unsigned int i, clock;
+	struct qt_ring *ring;
+	int ret = -ENOMEM;
+
+	BUILD_BUG_ON(QT_RING_FLAGS_OFF + sizeof(u32) > QT_RING_RECS_OFF);
+	if (READ_ONCE(ctx->ring))
+		return -EBUSY;
+	ring = kzalloc(sizeof(*ring), GFP_KERNEL_ACCOUNT);
+	if (!ring)
+		return -ENOMEM;
+	ring->entries = setup->entries;
+	ring->nr_pages = PAGE_ALIGN(size) >> PAGE_SHIFT;
+	ring->pages = kcalloc(ring->nr_pages, sizeof(*ring->pages),
+			      GFP_KERNEL_ACCOUNT);
+	if (!ring->pages)
+		goto out;
+	/* Order-0 pages: no high-order allocation however large the ring. */
+	for (i = 0; i < ring->nr_pages; i++) {
+		ring->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!ring->pages[i])
+			goto out;
+	}
+	ring->vaddr = vmap(ring->pages, ring->nr_pages, VM_MAP, PAGE_KERNEL);
+	if (!ring->vaddr)
+		goto out;
+	ring->owner = kvcalloc(ring->entries, sizeof(*ring->owner),
+			       GFP_KERNEL_ACCOUNT);
+	if (!ring->owner)
+		goto out;
+	ring->head_p = ring->vaddr + QT_RING_HEAD_OFF;
+	ring->tail_p = ring->vaddr + QT_RING_TAIL_OFF;
+	ring->flags_p = ring->vaddr + QT_RING_FLAGS_OFF;
+	ring->recs = ring->vaddr + QT_RING_RECS_OFF;
+	mutex_init(&ring->read_mutex);
+	/* A file keeps the namespace of whoever set its ring up. */
+	for (clock = 0; clock < QT_NR_CLOCKS; clock++)
+		ring->ns_offset[clock] = qt_timens_offset(qt_clock_id(clock));
+
+	spin_lock_irq(&ctx->wqh.lock);
+	if (ctx->ring) {
+		ret = -EBUSY;
+	} else {
+		/* Records already queued are the overflow from now on. */
+		if (ctx->ready)
+			WRITE_ONCE(*ring->flags_p, QTIMER_RING_OVERFLOW);
+		/* Unlocked readers (read, poll, mmap) see it set up. */
+		smp_store_release(&ctx->ring, ring);
+		ret = 0;
+	}
+	spin_unlock_irq(&ctx->wqh.lock);
+	if (ret)
+		goto out;
+
+	setup->head_off = QT_RING_HEAD_OFF;
+	setup->tail_off = QT_RING_TAIL_OFF;
+	setup->flags_off = QT_RING_FLAGS_OFF;
+	setup->recs_off = QT_RING_RECS_OFF;
+	setup->mmap_size = (u64)ring->nr_pages << PAGE_SHIFT;
+	return 0;
+out:
+	qt_ring_destroy(ring);
+	return ret;
+}
+
+/* The file is gone: so is any mapping (each held the file). */
+void qt_ring_destroy(struct qt_ring *ring)
+{
+	unsigned int i;
+
+	if (!ring)
+		return;
+	kvfree(ring->owner);
+	if (ring->vaddr)
+		vunmap(ring->vaddr);
+	for (i = 0; ring->pages && i < ring->nr_pages && ring->pages[i]; i++)
+		__free_page(ring->pages[i]);
+	kfree(ring->pages);
+	kfree(ring);
+}
+
+int qt_ring_mmap(struct qt_ctx *ctx, struct vm_area_struct *vma)
+{
+	unsigned long nr = vma_pages(vma);
+	struct qt_ring *ring;
+
+	/* Pairs with qt_ring_setup()'s release: the ring is set up. */
+	ring = smp_load_acquire(&ctx->ring);
+	if (!ring)
+		return -ENODEV;
+	/* Both sides write it: a private copy would consume nothing. */
+	if (vma->vm_pgoff || nr > ring->nr_pages || !(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	return vm_insert_pages(vma, vma->vm_start, ring->pages, &nr);
+}
+
+/* Write @t's record at head and publish it; @t becomes RINGED. */
+static void qt_ring_write(struct qt_ctx *ctx, struct qt_ring *ring,
+			  struct qt_timer *t)
+{
+	u32 idx = qt_ring_idx(ring, ring->head);
+	struct qtimer_record rec, *slot = &ring->recs[idx];
+
+	qt_record_fill(ctx, t, &rec, ring->ns_offset);
+	WRITE_ONCE(slot->id, rec.id);
+	WRITE_ONCE(slot->cookie, rec.cookie);
+	WRITE_ONCE(slot->expires_ns, rec.expires_ns);
+	WRITE_ONCE(slot->count, rec.count);
+	WRITE_ONCE(slot->flags, rec.flags | QTIMER_REC_READY);
+	ring->owner[idx] = t;
+	ring->nr_owned++;
+	t->ring_pos = ring->head;
+	t->state = QT_RINGED;
+	ring->head++;
+	/* The record before the head that shows it (the consumer acquires). */
+	smp_store_release(ring->head_p, ring->head);
+}
+
+/*
+ * @t fired (count set) or was cancelled by a clock set: its record goes into
+ * the ring, or behind the records already waiting when there are any or the
+ * ring is full, so that the ring's order stays the delivery order.
+ */
+void qt_ring_add(struct qt_ctx *ctx, struct qt_timer *t)
+{
+	struct qt_ring *ring = ctx->ring;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+	if (!ctx->ready && ring->head - ring->reaped < ring->entries) {
+		qt_ring_write(ctx, ring, t);
+		return;
+	}
+	t->state = QT_QUEUED;
+	qt_ready_append(ctx, t);
+	ctx->nr_ready++;
+	WRITE_ONCE(*ring->flags_p, QTIMER_RING_OVERFLOW);
+}
+
+/*
+ * Void @t's record, as CANCEL and MODIFY must, unless the consumer claimed
+ * it first: one compare-and-swap decides.  Returns true if the record is
+ * void (also when the consumer voided it itself), false if it was claimed.
+ * The consumer owns the word too, so a hostile one could keep changing it:
+ * after a few lost races the record counts as void, its own doing.
+ */
+bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t)
+{
+	u32 *flags = &ring->recs[qt_ring_idx(ring, t->ring_pos)].flags;
+	u32 old = READ_ONCE(*flags), was;
+	int tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		if ((old & QTIMER_REC_CLAIM) == QTIMER_REC_VOID)
+			return true;
+		if ((old & QTIMER_REC_CLAIM) != QTIMER_REC_READY)
+			return false;
+		was = cmpxchg(flags, old, (old & ~QTIMER_REC_CLAIM) | QTIMER_REC_VOID);
+		if (was == old)
+			return true;
+		old = was;
+	}
+	return true;
+}
+
+/* @t no longer stands behind its record: the reap passes it by. */
+void qt_ring_detach(struct qt_ring *ring, struct qt_timer *t)
+{
+	ring->owner[qt_ring_idx(ring, t->ring_pos)] = NULL;
+	ring->nr_owned--;
+}
+
+/*
+ * The consumer is done with @t's record.  A one-shot (or a cancellation)
+ * dies; a ticker fires again at once with the periods it missed counted,
+ * or goes back into its heap for its next deadline, which needs room there:
+ * -EAGAIN with *@need set when there is none, @t untouched.
+ */
+static int qt_ring_reap_one(struct qt_ctx *ctx, struct qt_timer *t,
+			    struct qt_base **held, struct qt_base **need)
+{
+	struct qt_ring *ring = ctx->ring;
+	struct qt_base *base;
+	ktime_t now, next;
+
+	if (!t->period || (t->flags & QT_TF_CANCELED)) {
+		qt_ring_detach(ring, t);
+		qt_ctx_forget(ctx, t);
+		if (qt_timer_let_die(t, held))
+			qt_timer_free(t);
+		return 0;
+	}
+	if (t->flags & QT_TF_SET_WHILE_READ) {
+		/* The clock was set after the consumer claimed it. */
+		qt_ring_detach(ring, t);
+		qt_timer_queue_canceled(ctx, t, 0);
+		return 0;
+	}
+	base = qt_base_relock(*held, t);
+	*held = base;
+	now = qt_clock_now(qt_timer_clock(t));
+	next = qt_expires_next(t);
+	if (now >= next) {
+		u64 missed = div64_u64(now - t->expires, t->period);
+
+		qt_ring_detach(ring, t);
+		t->expires += missed * t->period;
+		t->count = min_t(u64, missed, QTIMER_COUNT_MAX);
+		qt_ring_add(ctx, t);
+		return 0;
+	}
+	if (base->heap.nr >= base->heap.cap) {
+		*need = base;
+		return -EAGAIN;
+	}
+	qt_ring_detach(ring, t);
+	t->expires = next;
+	t->count = 0;
+	t->state = QT_ARMED;
+	qt_base_push(base, t);
+	return 0;
+}
+
+/* The consumer's tail, or where reaping stands if it is out of range. */
+static u32 qt_ring_tail(const struct qt_ring *ring)
+{
+	/* Pairs with the consumer's release: it is done with what is before. */
+	u32 tail = smp_load_acquire(ring->tail_p);
+
+	if (tail - ring->reaped > ring->head - ring->reaped)
+		return ring->reaped;
+	return tail;
+}
+
+/**
+ * qt_ring_settle() - Reap what the consumer is done with, then refill.
+ * @ctx: a file with a ring, locked.
+ * @held: the base the caller carries locked, or NULL (see qt_base_relock()).
+ * @budget: records to look at, reaped and refilled together.
+ * @need: set to the base whose heap needs room, on -EAGAIN.
+ *
+ * Wakes the file's waiters when it wrote records.
+ *
+ * Return: 0 when done, 1 when the budget ran out first, -EAGAIN when a
+ * ticker needs room in *@need's heap before the reap can go on.
+ */
+int qt_ring_settle(struct qt_ctx *ctx, struct qt_base **held,
+		   unsigned int budget, struct qt_base **need)
+{
+	struct qt_ring *ring = ctx->ring;
+	u32 tail = qt_ring_tail(ring), head = ring->head;
+	struct qt_timer *t;
+	int ret = 0;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+	for (; ring->reaped != tail; ring->reaped++) {
+		if (!budget--) {
+			ret = 1;
+			goto out;
+		}
+		t = ring->owner[qt_ring_idx(ring, ring->reaped)];
+		if (!t)
+			continue;
+		ret = qt_ring_reap_one(ctx, t, held, need);
+		if (ret)
+			goto out;
+	}
+	while (ctx->ready && ring->head - ring->reaped < ring->entries) {
+		if (!budget--) {
+			ret = 1;
+			goto out;
+		}
+		t = qt_ready_pop(ctx);
+		if (t->state == QT_GHOST) {
+			ctx->nr_ghosts--;
+			if (qt_timer_let_die(t, held))
+				qt_timer_free(t);
+			continue;
+		}
+		ctx->nr_ready--;
+		qt_timer_fold(t);
+		qt_ring_write(ctx, ring, t);
+	}
+	if (!ctx->ready)
+		WRITE_ONCE(*ring->flags_p, 0);
+out:
+	if (ring->head != head)
+		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+	return ret;
+}
+
+/*
+ * Settle all there is, dropping the lock between chunks and to make room
+ * for tickers.  Process context only; called and returns with the lock
+ * held.  Out of memory, a ticker stays behind its record, settled later.
+ */
+static void qt_ring_settle_all(struct qt_ctx *ctx)
+	__must_hold(&ctx->wqh.lock)
+{
+	struct qt_base *base, *need;
+	int ret;
+
+	do {
+		base = NULL;
+		ret = qt_ring_settle(ctx, &base, QT_RING_SETTLE_CHUNK, &need);
+		if (base)
+			qt_base_unlock_carried(base);
+		if (!ret)
+			return;
+		spin_unlock_irq(&ctx->wqh.lock);
+		if (ret == -EAGAIN && qt_base_reserve(need, 1))
+			ret = 0;
+		cond_resched();
+		spin_lock_irq(&ctx->wqh.lock);
+	} while (ret);
+}
+
+/* Whether a READY record is in [tail, head) or records wait in the kernel. */
+static bool qt_ring_pending(struct qt_ctx *ctx)
+{
+	struct qt_ring *ring = ctx->ring;
+	u32 pos;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+	if (ctx->nr_ready)
+		return true;
+	for (pos = qt_ring_tail(ring); pos != ring->head; pos++) {
+		u32 flags = READ_ONCE(ring->recs[qt_ring_idx(ring, pos)].flags);
+
+		if ((flags & QTIMER_REC_CLAIM) == QTIMER_REC_READY)
+			return true;
+	}
+	return false;
+}
+
+__poll_t qt_ring_poll(struct qt_ctx *ctx)
+{
+	__poll_t mask;
+
+	spin_lock_irq(&ctx->wqh.lock);
+	qt_ring_settle_all(ctx);
+	mask = qt_ring_pending(ctx) ? EPOLLIN | EPOLLRDNORM : 0;
+	spin_unlock_irq(&ctx->wqh.lock);
+	return mask;
+}
+
+/*
+ * Claim up to @max READY records from the tail on, as a mapped consumer
+ * would, into @recs (claim bits clear) with their positions in @pos.
+ * *@tail becomes where the scan stopped.
+ */
+static unsigned int qt_ring_claim(struct qt_ring *ring, u32 *tail,
+				  struct qtimer_record *recs, u32 *pos,
+				  unsigned int max)
+{
+	unsigned int nr = 0;
+
+	while (*tail != ring->head && nr < max) {
+		struct qtimer_record *slot = &ring->recs[qt_ring_idx(ring, *tail)];
+		u32 flags = READ_ONCE(slot->flags);
+
+		if ((flags & QTIMER_REC_CLAIM) == QTIMER_REC_READY &&
+		    cmpxchg(&slot->flags, flags,
+			    (flags & ~QTIMER_REC_CLAIM) | QTIMER_REC_TAKEN) == flags) {
+			recs[nr].id = READ_ONCE(slot->id);
+			recs[nr].cookie = READ_ONCE(slot->cookie);
+			recs[nr].expires_ns = READ_ONCE(slot->expires_ns);
+			recs[nr].count = READ_ONCE(slot->count);
+			recs[nr].flags = flags & ~QTIMER_REC_CLAIM;
+			pos[nr++] = *tail;
+		}
+		(*tail)++;
+	}
+	return nr;
+}
+
+/*
+ * read() on a file with a ring: the kernel is the consumer, by the same
+ * claims, and moves the tail on only past records it copied out.  A record
+ * it claimed but could not copy goes back to READY, unless CANCEL or
+ * MODIFY came meanwhile: they were told it was consumed, so it is dropped.
+ */
+ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
+{
+	struct qtimer_record recs[QT_RING_READ_CHUNK];
+	size_t max = iov_iter_count(to) / sizeof(recs[0]), got = 0;
+	struct qt_ring *ring = ctx->ring;
+	u32 pos[QT_RING_READ_CHUNK], tail;
+	unsigned int nr, copied, i;
+	ssize_t ret = 0;
+
+	if (!max)
+		return -EINVAL;
+	if (nonblock) {
+		if (!mutex_trylock(&ring->read_mutex))
+			return -EAGAIN;
+	} else if (mutex_lock_interruptible(&ring->read_mutex)) {
+		return -ERESTARTSYS;
+	}
+	spin_lock_irq(&ctx->wqh.lock);
+	while (got < max) {
+		qt_ring_settle_all(ctx);
+		tail = qt_ring_tail(ring);
+		nr = qt_ring_claim(ring, &tail, recs, pos,
+				   min_t(size_t, QT_RING_READ_CHUNK, max - got));
+		if (!nr) {
+			/* Past the void records, if any. */
+			smp_store_release(ring->tail_p, tail);
+			if (got || nonblock)
+				break;
+			ret = wait_event_interruptible_locked_irq(ctx->wqh,
+								  qt_ring_pending(ctx));
+			if (ret)
+				break;
+			continue;
+		}
+		spin_unlock_irq(&ctx->wqh.lock);
+		/* A record cut in the middle was not delivered. */
+		copied = copy_to_iter(recs, nr * sizeof(recs[0]), to) /
+			 sizeof(recs[0]);
+		spin_lock_irq(&ctx->wqh.lock);
+		for (i = copied; i < nr; i++) {
+			u32 idx = qt_ring_idx(ring, pos[i]);
+
+			if (ring->owner[idx])
+				WRITE_ONCE(ring->recs[idx].flags,
+					   recs[i].flags | QTIMER_REC_READY);
+		}
+		/* The consumer's release, for the reap that follows. */
+		smp_store_release(ring->tail_p, copied < nr ? pos[copied] : tail);
+		got += copied;
+		if (copied < nr) {
+			ret = -EFAULT;
+			break;
+		}
+	}
+	/* Re-arm the tickers whose records this read took. */
+	qt_ring_settle_all(ctx);
+	spin_unlock_irq(&ctx->wqh.lock);
+	mutex_unlock(&ring->read_mutex);
+	if (got)
+		return got * sizeof(recs[0]);
+	return ret ? ret : -EAGAIN;
+}
