@@ -104,6 +104,8 @@ static void build_configs(void)
 	if (in_list(plan.mech_list, "qtimer-batch"))
 		for (i = 0; i < plan.nr_batches; i++)
 			add_config(&mech_qtimer_batch, plan.batches[i], plan.batches[i] == biggest, true);
+	if (in_list(plan.mech_list, "qtimer-ring"))
+		add_config(&mech_qtimer_ring, biggest, true, false);
 #ifdef HAVE_LIBTIMERDEV
 	if (in_list(plan.mech_list, "libtimerdev"))
 		add_config(&mech_libtimerdev, biggest, true, false);

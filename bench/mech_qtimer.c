@@ -6,7 +6,9 @@
  * them: "qtimer" issues one ARM/MODIFY/CANCEL ioctl per op, "qtimer-batch"
  * packs r->batch ops into each QTIMER_IOC_SUBMIT.  Expirations are read
  * from the file, up to 256 records per read(), the file being O_NONBLOCK so
- * that a wait polls only when nothing is pending.
+ * that a wait polls only when nothing is pending.  "qtimer-ring" submits as
+ * qtimer-batch does and takes its records from the mapped record ring
+ * instead, by claim, with a system call (poll) only when the ring is empty.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,12 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <linux/qtimer.h>
 
 #include "qtbench.h"
 
 #define QT_READ_RECORDS	256
+/* The largest ring: 1M timers due in a second overflow less. */
+#define QT_RING_ENTRIES	QTIMER_RING_MAX
 
 struct qt_priv {
 	int fd;
@@ -29,6 +34,11 @@ struct qt_priv {
 	uint64_t *ids;			/* per timer index */
 	struct qtimer_op *ops;		/* r->batch of them */
 	struct qtimer_record recs[QT_READ_RECORDS];
+	/* qtimer-ring: the mapping and where its parts are */
+	char *map;
+	size_t map_size;
+	uint32_t *head, *tail, entries;
+	struct qtimer_record *ring;
 };
 
 static int qt_open(struct run *r)
@@ -87,6 +97,8 @@ static void qt_close(struct run *r)
 {
 	struct qt_priv *p = r->priv;
 
+	if (p->map)
+		munmap(p->map, p->map_size);
 	if (!p->shared)
 		close(p->fd);
 	free(p->ids);
@@ -213,6 +225,83 @@ static int qt_wait(struct run *r, int timeout_ms)
 	}
 }
 
+static int qt_open_ring(struct run *r)
+{
+	struct qtimer_ring_setup setup = { .entries = QT_RING_ENTRIES };
+	struct qt_priv *p;
+	int ret = qt_open(r);
+
+	if (ret)
+		return ret;
+	p = r->priv;
+	if (ioctl(p->fd, QTIMER_IOC_RING_SETUP, &setup) < 0) {
+		ret = -errno;
+		note(r, "QTIMER_IOC_RING_SETUP failed: %s", strerror(-ret));
+		goto fail;
+	}
+	p->map = mmap(NULL, setup.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      p->fd, 0);
+	if (p->map == MAP_FAILED) {
+		ret = -errno;
+		p->map = NULL;
+		goto fail;
+	}
+	p->map_size = setup.mmap_size;
+	p->head = (uint32_t *)(p->map + setup.head_off);
+	p->tail = (uint32_t *)(p->map + setup.tail_off);
+	p->ring = (struct qtimer_record *)(p->map + setup.recs_off);
+	p->entries = setup.entries;
+	return 0;
+fail:
+	qt_close(r);
+	return ret;
+}
+
+/* Claim what the ring holds, as the uapi header's loop does. */
+static int qt_take_ring(struct run *r)
+{
+	struct qt_priv *p = r->priv;
+	uint32_t tail = *p->tail;
+	uint32_t head = __atomic_load_n(p->head, __ATOMIC_ACQUIRE);
+	int nr = 0;
+
+	while (tail != head) {
+		struct qtimer_record *rec = &p->ring[tail++ & (p->entries - 1)];
+		uint32_t f = __atomic_load_n(&rec->flags, __ATOMIC_RELAXED);
+
+		if ((f & QTIMER_REC_CLAIM) != QTIMER_REC_READY ||
+		    !__atomic_compare_exchange_n(&rec->flags, &f,
+						 (f & ~QTIMER_REC_CLAIM) | QTIMER_REC_TAKEN,
+						 false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			continue;
+		run_expired(r, rec->cookie, rec->count, rec->expires_ns);
+		nr++;
+	}
+	__atomic_store_n(p->tail, tail, __ATOMIC_RELEASE);
+	return nr;
+}
+
+static int qt_wait_ring(struct run *r, int timeout_ms)
+{
+	struct qt_priv *p = r->priv;
+	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+	int nr;
+
+	for (;;) {
+		nr = qt_take_ring(r);
+		if (nr)
+			return nr;
+		/* Empty: poll() moves waiting records in, or sleeps. */
+		if (poll(&pfd, 1, timeout_ms) < 0)
+			return errno == EINTR ? 0 : -errno;
+		if (!pfd.revents)
+			return 0;
+		if (!timeout_ms)
+			return qt_take_ring(r);
+		timeout_ms = 0;
+	}
+}
+
 const struct mech mech_qtimer = {
 	.name = "qtimer",
 	.kernel_timers = true,
@@ -236,4 +325,17 @@ const struct mech mech_qtimer_batch = {
 	.submit = qt_submit_batch,
 	.wait = qt_wait,
 	.share = qt_share,
+};
+
+/* One consumer per ring: no shared file. */
+const struct mech mech_qtimer_ring = {
+	.name = "qtimer-ring",
+	.batched = true,
+	.kernel_timers = true,
+	.periodic = true,
+	.engine_stats = true,
+	.open = qt_open_ring,
+	.close = qt_close,
+	.submit = qt_submit_batch,
+	.wait = qt_wait_ring,
 };

@@ -62,7 +62,7 @@ struct mech {
 	int (*share)(struct run *r, const struct run *owner);
 };
 
-extern const struct mech mech_qtimer, mech_qtimer_batch, mech_libtimerdev,
+extern const struct mech mech_qtimer, mech_qtimer_batch, mech_qtimer_ring, mech_libtimerdev,
 	mech_timerfd, mech_posix, mech_io_uring, mech_libuv;
 
 /* One benchmark run: one mechanism, one workload, one N, one batch size. */

@@ -27,7 +27,7 @@ WORKLOAD_ORDER = {w: i for i, w in enumerate(OPS + ["fire", "ticker"])}
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
           "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#aec7e8"]
 MECH_ORDER = {m: i for i, m in enumerate(
-    ["qtimer", "qtimer-batch", "libtimerdev", "timerfd", "posix", "io_uring", "libuv"])}
+    ["qtimer", "qtimer-batch", "qtimer-ring", "libtimerdev", "timerfd", "posix", "io_uring", "libuv"])}
 
 
 def num(v):
@@ -223,7 +223,7 @@ def goals(rows, idx):
     else:
         say("qtimer kernel bytes per timer", None, None, "not measured")
     early = [(label(r), r["workload"], r["n"], int(r["early"])) for r in rows
-             if r["mechanism"] in ("qtimer", "qtimer-batch", "libtimerdev") and r["early"]]
+             if r["mechanism"] in ("qtimer", "qtimer-batch", "qtimer-ring", "libtimerdev") and r["early"]]
     if early:
         bad = [e for e in early if e[3]]
         say("qtimer early expirations (fire, ticker)",

@@ -37,8 +37,6 @@ bool qt_clock_set_pending(void)
 	return atomic_read(&qt_clock_sets) != atomic_read(&qt_clock_sets_done);
 }
 
-static void qt_clock_set_sync(void);
-
 /*
  * @ctx is about to arm a cancel-on-set timer: files with such timers are
  * walked when the clock is set.
@@ -171,7 +169,12 @@ static void qt_clock_set_irq_work(struct irq_work *work)
 
 static DEFINE_IRQ_WORK(qt_clock_set_iw, qt_clock_set_irq_work);
 
-static void qt_clock_set_sync(void)
+/*
+ * Wait until the clock sets announced so far have been applied to every
+ * file: ARM and MODIFY of a cancel-on-set timer, and a mapped ring's poll()
+ * and read(), which must see a set that clock_settime() returned from.
+ */
+void qt_clock_set_sync(void)
 {
 	if (!qt_clock_set_pending())
 		return;

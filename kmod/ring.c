@@ -381,6 +381,8 @@ __poll_t qt_ring_poll(struct qt_ctx *ctx)
 {
 	__poll_t mask;
 
+	/* Records a clock set cancelled are void by the time poll() says. */
+	qt_clock_set_sync();
 	spin_lock_irq(&ctx->wqh.lock);
 	qt_ring_settle_all(ctx);
 	mask = qt_ring_pending(ctx) ? EPOLLIN | EPOLLRDNORM : 0;
@@ -432,6 +434,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	u32 pos[QT_RING_READ_CHUNK], tail;
 	unsigned int nr, copied, i;
 	ssize_t ret = 0;
+	bool stuck;
 
 	if (!max)
 		return -EINVAL;
@@ -441,10 +444,13 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	} else if (mutex_lock_interruptible(&ring->read_mutex)) {
 		return -ERESTARTSYS;
 	}
+	qt_clock_set_sync();
 	spin_lock_irq(&ctx->wqh.lock);
 	while (got < max) {
 		qt_ring_settle_all(ctx);
 		tail = qt_ring_tail(ring);
+		/* A ticker could not be re-armed for want of memory. */
+		stuck = ring->reaped != tail;
 		nr = qt_ring_claim(ring, &tail, recs, pos,
 				   min_t(size_t, QT_RING_READ_CHUNK, max - got));
 		if (!nr) {
@@ -452,6 +458,11 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			smp_store_release(ring->tail_p, tail);
 			if (got || nonblock)
 				break;
+			/* What waits cannot move in: say so rather than spin. */
+			if (stuck && ctx->nr_ready) {
+				ret = -ENOMEM;
+				break;
+			}
 			ret = wait_event_interruptible_locked_irq(ctx->wqh,
 								  qt_ring_pending(ctx));
 			if (ret)

@@ -7,9 +7,10 @@
  * liburing's test/helpers.c is: thin wrappers around the raw ioctls of
  * uapi/linux/qtimer.h that return -errno (so a test can ASSERT_EQ(-EINVAL,
  * ...) in one line), record collection with poll() timeouts, the one
- * fdinfo parser, the one sysfs and /proc reader, clocks, CPUs and
- * processes, and what the hardening suites add: tunable durations, a
- * seedable PRNG and global knobs put back after a test.  Only what the
+ * fdinfo parser, the one sysfs and /proc reader, the record ring's mapping
+ * and its consumer, clocks, CPUs and processes, and what the hardening
+ * suites add: tunable durations, a seedable PRNG and global knobs put back
+ * after a test.  Only what the
  * engine's uapi promises is used: the suites deliberately do not link
  * libtimerdev, so that a library bug cannot hide an engine bug or the
  * other way round.  Nothing here includes kselftest_harness.h, which
@@ -266,6 +267,79 @@ int qt_fork_into_timens(const char *offs);
 long qt_tunable(const char *name, long def);
 /* Seconds a stress loop runs: QT_STRESS_SECONDS, or the suite's default. */
 int qt_stress_seconds(int def);
+
+/* --- the record ring (ring.c) ------------------------------------------ */
+
+/*
+ * A file's ring as RING_SETUP described it and mmap() mapped it, and what
+ * the consumer saw while it consumed (so that a test can assert on it).
+ */
+struct qt_ring {
+	int fd;
+	__u32 entries;
+	struct qtimer_ring_setup setup;	/* as RING_SETUP returned it */
+	void *map;			/* NULL: not mapped */
+	size_t map_len;
+	__u32 *head, *tail, *flags;
+	struct qtimer_record *recs;
+	/* Counted by qt_ring_consume(). */
+	long claimed;		/* records it claimed READY -> TAKEN */
+	long skipped;		/* records in [tail, head) that were not READY */
+	__u32 max_pending;	/* the largest head - tail it found */
+	bool overflow_seen;	/* QTIMER_RING_OVERFLOW was set at some look */
+};
+
+/* RING_SETUP of @entries, every other field zero: 0 or -errno. */
+int qt_ring_setup(int fd, __u32 entries, struct qtimer_ring_setup *s);
+/*
+ * RING_SETUP of @entries on @fd, then mmap() of it as the header says
+ * (MAP_SHARED, read and write, offset 0, mmap_size bytes): 0 or -errno,
+ * -ERANGE if the layout RING_SETUP returned does not fit in mmap_size.
+ */
+int qt_ring_map(struct qt_ring *r, int fd, __u32 entries);
+/* munmap() (if mapped); leaves the file alone. */
+void qt_ring_unmap(struct qt_ring *r);
+/* Whether the layout in @s fits @entries records in mmap_size bytes. */
+bool qt_ring_layout_ok(const struct qtimer_ring_setup *s, __u32 entries);
+
+/* head (acquire), tail and the ring's flags word as the mapping has them. */
+__u32 qt_ring_head(const struct qt_ring *r);
+__u32 qt_ring_tail(const struct qt_ring *r);
+__u32 qt_ring_flags(const struct qt_ring *r);
+/* Stores the consumer's tail with release semantics. */
+void qt_ring_set_tail(struct qt_ring *r, __u32 tail);
+/* The slot of free-running index @idx. */
+struct qtimer_record *qt_ring_rec(const struct qt_ring *r, __u32 idx);
+/* The claim bits (QTIMER_REC_CLAIM) of slot @idx, read atomically. */
+__u32 qt_ring_claim_of(const struct qt_ring *r, __u32 idx);
+/*
+ * Claims slot @idx READY -> TAKEN with the header's compare-and-swap,
+ * without moving tail: true and a copy in *out (flags as after the claim)
+ * if it won, false if the slot was not READY.
+ */
+bool qt_ring_claim(struct qt_ring *r, __u32 idx, struct qtimer_record *out);
+/*
+ * The header's consumer, once: claims the READY records of [tail, head)
+ * into out[0..max), skips the rest, and stores the tail after the last
+ * record it looked at.  Returns how many it claimed, or -EOVERFLOW when
+ * head - tail exceeds the ring (the kernel published records it has no
+ * room for).
+ */
+int qt_ring_consume(struct qt_ring *r, struct qtimer_record *out, int max);
+/*
+ * Consumes until @want records are claimed or @timeout_ms passed, calling
+ * poll() whenever the ring is empty, as the header tells a consumer to:
+ * how many it claimed, or -errno.  @stamp as for qt_collect_stamped(): the
+ * time on @clockid right after the claims that got record i.
+ */
+int qt_ring_collect(struct qt_ring *r, struct qtimer_record *out, int want,
+		    int timeout_ms, int clockid, __s64 *stamp);
+/*
+ * Waits, without a system call on the file (so without moving records
+ * that wait in the kernel or re-arming a ticker), until head - tail >= @n:
+ * 1, or 0 on timeout.
+ */
+int qt_ring_wait_pending(const struct qt_ring *r, __u32 n, int timeout_ms);
 
 /* --- a seedable PRNG (rng.c) -------------------------------------------- */
 

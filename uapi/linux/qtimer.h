@@ -166,6 +166,13 @@
  * poll() (which also sleeps until records are pending) or read().  A
  * periodic timer still has at most one pending record, the ring's or the
  * kernel's; its expirations meanwhile are counted into its next record.
+ * A clock set reaches the ring's records of cancel-on-set timers once
+ * poll() or read() on the file returns after clock_settime() did (they
+ * wait for it): a record claimed from the mapping before then may still be
+ * the plain expiry (a periodic timer's cancellation record then follows,
+ * as for a read() under way).  A program that
+ * must not use an expiry the clock set overtook calls poll() after setting
+ * the clock and before claiming.
  * expires_ns is in the time namespace of the thread that set the ring up.
  * poll() reports EPOLLIN while a READY record is in [tail, head) or records
  * wait in the kernel.

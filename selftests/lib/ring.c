@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * The record ring from user space: RING_SETUP, the mapping, and a consumer
+ * that follows uapi/linux/qtimer.h to the letter (acquire head, claim each
+ * record READY -> TAKEN with one compare-and-swap, skip anything else,
+ * release tail), so that a suite holds the kernel to the header's protocol
+ * and not to a looser one of its own.  The consumer also notes what it saw
+ * on the way (records skipped, the fullest the ring got, the overflow
+ * flag), for the tests to assert on.
+ */
+#include <sys/mman.h>
+
+#include "helpers.h"
+
+int qt_ring_setup(int fd, __u32 entries, struct qtimer_ring_setup *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->entries = entries;
+	return qt_ioctl(fd, QTIMER_IOC_RING_SETUP, s);
+}
+
+/* [off, off + len) lies inside the mapping and is aligned for its type. */
+static bool qt_ring_span_ok(__u64 off, __u64 len, __u64 align, __u64 size)
+{
+	return !(off % align) && off <= size && len <= size - off;
+}
+
+static bool qt_ring_spans_overlap(__u64 a, __u64 alen, __u64 b, __u64 blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+bool qt_ring_layout_ok(const struct qtimer_ring_setup *s, __u32 entries)
+{
+	const __u64 recs_len = (__u64)entries * sizeof(struct qtimer_record);
+	const __u64 word = sizeof(__u32);
+	const __u64 off[3] = { s->head_off, s->tail_off, s->flags_off };
+	int i, j;
+
+	if (!qt_ring_span_ok(s->recs_off, recs_len, 8, s->mmap_size))
+		return false;
+	for (i = 0; i < 3; i++) {
+		if (!qt_ring_span_ok(off[i], word, word, s->mmap_size) ||
+		    qt_ring_spans_overlap(off[i], word, s->recs_off, recs_len))
+			return false;
+		for (j = 0; j < i; j++)
+			if (off[i] == off[j])
+				return false;
+	}
+	return true;
+}
+
+int qt_ring_map(struct qt_ring *r, int fd, __u32 entries)
+{
+	char *p;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	ret = qt_ring_setup(fd, entries, &r->setup);
+	if (ret)
+		return ret;
+	/* Never touch a word the mapping does not hold. */
+	if (!qt_ring_layout_ok(&r->setup, entries))
+		return -ERANGE;
+	p = mmap(NULL, r->setup.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	r->map = p;
+	r->map_len = r->setup.mmap_size;
+	r->entries = entries;
+	r->head = (__u32 *)(p + r->setup.head_off);
+	r->tail = (__u32 *)(p + r->setup.tail_off);
+	r->flags = (__u32 *)(p + r->setup.flags_off);
+	r->recs = (struct qtimer_record *)(p + r->setup.recs_off);
+	return 0;
+}
+
+void qt_ring_unmap(struct qt_ring *r)
+{
+	if (r->map)
+		munmap(r->map, r->map_len);
+	r->map = NULL;
+}
+
+__u32 qt_ring_head(const struct qt_ring *r)
+{
+	return __atomic_load_n(r->head, __ATOMIC_ACQUIRE);
+}
+
+/* Only the consumer writes tail, and a ring has one consumer at a time. */
+__u32 qt_ring_tail(const struct qt_ring *r)
+{
+	return __atomic_load_n(r->tail, __ATOMIC_RELAXED);
+}
+
+__u32 qt_ring_flags(const struct qt_ring *r)
+{
+	return __atomic_load_n(r->flags, __ATOMIC_ACQUIRE);
+}
+
+void qt_ring_set_tail(struct qt_ring *r, __u32 tail)
+{
+	__atomic_store_n(r->tail, tail, __ATOMIC_RELEASE);
+}
+
+struct qtimer_record *qt_ring_rec(const struct qt_ring *r, __u32 idx)
+{
+	return &r->recs[idx & (r->entries - 1)];
+}
+
+__u32 qt_ring_claim_of(const struct qt_ring *r, __u32 idx)
+{
+	return __atomic_load_n(&qt_ring_rec(r, idx)->flags, __ATOMIC_ACQUIRE) &
+	       QTIMER_REC_CLAIM;
+}
+
+bool qt_ring_claim(struct qt_ring *r, __u32 idx, struct qtimer_record *out)
+{
+	struct qtimer_record *rec = qt_ring_rec(r, idx);
+	__u32 f = __atomic_load_n(&rec->flags, __ATOMIC_RELAXED);
+	__u32 taken = (f & ~QTIMER_REC_CLAIM) | QTIMER_REC_TAKEN;
+
+	if ((f & QTIMER_REC_CLAIM) != QTIMER_REC_READY ||
+	    !__atomic_compare_exchange_n(&rec->flags, &f, taken, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return false;
+	/* Ours now: nobody writes the slot until tail passes it. */
+	out->id = rec->id;
+	out->cookie = rec->cookie;
+	out->expires_ns = rec->expires_ns;
+	out->count = rec->count;
+	out->flags = taken;
+	return true;
+}
+
+int qt_ring_consume(struct qt_ring *r, struct qtimer_record *out, int max)
+{
+	__u32 head = qt_ring_head(r);
+	__u32 tail = qt_ring_tail(r);
+	int got = 0;
+
+	if (qt_ring_flags(r) & QTIMER_RING_OVERFLOW)
+		r->overflow_seen = true;
+	if (head - tail > r->max_pending)
+		r->max_pending = head - tail;
+	if (head - tail > r->entries)
+		return -EOVERFLOW;
+	while (tail != head && got < max) {
+		if (qt_ring_claim(r, tail, &out[got]))
+			got++;
+		else
+			r->skipped++;
+		tail++;
+	}
+	qt_ring_set_tail(r, tail);
+	r->claimed += got;
+	return got;
+}
+
+int qt_ring_collect(struct qt_ring *r, struct qtimer_record *out, int want,
+		    int timeout_ms, int clockid, __s64 *stamp)
+{
+	__s64 deadline = qt_now(CLOCK_MONOTONIC) + timeout_ms * NSEC_PER_MSEC;
+	int got = 0;
+
+	while (got < want) {
+		__s64 left;
+		int ret, i;
+
+		ret = qt_ring_consume(r, out + got, want - got);
+		if (ret < 0)
+			return ret;
+		if (ret) {
+			__s64 now = qt_now(clockid);
+
+			for (i = 0; stamp && i < ret; i++)
+				stamp[got + i] = now;
+			got += ret;
+			continue;
+		}
+		/*
+		 * Empty: poll() moves records that wait in the kernel into
+		 * the ring and sleeps until one is READY.  It may report
+		 * EPOLLIN for a record that a racing CANCEL then voids, so
+		 * the deadline, not poll(), ends the loop.
+		 */
+		left = deadline - qt_now(CLOCK_MONOTONIC);
+		if (left <= 0)
+			break;
+		ret = qt_wait_readable(r->fd, (int)((left + NSEC_PER_MSEC - 1) /
+						     NSEC_PER_MSEC));
+		if (ret < 0)
+			return ret;
+	}
+	return got;
+}
+
+int qt_ring_wait_pending(const struct qt_ring *r, __u32 n, int timeout_ms)
+{
+	__s64 deadline = qt_now(CLOCK_MONOTONIC) + timeout_ms * NSEC_PER_MSEC;
+
+	while (qt_ring_head(r) - qt_ring_tail(r) < n) {
+		if (qt_now(CLOCK_MONOTONIC) > deadline)
+			return 0;
+		qt_sleep_ms(1);
+	}
+	return 1;
+}

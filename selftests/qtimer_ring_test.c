@@ -1,0 +1,1516 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * The record ring, as uapi/linux/qtimer.h specifies it ("The record ring"):
+ * RING_SETUP's validation and layout, mmap()'s, delivery through the
+ * mapping with the header's claim protocol (in deadline order, never
+ * early, nothing lost when the ring is full), poll() and read() on a file
+ * with a ring, CANCEL and MODIFY against the claim (exactly one side wins,
+ * and the result says which), tickers that fold what they missed into
+ * their next record, the mapping outliving close() and crossing fork(),
+ * cancel-on-set, time namespaces, and a consumer that writes garbage into
+ * the words the kernel shares with it.
+ *
+ * The consumer is selftests/lib/ring.c's, which follows the header to the
+ * letter.  Timers whose order matters are armed on one CPU's heap, since
+ * only one heap fires in deadline order.  A module without
+ * QTIMER_FEAT_RING fails version_offers_ring and skips the rest.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "helpers.h"
+
+#define REC_SIZE	sizeof(struct qtimer_record)
+#define CLAIM(f)	((f) & QTIMER_REC_CLAIM)
+#define LOW(f)		((f) & ~QTIMER_REC_CLAIM)
+
+static long page_size(void)
+{
+	return sysconf(_SC_PAGESIZE);
+}
+
+static bool module_has_ring(void)
+{
+	struct qtimer_version v;
+	int fd = qt_open(0);
+	bool ret;
+
+	if (fd < 0)
+		return false;
+	ret = !qt_version(fd, &v) && (v.features & QTIMER_FEAT_RING);
+	close(fd);
+	return ret;
+}
+
+#define SKIP_WITHOUT_RING() do {					\
+	if (!module_has_ring())						\
+		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered"); \
+} while (0)
+
+/* 6.1's harness runs the test body even when its setup skipped. */
+#define RETURN_IF_SETUP_SKIPPED() do {					\
+	if (_metadata->skip)						\
+		return;							\
+} while (0)
+
+/* --- setup and layout --------------------------------------------------- */
+
+/* The module this tree builds has the ring, and says so consistently. */
+TEST(version_offers_ring)
+{
+	struct qtimer_ring_setup s;
+	struct qtimer_version v;
+	int fd = qt_open(0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_version(fd, &v));
+	EXPECT_EQ(REC_SIZE, v.record_size);
+	EXPECT_EQ(32, REC_SIZE);
+	EXPECT_EQ(QTIMER_FEAT_RING, v.features & QTIMER_FEAT_RING);
+	/* "without QTIMER_FEAT_RING, -ENOTTY" */
+	EXPECT_EQ(v.features & QTIMER_FEAT_RING ? 0 : -ENOTTY,
+		  qt_ring_setup(fd, 64, &s));
+	close(fd);
+}
+
+/*
+ * Every size from QTIMER_RING_MIN to QTIMER_RING_MAX: the four words and
+ * the records lie inside mmap_size without overlapping, the mapping can
+ * be made, and a new ring is empty with no overflow.
+ */
+TEST(setup_layout_every_size)
+{
+	__u32 entries;
+
+	SKIP_WITHOUT_RING();
+	for (entries = QTIMER_RING_MIN; entries <= QTIMER_RING_MAX; entries *= 2) {
+		struct qt_ring r;
+		int fd = qt_open(0);
+
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, qt_ring_setup(fd, entries, &r.setup))
+			TH_LOG("entries %u", entries);
+		EXPECT_TRUE(qt_ring_layout_ok(&r.setup, entries))
+			TH_LOG("entries %u: head %u tail %u flags %u recs %u, mmap_size %llu",
+			       entries, r.setup.head_off, r.setup.tail_off,
+			       r.setup.flags_off, r.setup.recs_off,
+			       (unsigned long long)r.setup.mmap_size);
+		EXPECT_LE(r.setup.recs_off + (__u64)entries * REC_SIZE,
+			  r.setup.mmap_size);
+		close(fd);
+
+		fd = qt_open(0);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, qt_ring_map(&r, fd, entries)) TH_LOG("entries %u", entries);
+		EXPECT_EQ(qt_ring_head(&r), qt_ring_tail(&r));
+		EXPECT_EQ(0, qt_ring_flags(&r) & QTIMER_RING_OVERFLOW);
+		qt_ring_unmap(&r);
+		close(fd);
+	}
+}
+
+/* One bad field per variant, everything else valid. */
+FIXTURE(setup_bad)
+{
+	int fd;
+};
+
+FIXTURE_VARIANT(setup_bad)
+{
+	__u32 entries;
+	__u32 flags;
+	int reserved_idx;	/* -1: none */
+	__u64 reserved;
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, entries_zero)
+{
+	.entries = 0, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, entries_not_power_of_two)
+{
+	.entries = 24, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, entries_max_minus_one)
+{
+	.entries = QTIMER_RING_MAX - 1, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, entries_below_min)
+{
+	.entries = QTIMER_RING_MIN / 2, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, entries_one)
+{
+	.entries = 1, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, entries_above_max)
+{
+	.entries = QTIMER_RING_MAX * 2, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, entries_top_bit)
+{
+	.entries = 1U << 31, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, flags_low_bit)
+{
+	.entries = 64, .flags = 1, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, flags_high_bit)
+{
+	.entries = 64, .flags = 1U << 31, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, reserved0)
+{
+	.entries = 64, .reserved_idx = 0, .reserved = 1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, reserved1)
+{
+	.entries = 64, .reserved_idx = 1, .reserved = 1ULL << 63,
+};
+
+FIXTURE_SETUP(setup_bad)
+{
+	self->fd = qt_open(0);
+	ASSERT_LE(0, self->fd);
+	SKIP_WITHOUT_RING();
+}
+
+FIXTURE_TEARDOWN(setup_bad)
+{
+	close(self->fd);
+}
+
+/*
+ * EINVAL, and the file is left as it was: no ring to map, read() works,
+ * and a good RING_SETUP afterwards is not -EBUSY.
+ */
+TEST_F(setup_bad, einval_and_no_ring_left)
+{
+	struct qtimer_ring_setup s;
+	struct qtimer_record rec;
+	__u64 id;
+	void *p;
+
+	RETURN_IF_SETUP_SKIPPED();
+	memset(&s, 0, sizeof(s));
+	s.entries = variant->entries;
+	s.flags = variant->flags;
+	if (variant->reserved_idx >= 0)
+		s.reserved[variant->reserved_idx] = variant->reserved;
+	ASSERT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_RING_SETUP, &s));
+
+	p = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED,
+		 self->fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(ENODEV, errno);
+	if (p != MAP_FAILED)
+		munmap(p, page_size());
+
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 0xbad, &id));
+	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(0xbad, rec.cookie);
+	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+
+	EXPECT_EQ(0, qt_ring_setup(self->fd, 64, &s));
+}
+
+/*
+ * Once per file: a second RING_SETUP is -EBUSY whatever its size, and the
+ * first ring is untouched by it.
+ */
+TEST(setup_twice_busy)
+{
+	struct qtimer_ring_setup s;
+	struct qtimer_record rec;
+	struct qt_ring r;
+	__u64 id;
+	int fd;
+
+	SKIP_WITHOUT_RING();
+	fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_ring_map(&r, fd, 16));
+	EXPECT_EQ(-EBUSY, qt_ring_setup(fd, 16, &s));
+	EXPECT_EQ(-EBUSY, qt_ring_setup(fd, 1024, &s));
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 0xb5, &id));
+	ASSERT_EQ(1, qt_ring_collect(&r, &rec, 1, QT_ARRIVE_MS,
+				     CLOCK_MONOTONIC, NULL));
+	EXPECT_EQ(id, rec.id);
+	qt_ring_unmap(&r);
+	close(fd);
+}
+
+/* --- mmap() ------------------------------------------------------------- */
+
+TEST(mmap_before_setup_enodev)
+{
+	void *p;
+	int fd;
+
+	SKIP_WITHOUT_RING();
+	fd = qt_open(0);
+	ASSERT_LE(0, fd);
+	p = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(ENODEV, errno);
+	if (p != MAP_FAILED)
+		munmap(p, page_size());
+	close(fd);
+}
+
+/* A ring set up but not mapped; each variant maps it wrongly once. */
+FIXTURE(mmap_bad)
+{
+	int fd;
+	struct qtimer_ring_setup s;
+};
+
+FIXTURE_VARIANT(mmap_bad)
+{
+	int map_flags;
+	int offset_pages;
+	int extra_pages;
+};
+
+FIXTURE_VARIANT_ADD(mmap_bad, private)
+{
+	.map_flags = MAP_PRIVATE,
+};
+
+FIXTURE_VARIANT_ADD(mmap_bad, nonzero_offset)
+{
+	.map_flags = MAP_SHARED, .offset_pages = 1,
+};
+
+FIXTURE_VARIANT_ADD(mmap_bad, longer_than_mmap_size)
+{
+	.map_flags = MAP_SHARED, .extra_pages = 1,
+};
+
+FIXTURE_SETUP(mmap_bad)
+{
+	int ret;
+
+	self->fd = qt_open(0);
+	ASSERT_LE(0, self->fd);
+	ret = qt_ring_setup(self->fd, 64, &self->s);
+	if (ret == -ENOTTY)
+		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
+	ASSERT_EQ(0, ret);
+}
+
+FIXTURE_TEARDOWN(mmap_bad)
+{
+	close(self->fd);
+}
+
+/* EINVAL, and the right mapping still works afterwards. */
+TEST_F(mmap_bad, einval)
+{
+	long pg = page_size();
+	size_t len = (self->s.mmap_size + pg - 1) / pg * pg;
+	void *p;
+
+	RETURN_IF_SETUP_SKIPPED();
+	p = mmap(NULL, len + variant->extra_pages * pg, PROT_READ | PROT_WRITE,
+		 variant->map_flags, self->fd, variant->offset_pages * pg);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	if (p != MAP_FAILED)
+		munmap(p, len + variant->extra_pages * pg);
+
+	p = mmap(NULL, self->s.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 self->fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	munmap(p, self->s.mmap_size);
+}
+
+/* --- a mapped ring ------------------------------------------------------ */
+
+FIXTURE(ring)
+{
+	int fd;		/* O_NONBLOCK */
+	struct qt_ring r;
+};
+
+FIXTURE_SETUP(ring)
+{
+	int ret;
+
+	self->fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ret = qt_ring_map(&self->r, self->fd, 64);
+	if (ret == -ENOTTY)
+		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
+	ASSERT_EQ(0, ret);
+}
+
+FIXTURE_TEARDOWN(ring)
+{
+	qt_ring_unmap(&self->r);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* Arms a one-shot at absolute CLOCK_MONOTONIC @when on CPU 0's heap. */
+static int arm_at(int fd, __s64 when, __u64 cookie, __u64 *id)
+{
+	return qt_arm_cpu(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, when, 0,
+			  cookie, 0, id);
+}
+
+/*
+ * Arms a one-shot that fires at once and waits until its record is in the
+ * ring: its slot's index, or -1 if it never came.
+ */
+static long fire_one(struct qt_ring *r, __u64 cookie, __u64 *id)
+{
+	__u32 idx = qt_ring_head(r);
+	__u32 want = idx - qt_ring_tail(r) + 1;
+
+	if (qt_arm(r->fd, CLOCK_MONOTONIC, 0, 0, 0, cookie, id) ||
+	    !qt_ring_wait_pending(r, want, QT_ARRIVE_MS))
+		return -1;
+	return idx;
+}
+
+/* Nothing arrives in the ring for @ms, with poll() called meanwhile. */
+static bool ring_stays_empty(struct qt_ring *r, int ms)
+{
+	__u32 head = qt_ring_head(r);
+
+	qt_wait_readable(r->fd, ms);
+	return qt_ring_head(r) == head && qt_ring_tail(r) == head;
+}
+
+FIXTURE(deliver)
+{
+	int fd;
+	struct qt_ring r;
+};
+
+FIXTURE_VARIANT(deliver)
+{
+	__u32 entries;
+	int timers;
+	__s64 spacing_ns;	/* between neighbouring expiries */
+	bool overflow;		/* all fire before the consumer starts */
+};
+
+FIXTURE_VARIANT_ADD(deliver, fits)
+{
+	.entries = 256, .timers = 64, .spacing_ns = NSEC_PER_MSEC,
+};
+
+FIXTURE_VARIANT_ADD(deliver, overflows)
+{
+	.entries = 8, .timers = 100, .spacing_ns = NSEC_PER_USEC,
+	.overflow = true,
+};
+
+FIXTURE_SETUP(deliver)
+{
+	int ret;
+
+	self->fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ret = qt_ring_map(&self->r, self->fd, variant->entries);
+	if (ret == -ENOTTY)
+		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
+	ASSERT_EQ(0, ret);
+}
+
+FIXTURE_TEARDOWN(deliver)
+{
+	qt_ring_unmap(&self->r);
+	close(self->fd);
+}
+
+struct deliver_plan {
+	int order[128];		/* op k arms timer order[k] */
+	__s64 base, spacing_ns;
+};
+
+/* Op k arms timer order[k], at base + order[k] * spacing, on CPU 0. */
+static void deliver_fill(struct qtimer_op *op, long k, void *arg)
+{
+	const struct deliver_plan *plan = arg;
+	int t = plan->order[k];
+
+	*op = qt_op(CLOCK_MONOTONIC, QTIMER_F_ABSTIME | QTIMER_F_CPU,
+		    plan->base + t * plan->spacing_ns, 0, t);
+	op->cpu = 0;
+}
+
+/*
+ * Timers armed in a shuffled order come back through the mapping each
+ * exactly once, in deadline order, never early, with their own id and
+ * cookie.  In "overflows" all of them fire before the consumer starts:
+ * the ring fills, QTIMER_RING_OVERFLOW is set, and the rest wait in the
+ * kernel until poll() moves them in, none dropped.
+ */
+TEST_F(deliver, in_deadline_order_nothing_lost)
+{
+	const int n = variant->timers;
+	struct qtimer_record recs[128];
+	struct deliver_plan plan;
+	__s64 stamp[128];
+	__u64 armed[128], ids[128];
+	struct qt_rng rng;
+	int i, got;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_GE(128, n);
+	qt_rng_seed(&rng, (uint64_t)qt_now(CLOCK_MONOTONIC));
+	for (i = 0; i < n; i++)
+		plan.order[i] = i;
+	for (i = n - 1; i > 0; i--) {
+		int j = qt_rand_below(&rng, i + 1), t = plan.order[i];
+
+		plan.order[i] = plan.order[j];
+		plan.order[j] = t;
+	}
+	/* One SUBMIT, well ahead: no timer may be armed after it is due. */
+	plan.spacing_ns = variant->spacing_ns;
+	plan.base = qt_now(CLOCK_MONOTONIC) + 100 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, qt_arm_many(self->fd, n, deliver_fill, &plan, armed, n));
+	ASSERT_GT(plan.base, qt_now(CLOCK_MONOTONIC))
+		TH_LOG("arming took longer than its lead: order is not testable");
+	for (i = 0; i < n; i++)
+		ids[plan.order[i]] = armed[i];
+
+	if (variant->overflow) {
+		__s64 deadline = qt_now(CLOCK_MONOTONIC) +
+				 QT_ARRIVE_MS * NSEC_PER_MSEC;
+
+		while (!(qt_ring_flags(&self->r) & QTIMER_RING_OVERFLOW) &&
+		       qt_now(CLOCK_MONOTONIC) < deadline)
+			qt_sleep_ms(1);
+		ASSERT_EQ(QTIMER_RING_OVERFLOW,
+			  qt_ring_flags(&self->r) & QTIMER_RING_OVERFLOW);
+		/* Full, and not one record past full. */
+		EXPECT_EQ(variant->entries,
+			  qt_ring_head(&self->r) - qt_ring_tail(&self->r));
+	}
+
+	got = qt_ring_collect(&self->r, recs, n, QT_ARRIVE_MS + n * 50,
+			      CLOCK_MONOTONIC, stamp);
+	ASSERT_EQ(n, got);
+	for (i = 0; i < n; i++) {
+		__s64 when = plan.base + i * variant->spacing_ns;
+
+		/* Deadline order: record i is timer i, its cookie. */
+		ASSERT_EQ(i, recs[i].cookie) TH_LOG("record %d", i);
+		EXPECT_EQ(ids[i], recs[i].id);
+		EXPECT_EQ(QTIMER_REC_TAKEN | QTIMER_REC_LAST, recs[i].flags);
+		EXPECT_EQ(1, recs[i].count);
+		EXPECT_EQ(when, recs[i].expires_ns);
+		EXPECT_LE(recs[i].expires_ns, stamp[i]);	/* never early */
+	}
+	EXPECT_EQ(0, self->r.skipped);
+	EXPECT_GE(variant->entries, self->r.max_pending);
+	EXPECT_EQ(variant->overflow, self->r.overflow_seen);
+	/* Every record moved in: no overflow, nothing left. */
+	EXPECT_EQ(0, qt_ring_flags(&self->r) & QTIMER_RING_OVERFLOW);
+	EXPECT_TRUE(ring_stays_empty(&self->r, 100));
+	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(-ENOENT, qt_cancel(self->fd, ids[i]));
+}
+
+/* --- poll() ------------------------------------------------------------- */
+
+TEST_F(ring, poll_empty_not_readable)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(0, qt_revents(self->fd) & (POLLIN | POLLERR | POLLHUP));
+	/* An armed timer that has not fired is not a pending record. */
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC,
+			    0, 1, NULL));
+	EXPECT_EQ(0, qt_wait_readable(self->fd, 100));
+	EXPECT_EQ(qt_ring_head(&self->r), qt_ring_tail(&self->r));
+}
+
+/* EPOLLIN while a READY record is pending, and not once it is consumed. */
+TEST_F(ring, poll_readable_while_record_ready)
+{
+	struct qtimer_record rec;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_LE(0, fire_one(&self->r, 1, &id));
+	EXPECT_EQ(POLLIN, qt_revents(self->fd) & POLLIN);
+	EXPECT_EQ(POLLIN, qt_revents(self->fd) & POLLIN);
+	ASSERT_EQ(1, qt_ring_consume(&self->r, &rec, 1));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN);
+}
+
+/*
+ * What is in [tail, head) but not READY is not pending: a record the
+ * consumer claimed but has not passed tail over yet, or one a CANCEL
+ * voided.
+ */
+TEST_F(ring, poll_not_readable_for_taken_or_void)
+{
+	struct qtimer_record rec;
+	long a, b;
+	__u64 ida, idb;
+
+	RETURN_IF_SETUP_SKIPPED();
+	a = fire_one(&self->r, 1, &ida);
+	ASSERT_LE(0, a);
+	ASSERT_TRUE(qt_ring_claim(&self->r, a, &rec));
+	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN)
+		TH_LOG("EPOLLIN for a record the consumer had claimed");
+	b = fire_one(&self->r, 2, &idb);
+	ASSERT_LE(0, b);
+	EXPECT_EQ(POLLIN, qt_revents(self->fd) & POLLIN);
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, qt_cancel(self->fd, idb));
+	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN)
+		TH_LOG("EPOLLIN for a record its CANCEL voided");
+	EXPECT_EQ(2, qt_ring_head(&self->r) - qt_ring_tail(&self->r));
+}
+
+/* A poll() that sleeps on an empty ring wakes when a timer fires. */
+TEST_F(ring, poll_wakes_when_timer_fires)
+{
+	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
+	struct qtimer_record rec;
+	__s64 when;
+
+	RETURN_IF_SETUP_SKIPPED();
+	when = qt_now(CLOCK_MONOTONIC) + 100 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, arm_at(self->fd, when, 0x90, NULL));
+	ASSERT_EQ(1, poll(&pfd, 1, 10 * QT_ARRIVE_MS));
+	EXPECT_EQ(POLLIN, pfd.revents & POLLIN);
+	EXPECT_LE(when, qt_now(CLOCK_MONOTONIC));
+	ASSERT_EQ(1, qt_ring_consume(&self->r, &rec, 1));
+	EXPECT_EQ(0x90, rec.cookie);
+	EXPECT_EQ(when, rec.expires_ns);
+}
+
+/* --- CANCEL and MODIFY against the claim -------------------------------- */
+
+/* CANCEL wins a READY record: QUEUED, VOID, and the consumer skips it. */
+TEST_F(ring, cancel_voids_ready_record)
+{
+	struct qtimer_record rec;
+	long idx;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = fire_one(&self->r, 0xc1, &id);
+	ASSERT_LE(0, idx);
+	ASSERT_EQ(QTIMER_REC_READY, qt_ring_claim_of(&self->r, idx));
+	EXPECT_EQ(id, qt_ring_rec(&self->r, idx)->id);
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, qt_cancel(self->fd, id));
+	EXPECT_EQ(QTIMER_REC_VOID, qt_ring_claim_of(&self->r, idx));
+	EXPECT_EQ(0, qt_ring_consume(&self->r, &rec, 1));
+	EXPECT_EQ(1, self->r.skipped);
+	EXPECT_EQ(qt_ring_head(&self->r), qt_ring_tail(&self->r));
+	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+	EXPECT_TRUE(ring_stays_empty(&self->r, 100));
+}
+
+/* The consumer wins a one-shot: its claim consumed it, as a read() does. */
+TEST_F(ring, cancel_after_claim_oneshot_enoent)
+{
+	struct qtimer_record rec;
+	long idx;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = fire_one(&self->r, 0xc2, &id);
+	ASSERT_LE(0, idx);
+	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
+	EXPECT_EQ(id, rec.id);
+	/* Claimed, tail not moved yet. */
+	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
+	EXPECT_EQ(QTIMER_REC_LAST, LOW(qt_ring_rec(&self->r, idx)->flags));
+}
+
+TEST_F(ring, modify_after_claim_oneshot_enoent)
+{
+	struct qtimer_record rec;
+	long idx;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = fire_one(&self->r, 0xc3, &id);
+	ASSERT_LE(0, idx);
+	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
+	EXPECT_EQ(-ENOENT, qt_modify(self->fd, id, 0, 0, 0, 0));
+	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
+	qt_ring_set_tail(&self->r, idx + 1);
+	EXPECT_TRUE(ring_stays_empty(&self->r, 100));
+}
+
+/*
+ * The consumer wins a ticker's record: CANCEL returns 0 (it prevented
+ * nothing: the ticker is not armed while its record is unconsumed), and
+ * the ticker never comes back once tail passes the record.
+ */
+TEST_F(ring, cancel_after_claim_periodic_zero)
+{
+	const __s64 period = 20 * NSEC_PER_MSEC;
+	struct qtimer_record rec;
+	__u32 idx;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = qt_ring_head(&self->r);
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 0, period, 0xc4, &id));
+	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 1, QT_ARRIVE_MS));
+	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(0, LOW(rec.flags));
+	EXPECT_EQ(0, qt_cancel(self->fd, id));
+	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
+	qt_ring_set_tail(&self->r, idx + 1);
+	EXPECT_TRUE(ring_stays_empty(&self->r, 10 * period / NSEC_PER_MSEC));
+	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+}
+
+/*
+ * MODIFY of a timer whose record is READY voids the record
+ * (QTIMER_CANCEL_QUEUED: a one-shot that fired is not armed), and the
+ * timer fires again on its new schedule, not before.
+ */
+TEST_F(ring, modify_voids_ready_record_and_reschedules)
+{
+	struct qtimer_record rec;
+	__s64 when, stamp;
+	long idx;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = fire_one(&self->r, 0xc5, &id);
+	ASSERT_LE(0, idx);
+	when = qt_now(CLOCK_MONOTONIC) + 100 * NSEC_PER_MSEC;
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED,
+		  qt_modify(self->fd, id, QTIMER_F_ABSTIME, when, 0, 0));
+	EXPECT_EQ(QTIMER_REC_VOID, qt_ring_claim_of(&self->r, idx));
+	ASSERT_EQ(1, qt_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
+				     CLOCK_MONOTONIC, &stamp));
+	EXPECT_EQ(1, self->r.skipped);
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(0xc5, rec.cookie);
+	EXPECT_EQ(QTIMER_REC_TAKEN | QTIMER_REC_LAST, rec.flags);
+	EXPECT_EQ(1, rec.count);
+	EXPECT_EQ(when, rec.expires_ns);
+	EXPECT_LE(when, stamp);
+}
+
+/* --- tickers ------------------------------------------------------------ */
+
+/*
+ * A 1 ms ticker nobody consumes has one record in the ring and no more,
+ * and is not re-armed while its record is only claimed.  Once tail passes
+ * the record and poll() runs, the ticker comes back, its next record
+ * folding in every period it missed: the counts add up to exactly the
+ * periods from the first expiry to the latest one counted, and never to
+ * more than have passed.
+ */
+TEST_F(ring, ticker_unconsumed_folds_missed_periods)
+{
+	const __s64 period = NSEC_PER_MSEC;
+	struct qtimer_record rec[2];
+	__s64 first, moved, now;
+	__u64 id, sum;
+	__u32 idx;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = qt_ring_head(&self->r);
+	first = qt_now(CLOCK_MONOTONIC) + period;
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, first,
+			    period, 0x71c, &id));
+	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 1, QT_ARRIVE_MS));
+	qt_sleep_ms(100);
+	EXPECT_EQ(1, qt_ring_head(&self->r) - qt_ring_tail(&self->r));
+	EXPECT_EQ(0, qt_ring_flags(&self->r) & QTIMER_RING_OVERFLOW);
+	/* poll() does not add a second record either. */
+	EXPECT_EQ(1, qt_wait_readable(self->fd, 0));
+	qt_sleep_ms(20);
+	EXPECT_EQ(1, qt_ring_head(&self->r) - qt_ring_tail(&self->r));
+
+	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec[0]));
+	EXPECT_EQ(id, rec[0].id);
+	EXPECT_LE(1, rec[0].count);
+	EXPECT_EQ(first + (rec[0].count - 1) * period, rec[0].expires_ns);
+	/* Claimed, tail not past it: not re-armed. */
+	EXPECT_EQ(0, qt_wait_readable(self->fd, 50));
+	EXPECT_EQ(idx + 1, qt_ring_head(&self->r));
+
+	moved = qt_now(CLOCK_MONOTONIC);
+	qt_ring_set_tail(&self->r, idx + 1);
+	ASSERT_EQ(1, qt_ring_collect(&self->r, &rec[1], 1, QT_ARRIVE_MS,
+				     CLOCK_MONOTONIC, NULL));
+	now = qt_now(CLOCK_MONOTONIC);
+	EXPECT_EQ(id, rec[1].id);
+	EXPECT_LT(1, rec[1].count) TH_LOG("the missed periods were not folded in");
+	sum = (__u64)rec[0].count + rec[1].count;
+	/* Nothing lost: one count per period up to the latest expiry. */
+	EXPECT_EQ(0, (rec[1].expires_ns - first) % period);
+	EXPECT_EQ((rec[1].expires_ns - first) / period + 1, sum);
+	/* Never early: no more than the periods that have passed. */
+	EXPECT_LE(rec[1].expires_ns, now);
+	EXPECT_GE((now - first) / period + 1, sum);
+	/* Re-armed only after tail moved: its expiry comes after that. */
+	EXPECT_LE(moved - period, rec[1].expires_ns);
+}
+
+/* --- read() ------------------------------------------------------------- */
+
+/*
+ * read() takes the ring's records the same way: with their claim bits
+ * clear in the copy, TAKEN in the mapping, tail moved past them.
+ */
+TEST_F(ring, read_takes_ring_records)
+{
+	struct qtimer_record recs[8];
+	__s64 base = qt_now(CLOCK_MONOTONIC);
+	__u64 ids[3];
+	__u32 idx;
+	int i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = qt_ring_head(&self->r);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, arm_at(self->fd, base + i, 0x40 + i, &ids[i]));
+	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 3, QT_ARRIVE_MS));
+	ASSERT_EQ(3, qt_read(self->fd, recs, 8));
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(ids[i], recs[i].id);
+		EXPECT_EQ(0x40 + i, recs[i].cookie);
+		EXPECT_EQ(0, CLAIM(recs[i].flags));
+		EXPECT_EQ(QTIMER_REC_LAST, recs[i].flags);
+		EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx + i));
+	}
+	EXPECT_EQ(idx + 3, qt_ring_tail(&self->r));
+	EXPECT_EQ(-EAGAIN, qt_read(self->fd, recs, 8));
+	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN);
+}
+
+/* Records the mapping took are not read again, and read() takes the rest. */
+TEST_F(ring, read_after_mapping_consumer)
+{
+	struct qtimer_record recs[8];
+	__s64 base = qt_now(CLOCK_MONOTONIC);
+	int i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(0, arm_at(self->fd, base + i, i, NULL));
+	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 5, QT_ARRIVE_MS));
+	ASSERT_EQ(2, qt_ring_consume(&self->r, recs, 2));
+	ASSERT_EQ(3, qt_read(self->fd, recs + 2, 6));
+	for (i = 0; i < 5; i++)
+		EXPECT_EQ(i, recs[i].cookie);
+}
+
+/* O_NONBLOCK with nothing pending, or only a voided record: -EAGAIN. */
+TEST_F(ring, read_nonblock_nothing_pending_eagain)
+{
+	struct qtimer_record rec;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-EAGAIN, qt_read(self->fd, &rec, 1));
+	ASSERT_LE(0, fire_one(&self->r, 0x4a, &id));
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, qt_cancel(self->fd, id));
+	EXPECT_EQ(-EAGAIN, qt_read(self->fd, &rec, 1));
+}
+
+/* A blocking read() on a file with a ring sleeps until a timer fires. */
+TEST_F(ring, read_blocking_wakes)
+{
+	struct qtimer_record rec;
+	__s64 when;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, 0));
+	when = qt_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, arm_at(self->fd, when, 0x4b, NULL));
+	ASSERT_EQ(1, qt_read(self->fd, &rec, 1));
+	EXPECT_LE(when, qt_now(CLOCK_MONOTONIC));
+	EXPECT_EQ(0x4b, rec.cookie);
+	EXPECT_EQ(when, rec.expires_ns);
+	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+}
+
+/* --- the mapping's life ------------------------------------------------- */
+
+/* A fresh file with a ring delivers a record through its mapping. */
+static int fresh_file_works(void)
+{
+	struct qtimer_record rec;
+	struct qt_ring r;
+	int fd, ret = 0;
+	__u64 id;
+
+	fd = qt_open(O_NONBLOCK);
+	if (fd < 0)
+		return fd;
+	ret = qt_ring_map(&r, fd, 8);
+	if (!ret)
+		ret = qt_arm(fd, CLOCK_MONOTONIC, 0, NSEC_PER_MSEC, 0, 0xf7e5,
+			     &id);
+	if (!ret && qt_ring_collect(&r, &rec, 1, QT_ARRIVE_MS,
+				    CLOCK_MONOTONIC, NULL) != 1)
+		ret = -ETIME;
+	if (!ret && (rec.id != id || rec.cookie != 0xf7e5 ||
+		     rec.flags != (QTIMER_REC_TAKEN | QTIMER_REC_LAST)))
+		ret = -EPROTO;
+	qt_ring_unmap(&r);
+	close(fd);
+	return ret;
+}
+
+/*
+ * close() with the ring mapped, then munmap(): the mapping still shows the
+ * record that was there, and tearing it down with timers armed and
+ * records pending is clean (kmemleak and the console judge the rest).
+ */
+TEST_F(ring, close_while_mapped_then_munmap)
+{
+	struct qtimer_record rec;
+	long idx;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = fire_one(&self->r, 0xc105e, &id);
+	ASSERT_LE(0, idx);
+	ASSERT_LE(0, fire_one(&self->r, 0xc105f, NULL));
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 30 * NSEC_PER_SEC, 0,
+			    1, NULL));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(0xc105e, rec.cookie);
+	qt_ring_unmap(&self->r);
+	EXPECT_EQ(0, fresh_file_works());
+}
+
+/*
+ * The mapping holds the file: after close(), its timers keep firing into
+ * the ring until munmap() ends the file ("the last close").
+ */
+TEST_F(ring, mapping_keeps_file_alive)
+{
+	struct qtimer_record rec;
+	__s64 when;
+
+	RETURN_IF_SETUP_SKIPPED();
+	when = qt_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, arm_at(self->fd, when, 0xa11e, NULL));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 1, QT_ARRIVE_MS))
+		TH_LOG("no record after close() with the ring still mapped");
+	ASSERT_TRUE(qt_ring_claim(&self->r, qt_ring_tail(&self->r), &rec));
+	EXPECT_EQ(0xa11e, rec.cookie);
+	EXPECT_EQ(when, rec.expires_ns);
+	EXPECT_LE(when, qt_now(CLOCK_MONOTONIC));
+}
+
+/*
+ * The mapping is shared across fork(): the child consumes through it (the
+ * one consumer meanwhile), and the parent sees what it did.
+ */
+TEST_F(ring, fork_child_consumes_mapping)
+{
+	__u32 idx;
+	pid_t pid;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = qt_ring_head(&self->r);
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_MSEC,
+			    0, 0xf0e, &id));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct qtimer_record rec;
+
+		if (qt_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
+				    CLOCK_MONOTONIC, NULL) != 1)
+			_exit(1);
+		_exit(rec.id == id && rec.cookie == 0xf0e ? 0 : 2);
+	}
+	ASSERT_EQ(0, qt_wait_child(pid));
+	EXPECT_EQ(idx + 1, qt_ring_tail(&self->r));
+	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
+	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN);
+}
+
+/* --- a hostile consumer ------------------------------------------------- */
+
+/*
+ * Everything a file offers, on a ring whose shared words a consumer has
+ * scribbled on: none of it may crash or hang the kernel (the VM's console
+ * and kmemleak check the rest), whatever it returns.
+ */
+static void exercise(struct qt_ring *r)
+{
+	struct qtimer_record recs[16];
+	__u64 ids[32];
+	int i;
+
+	for (i = 0; i < 32; i++)
+		if (qt_arm(r->fd, CLOCK_MONOTONIC, 0, i * NSEC_PER_USEC,
+			   i % 4 ? 0 : NSEC_PER_MSEC, i, &ids[i]))
+			ids[i] = 0;
+	qt_sleep_ms(30);
+	qt_wait_readable(r->fd, 10);
+	qt_read(r->fd, recs, 16);
+	for (i = 0; i < 32; i += 3)
+		qt_modify(r->fd, ids[i], 0, NSEC_PER_USEC, 0, 0);
+	qt_sleep_ms(10);
+	qt_wait_readable(r->fd, 10);
+	for (i = 0; i < 32; i += 2)
+		qt_cancel(r->fd, ids[i]);
+	qt_read(r->fd, recs, 16);
+	qt_wait_readable(r->fd, 10);
+}
+
+FIXTURE(hostile)
+{
+	int fd;
+	struct qt_ring r;
+};
+
+FIXTURE_VARIANT(hostile)
+{
+	const char *what;
+};
+
+FIXTURE_VARIANT_ADD(hostile, tail_beyond_head)	{ .what = "tail beyond head" };
+FIXTURE_VARIANT_ADD(hostile, tail_far_behind)	{ .what = "tail far behind" };
+FIXTURE_VARIANT_ADD(hostile, claim_garbage)	{ .what = "claim garbage" };
+FIXTURE_VARIANT_ADD(hostile, head_and_flags)	{ .what = "head and flags" };
+
+FIXTURE_SETUP(hostile)
+{
+	int ret;
+
+	self->fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ret = qt_ring_map(&self->r, self->fd, 8);
+	if (ret == -ENOTTY)
+		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
+	ASSERT_EQ(0, ret);
+}
+
+FIXTURE_TEARDOWN(hostile)
+{
+	qt_ring_unmap(&self->r);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+static void scribble(struct qt_ring *r, const char *what, struct qt_rng *rng)
+{
+	__u32 head = qt_ring_head(r), i;
+
+	if (!strcmp(what, "tail beyond head")) {
+		qt_ring_set_tail(r, head + 1000);
+	} else if (!strcmp(what, "tail far behind")) {
+		qt_ring_set_tail(r, head - 0x80000000U);
+	} else if (!strcmp(what, "claim garbage")) {
+		for (i = 0; i < r->entries; i++) {
+			struct qtimer_record *rec = &r->recs[i];
+
+			__atomic_store_n(&rec->flags, (__u32)qt_rand(rng),
+					 __ATOMIC_RELAXED);
+			/* READY above all: what a forger would write. */
+			if (i % 2)
+				__atomic_store_n(&rec->flags, QTIMER_REC_READY,
+						 __ATOMIC_RELAXED);
+			rec->id = qt_rand(rng);
+			rec->count = qt_rand(rng);
+		}
+		qt_ring_set_tail(r, head - r->entries / 2);
+	} else {
+		__atomic_store_n(r->head, head + 12345, __ATOMIC_RELAXED);
+		__atomic_store_n(r->flags, ~0U, __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * The consumer writes garbage in the middle of traffic and again after
+ * it; the kernel survives it, the file still closes cleanly, and a fresh
+ * file works.
+ */
+TEST_F(hostile, kernel_survives)
+{
+	struct qt_rng rng;
+
+	RETURN_IF_SETUP_SKIPPED();
+	qt_rng_seed(&rng, (uint64_t)qt_now(CLOCK_MONOTONIC));
+	exercise(&self->r);
+	scribble(&self->r, variant->what, &rng);
+	exercise(&self->r);
+	scribble(&self->r, variant->what, &rng);
+	exercise(&self->r);
+	close(self->fd);
+	self->fd = -1;
+	qt_ring_unmap(&self->r);
+	EXPECT_EQ(0, fresh_file_works()) TH_LOG("after %s", variant->what);
+}
+
+/*
+ * tail written backwards over records already taken: the kernel neither
+ * hands them out again (they are TAKEN, not READY), nor loses this file's
+ * new records, nor touches another file's.
+ */
+TEST_F(ring, tail_backwards_no_redelivery)
+{
+	struct qtimer_record recs[16], other[16];
+	struct qt_ring ro;
+	__s64 base;
+	__u32 tail;
+	int ofd, i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ofd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, ofd);
+	ASSERT_EQ(0, qt_ring_map(&ro, ofd, 8));
+
+	base = qt_now(CLOCK_MONOTONIC);
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(0, arm_at(self->fd, base + i, 0x100 + i, NULL));
+	ASSERT_EQ(5, qt_ring_collect(&self->r, recs, 5, QT_ARRIVE_MS,
+				     CLOCK_MONOTONIC, NULL));
+	/* The other file's timers fire while this one's tail is wrong. */
+	base = qt_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
+	for (i = 0; i < 12; i++)
+		ASSERT_EQ(0, arm_at(ofd, base + i * NSEC_PER_MSEC, 0x200 + i, NULL));
+
+	tail = qt_ring_tail(&self->r);
+	qt_ring_set_tail(&self->r, tail - 5);
+	/* Five TAKEN records in [tail, head), none READY. */
+	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN);
+	EXPECT_EQ(-EAGAIN, qt_read(self->fd, recs, 16));
+	EXPECT_EQ(0, qt_ring_consume(&self->r, recs, 16));
+
+	base = qt_now(CLOCK_MONOTONIC);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, arm_at(self->fd, base + i, 0x300 + i, NULL));
+	ASSERT_EQ(3, qt_ring_collect(&self->r, recs, 3, QT_ARRIVE_MS,
+				     CLOCK_MONOTONIC, NULL));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0x300 + i, recs[i].cookie);
+
+	ASSERT_EQ(12, qt_ring_collect(&ro, other, 16, QT_ARRIVE_MS,
+				      CLOCK_MONOTONIC, NULL));
+	for (i = 0; i < 12; i++)
+		EXPECT_LE(0, qt_find_cookie(other, 12, 0x200 + i))
+			TH_LOG("the other file lost record %d", i);
+	EXPECT_TRUE(ring_stays_empty(&ro, 100));
+	EXPECT_TRUE(ring_stays_empty(&self->r, 100));
+	qt_ring_unmap(&ro);
+	close(ofd);
+}
+
+/* --- CANCEL racing the mapped consumer ---------------------------------- */
+
+#define RACE_TIMERS	400
+#define RACE_STEP_NS	(10 * NSEC_PER_USEC)
+
+struct race {
+	struct qt_ring *r;
+	unsigned char taken[RACE_TIMERS];	/* times each was claimed */
+	long foreign;				/* records of no timer here */
+	_Atomic bool stop;
+	struct qt_rng rng;
+};
+
+/*
+ * The one consumer: one record a pass, with a short random pause after
+ * each, so that records wait READY at the tail where the canceller aims;
+ * poll() when the ring is empty; after the stop, on until nothing is
+ * pending.
+ */
+static void *race_consumer(void *arg)
+{
+	struct race *race = arg;
+	struct qtimer_record rec;
+
+	for (;;) {
+		int n = qt_ring_consume(race->r, &rec, 1);
+
+		if (n < 0)
+			break;
+		if (n) {
+			__s64 until = qt_now(CLOCK_MONOTONIC) +
+				      qt_rand_below(&race->rng, 20 * NSEC_PER_USEC);
+
+			if (rec.cookie < RACE_TIMERS)
+				race->taken[rec.cookie]++;
+			else
+				race->foreign++;
+			while (qt_now(CLOCK_MONOTONIC) < until)
+				;
+			continue;
+		}
+		if (qt_wait_readable(race->r->fd, 1) == 0 && atomic_load(&race->stop) &&
+		    qt_ring_head(race->r) == qt_ring_tail(race->r))
+			break;
+	}
+	return NULL;
+}
+
+static void race_fill(struct qtimer_op *op, long k, void *arg)
+{
+	__s64 base = *(__s64 *)arg;
+
+	*op = qt_op(CLOCK_MONOTONIC, QTIMER_F_ABSTIME, base + k * RACE_STEP_NS,
+		    0, k);
+}
+
+/*
+ * Each timer's record goes to exactly one of the consumer's claim and
+ * CANCEL: a timer CANCEL reported gone (-ENOENT) was claimed, once; one
+ * whose record or expiry CANCEL prevented (QUEUED, ARMED) was never
+ * claimed.  While the timers fire, this thread cancels the timer whose
+ * READY record sits at the consumer's tail, the one the consumer is about
+ * to claim, so that the two compare-and-swaps meet; then it cancels the
+ * rest in a shuffled order.  The ring is small, so records also wait in
+ * the kernel.
+ */
+TEST_F_TIMEOUT(ring, cancel_races_mapped_consumer, 120)
+{
+	static bool cancelled[RACE_TIMERS];
+	static int res[RACE_TIMERS], order[RACE_TIMERS];
+	static __u64 ids[RACE_TIMERS];
+	static struct race race;
+	struct qt_rng rng;
+	pthread_t thr;
+	int round, k;
+
+	RETURN_IF_SETUP_SKIPPED();
+	qt_rng_seed(&rng, (uint64_t)qt_now(CLOCK_MONOTONIC));
+	for (round = 0; round < 4; round++) {
+		__s64 base = qt_now(CLOCK_MONOTONIC) + 2 * NSEC_PER_MSEC, end;
+		int wins[3] = { 0 }, chased = 0, wrong = 0;
+
+		memset(&race, 0, sizeof(race));
+		memset(cancelled, 0, sizeof(cancelled));
+		race.r = &self->r;
+		qt_rng_seed(&race.rng, qt_rand(&rng));
+		ASSERT_EQ(0, qt_arm_many(self->fd, RACE_TIMERS, race_fill, &base,
+					 ids, RACE_TIMERS));
+		ASSERT_EQ(0, pthread_create(&thr, NULL, race_consumer, &race));
+
+		end = base + RACE_TIMERS * RACE_STEP_NS + 20 * NSEC_PER_MSEC;
+		while (qt_now(CLOCK_MONOTONIC) < end) {
+			__u32 tail = qt_ring_tail(&self->r);
+			__u64 cookie;
+
+			if (tail == qt_ring_head(&self->r) ||
+			    qt_ring_claim_of(&self->r, tail) != QTIMER_REC_READY)
+				continue;
+			cookie = __atomic_load_n(&qt_ring_rec(&self->r, tail)->cookie,
+						 __ATOMIC_RELAXED);
+			if (cookie >= RACE_TIMERS || cancelled[cookie])
+				continue;
+			res[cookie] = qt_cancel(self->fd, ids[cookie]);
+			cancelled[cookie] = true;
+			chased++;
+		}
+		for (k = 0; k < RACE_TIMERS; k++)
+			order[k] = k;
+		for (k = RACE_TIMERS - 1; k > 0; k--) {
+			int j = qt_rand_below(&rng, k + 1), t = order[k];
+
+			order[k] = order[j];
+			order[j] = t;
+		}
+		for (k = 0; k < RACE_TIMERS; k++) {
+			if (cancelled[order[k]])
+				continue;
+			res[order[k]] = qt_cancel(self->fd, ids[order[k]]);
+			cancelled[order[k]] = true;
+		}
+		atomic_store(&race.stop, true);
+		ASSERT_EQ(0, pthread_join(thr, NULL));
+
+		EXPECT_EQ(0, race.foreign);
+		for (k = 0; k < RACE_TIMERS; k++) {
+			bool gone = res[k] == -ENOENT;
+			bool prevented = res[k] == QTIMER_CANCEL_QUEUED ||
+					 res[k] == QTIMER_CANCEL_ARMED;
+
+			if ((gone && race.taken[k] == 1) ||
+			    (prevented && !race.taken[k])) {
+				wins[gone ? 0 : res[k] == QTIMER_CANCEL_QUEUED ? 1 : 2]++;
+				continue;
+			}
+			wrong++;
+			qt_diag("round %d timer %d: CANCEL returned %d, the consumer claimed it %d times",
+				round, k, res[k], race.taken[k]);
+		}
+		EXPECT_EQ(0, wrong);
+		EXPECT_EQ(0, qt_ring_flags(&self->r) & QTIMER_RING_OVERFLOW);
+		qt_diag("round %d: %d cancels aimed at the tail; claimed %d, voided or unqueued %d, unfired %d",
+			round, chased, wins[0], wins[1], wins[2]);
+	}
+}
+
+/* --- cancel-on-set ------------------------------------------------------ */
+
+FIXTURE(clockset)
+{
+	int fd;
+	struct qt_ring r;
+	__s64 rt0, mono0;	/* realtime = rt0 + (monotonic - mono0) */
+	bool stepped;
+};
+
+FIXTURE_SETUP(clockset)
+{
+	int ret;
+
+	self->fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	self->mono0 = qt_now(CLOCK_MONOTONIC);
+	self->rt0 = qt_now(CLOCK_REALTIME);
+	ret = qt_ring_map(&self->r, self->fd, 16);
+	if (ret == -ENOTTY)
+		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
+	ASSERT_EQ(0, ret);
+}
+
+FIXTURE_TEARDOWN(clockset)
+{
+	if (self->stepped)
+		EXPECT_EQ(0, qt_set_realtime(self->rt0 + qt_now(CLOCK_MONOTONIC) -
+					  self->mono0));
+	qt_ring_unmap(&self->r);
+	close(self->fd);
+}
+
+/* Steps CLOCK_REALTIME by @delta; SKIPs the test if it may not. */
+#define STEP_REALTIME(delta) do {					\
+	int __r = qt_set_realtime(qt_now(CLOCK_REALTIME) + (delta));	\
+									\
+	if (__r == -EPERM)						\
+		SKIP(return, "cannot set CLOCK_REALTIME (needs CAP_SYS_TIME)"); \
+	ASSERT_EQ(0, __r);						\
+	self->stepped = true;						\
+} while (0)
+
+static int arm_cos(int fd, __s64 when, __u64 cookie, __u64 *id)
+{
+	return qt_arm(fd, CLOCK_REALTIME,
+		      QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET, when, 0,
+		      cookie, id);
+}
+
+/*
+ * Arms a cancel-on-set one-shot that fires in 10 ms and waits until its
+ * record is READY in the ring: the record's index, or -1.
+ */
+static long fire_cos(struct qt_ring *r, __u64 cookie, __u64 *id)
+{
+	__u32 idx = qt_ring_head(r);
+
+	if (arm_cos(r->fd, qt_now(CLOCK_REALTIME) + 10 * NSEC_PER_MSEC, cookie,
+		    id) ||
+	    !qt_ring_wait_pending(r, 1, QT_ARRIVE_MS) ||
+	    qt_ring_claim_of(r, idx) != QTIMER_REC_READY)
+		return -1;
+	return idx;
+}
+
+/*
+ * A mapped consumer makes no system call the kernel could catch it in, and
+ * the module learns of a clock set only after clock_settime() returned, so
+ * the header promises the cancellation to a consumer that polls first:
+ * once poll() returns after clock_settime() did, the READY record of a
+ * fired cancel-on-set timer is VOID.  (Without that wait, on stock-6.12
+ * the record was still READY here every time.)  The step is backwards so
+ * that it makes nothing due.
+ */
+TEST_F(clockset, ready_record_void_once_poll_returns)
+{
+	struct pollfd pfd = { .fd = self->r.fd, .events = POLLIN };
+	long idx;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = fire_cos(&self->r, 0xc04, &id);
+	ASSERT_LE(0, idx);
+	STEP_REALTIME(-NSEC_PER_SEC);
+	ASSERT_LE(0, poll(&pfd, 1, 0));
+	EXPECT_EQ(QTIMER_REC_VOID, qt_ring_claim_of(&self->r, idx))
+		TH_LOG("the record is still claimable after poll() returned");
+}
+
+/*
+ * The record of a fired cancel-on-set timer READY when the clock is set
+ * becomes the cancellation: voided (waited for here, so that this test
+ * does not also fail for the timing the one above checks), and followed by
+ * a CANCELED | LAST record that stands for the expiration it had pending.
+ */
+TEST_F(clockset, ready_record_becomes_cancellation)
+{
+	struct qtimer_record rec;
+	__s64 deadline;
+	long idx;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = fire_cos(&self->r, 0xc05, &id);
+	ASSERT_LE(0, idx);
+	STEP_REALTIME(-NSEC_PER_SEC);
+	deadline = qt_now(CLOCK_MONOTONIC) + QT_ARRIVE_MS * NSEC_PER_MSEC;
+	while (qt_ring_claim_of(&self->r, idx) == QTIMER_REC_READY &&
+	       qt_now(CLOCK_MONOTONIC) < deadline)
+		qt_sleep_ms(1);
+	ASSERT_EQ(QTIMER_REC_VOID, qt_ring_claim_of(&self->r, idx));
+	ASSERT_EQ(1, qt_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
+				     CLOCK_MONOTONIC, NULL));
+	EXPECT_EQ(1, self->r.skipped);
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(0xc05, rec.cookie);
+	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, LOW(rec.flags));
+	EXPECT_EQ(1, rec.count);
+	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+	EXPECT_TRUE(ring_stays_empty(&self->r, 100));
+}
+
+/* Armed, not fired: the cancellation (count 0) comes through the ring. */
+TEST_F(clockset, armed_timer_cancellation_in_ring)
+{
+	struct qtimer_record rec;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, arm_cos(self->fd, qt_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC,
+			     0xc06, &id));
+	STEP_REALTIME(NSEC_PER_SEC);
+	ASSERT_EQ(1, qt_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
+				     CLOCK_MONOTONIC, NULL));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(QTIMER_REC_TAKEN | QTIMER_REC_CANCELED | QTIMER_REC_LAST,
+		  rec.flags);
+	EXPECT_EQ(0, rec.count);
+	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+}
+
+/* A record the consumer claimed before the set is its: no cancellation. */
+TEST_F(clockset, claimed_record_stays_taken)
+{
+	struct qtimer_record rec;
+	long idx;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = fire_cos(&self->r, 0xc07, &id);
+	ASSERT_LE(0, idx);
+	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
+	EXPECT_EQ(QTIMER_REC_TAKEN | QTIMER_REC_LAST, rec.flags);
+	STEP_REALTIME(-NSEC_PER_SEC);
+	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
+	qt_ring_set_tail(&self->r, idx + 1);
+	EXPECT_TRUE(ring_stays_empty(&self->r, 200));
+}
+
+/* --- time namespaces ---------------------------------------------------- */
+
+FIXTURE(timens)
+{
+	int fd;
+};
+
+FIXTURE_VARIANT(timens)
+{
+	bool opened_outside;	/* the file, opened before the namespace */
+};
+
+FIXTURE_VARIANT_ADD(timens, opened_inside)	{ .opened_outside = false };
+FIXTURE_VARIANT_ADD(timens, opened_outside)	{ .opened_outside = true };
+
+FIXTURE_SETUP(timens)
+{
+	self->fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	SKIP_WITHOUT_RING();
+}
+
+FIXTURE_TEARDOWN(timens)
+{
+	close(self->fd);
+}
+
+#define TIMENS_OFFSET_SEC	1000
+
+/*
+ * In a namespace whose CLOCK_MONOTONIC is 1000 s ahead: the ring's
+ * expires_ns is in the view of the thread that set the ring up, whoever
+ * opened the file.  0 or the check that failed.
+ */
+static int timens_child(int fd)
+{
+	const __s64 rel = 20 * NSEC_PER_MSEC;
+	struct qtimer_record rec;
+	__s64 t0, stamp;
+	struct qt_ring r;
+
+	if (fd < 0)
+		return 10;
+	if (qt_ring_map(&r, fd, 8))
+		return 11;
+	t0 = qt_now(CLOCK_MONOTONIC);
+	if (qt_arm(fd, CLOCK_MONOTONIC, 0, rel, 0, 0x7e, NULL))
+		return 12;
+	if (qt_ring_collect(&r, &rec, 1, QT_ARRIVE_MS, CLOCK_MONOTONIC,
+			    &stamp) != 1)
+		return 13;
+	if (rec.expires_ns < t0 + rel || rec.expires_ns > stamp) {
+		qt_diag("expires_ns %lld, namespace now %lld (armed at %lld + %lld)",
+			(long long)rec.expires_ns, (long long)stamp,
+			(long long)t0, (long long)rel);
+		return 14;
+	}
+	return 0;
+}
+
+TEST_F(timens, records_in_setup_thread_view)
+{
+	char offs[64];
+	int pid;
+
+	RETURN_IF_SETUP_SKIPPED();
+	snprintf(offs, sizeof(offs), "monotonic %d 0\n", TIMENS_OFFSET_SEC);
+	pid = qt_fork_into_timens(offs);
+	if (pid == QT_NO_TIMENS)
+		SKIP(return, "no time namespaces");
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(timens_child(variant->opened_outside ? self->fd :
+				   qt_open(O_NONBLOCK)));
+	EXPECT_EQ(0, qt_wait_child(pid));
+}
+
+TEST_HARNESS_MAIN
