@@ -86,6 +86,8 @@ int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
 			ret = QTIMER_CANCEL_QUEUED;
 		else if (!t->period || (t->flags & QT_TF_CANCELED))
 			ret = -ENOENT;
+		else if (qt_ring_passed(ctx->ring, t))
+			ret = QTIMER_CANCEL_ARMED;
 		qt_ring_detach(ctx->ring, t);
 		t->state = QT_DEAD;
 		qt_base_put_timer(base, t);
@@ -350,7 +352,10 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 	spin_unlock(&base->lock);
 
 	if (t->state == QT_RINGED) {
-		ret = voided ? QTIMER_CANCEL_QUEUED : 0;
+		if (voided)
+			ret = QTIMER_CANCEL_QUEUED;
+		else if (qt_ring_passed(ctx->ring, t))
+			ret = QTIMER_CANCEL_ARMED;
 		qt_ring_detach(ctx->ring, t);
 		qt_timer_free_when_unreferenced(t);
 	} else if (t->state == QT_QUEUED) {

@@ -34,6 +34,8 @@
 /* Records settled per hold of the file's lock outside the expirer. */
 #define QT_RING_SETTLE_CHUNK	256
 
+static u32 qt_ring_tail(const struct qt_ring *ring);
+
 static inline u32 qt_ring_idx(const struct qt_ring *ring, u32 pos)
 {
 	return pos & (ring->entries - 1);
@@ -205,6 +207,15 @@ bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t)
 		old = was;
 	}
 	return true;
+}
+
+/*
+ * Whether the consumer's tail has passed @t's record: it is done with it,
+ * and a ticker is as good as re-armed (the next settle does it).
+ */
+bool qt_ring_passed(const struct qt_ring *ring, const struct qt_timer *t)
+{
+	return t->ring_pos - ring->reaped < qt_ring_tail(ring) - ring->reaped;
 }
 
 /* @t no longer stands behind its record: the reap passes it by. */

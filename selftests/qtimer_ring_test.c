@@ -690,6 +690,30 @@ TEST_F(ring, cancel_after_claim_periodic_zero)
 }
 
 /*
+ * Once the consumer's tail has passed a ticker's claimed record, the ticker
+ * is as good as re-armed (the next settle re-arms it), as after a read():
+ * CANCEL says QTIMER_CANCEL_ARMED, and nothing of it comes back.
+ */
+TEST_F(ring, cancel_after_tail_passed_periodic_armed)
+{
+	const __s64 period = 20 * NSEC_PER_MSEC;
+	struct qtimer_record rec;
+	__u32 idx;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = qt_ring_head(&self->r);
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 0, period, 0xc8, &id));
+	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 1, QT_ARRIVE_MS));
+	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
+	EXPECT_EQ(id, rec.id);
+	qt_ring_set_tail(&self->r, idx + 1);
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, id));
+	EXPECT_TRUE(ring_stays_empty(&self->r, 10 * period / NSEC_PER_MSEC));
+	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+}
+
+/*
  * MODIFY of a timer whose record is READY voids the record
  * (QTIMER_CANCEL_QUEUED: a one-shot that fired is not armed), and the
  * timer fires again on its new schedule, not before.

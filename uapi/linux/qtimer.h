@@ -156,8 +156,10 @@
  * So CANCEL and MODIFY keep their rule for a mapped consumer: after they
  * return, no record of the old schedule can be claimed.  Their result says
  * who won: QTIMER_CANCEL_QUEUED if they voided a pending record; for a
- * record the consumer had claimed, 0 for a periodic timer, and -ENOENT for
- * a one-shot, which its claim consumed, as a read() does.
+ * record the consumer had claimed, -ENOENT for a one-shot, which its claim
+ * consumed, as a read() does, and for a periodic timer
+ * QTIMER_CANCEL_ARMED once tail has passed the record (the timer is as
+ * good as re-armed, as after a read()), 0 before.
  *
  * Nothing is dropped when the ring is full: later records wait in the
  * kernel, in order, and QTIMER_RING_OVERFLOW is set in the ring's flags
