@@ -23,40 +23,14 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
-#include "helpers.h"
+#include "ring_harness.h"
 
 #define REC_SIZE	sizeof(struct qtimer_record)
-#define CLAIM(f)	((f) & QTIMER_REC_CLAIM)
-#define LOW(f)		((f) & ~QTIMER_REC_CLAIM)
 
 static long page_size(void)
 {
 	return sysconf(_SC_PAGESIZE);
 }
-
-static bool module_has_ring(void)
-{
-	struct qtimer_version v;
-	int fd = qt_open(0);
-	bool ret;
-
-	if (fd < 0)
-		return false;
-	ret = !qt_version(fd, &v) && (v.features & QTIMER_FEAT_RING);
-	close(fd);
-	return ret;
-}
-
-#define SKIP_WITHOUT_RING() do {					\
-	if (!module_has_ring())						\
-		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered"); \
-} while (0)
-
-/* 6.1's harness runs the test body even when its setup skipped. */
-#define RETURN_IF_SETUP_SKIPPED() do {					\
-	if (_metadata->skip)						\
-		return;							\
-} while (0)
 
 /* --- setup and layout --------------------------------------------------- */
 
@@ -343,62 +317,6 @@ TEST_F(mmap_bad, einval)
 
 /* --- a mapped ring ------------------------------------------------------ */
 
-FIXTURE(ring)
-{
-	int fd;		/* O_NONBLOCK */
-	struct qt_ring r;
-};
-
-FIXTURE_SETUP(ring)
-{
-	int ret;
-
-	self->fd = qt_open(O_NONBLOCK);
-	ASSERT_LE(0, self->fd);
-	ret = qt_ring_map(&self->r, self->fd, 64);
-	if (ret == -ENOTTY)
-		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
-	ASSERT_EQ(0, ret);
-}
-
-FIXTURE_TEARDOWN(ring)
-{
-	qt_ring_unmap(&self->r);
-	if (self->fd >= 0)
-		close(self->fd);
-}
-
-/* Arms a one-shot at absolute CLOCK_MONOTONIC @when on CPU 0's heap. */
-static int arm_at(int fd, __s64 when, __u64 cookie, __u64 *id)
-{
-	return qt_arm_cpu(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, when, 0,
-			  cookie, 0, id);
-}
-
-/*
- * Arms a one-shot that fires at once and waits until its record is in the
- * ring: its slot's index, or -1 if it never came.
- */
-static long fire_one(struct qt_ring *r, __u64 cookie, __u64 *id)
-{
-	__u32 idx = qt_ring_head(r);
-	__u32 want = idx - qt_ring_tail(r) + 1;
-
-	if (qt_arm(r->fd, CLOCK_MONOTONIC, 0, 0, 0, cookie, id) ||
-	    !qt_ring_wait_pending(r, want, QT_ARRIVE_MS))
-		return -1;
-	return idx;
-}
-
-/* Nothing arrives in the ring for @ms, with poll() called meanwhile. */
-static bool ring_stays_empty(struct qt_ring *r, int ms)
-{
-	__u32 head = qt_ring_head(r);
-
-	qt_wait_readable(r->fd, ms);
-	return qt_ring_head(r) == head && qt_ring_tail(r) == head;
-}
-
 FIXTURE(deliver)
 {
 	int fd;
@@ -528,7 +446,7 @@ TEST_F(deliver, in_deadline_order_nothing_lost)
 	EXPECT_EQ(variant->overflow, self->r.overflow_seen);
 	/* Every record moved in: no overflow, nothing left. */
 	EXPECT_EQ(0, qt_ring_flags(&self->r) & QTIMER_RING_OVERFLOW);
-	EXPECT_TRUE(ring_stays_empty(&self->r, 100));
+	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 100));
 	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN);
 	for (i = 0; i < n; i++)
 		EXPECT_EQ(-ENOENT, qt_cancel(self->fd, ids[i]));
@@ -554,7 +472,7 @@ TEST_F(ring, poll_readable_while_record_ready)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_LE(0, fire_one(&self->r, 1, &id));
+	ASSERT_LE(0, qt_ring_fire_one(&self->r, 1, &id));
 	EXPECT_EQ(POLLIN, qt_revents(self->fd) & POLLIN);
 	EXPECT_EQ(POLLIN, qt_revents(self->fd) & POLLIN);
 	ASSERT_EQ(1, qt_ring_consume(&self->r, &rec, 1));
@@ -574,12 +492,12 @@ TEST_F(ring, poll_not_readable_for_taken_or_void)
 	__u64 ida, idb;
 
 	RETURN_IF_SETUP_SKIPPED();
-	a = fire_one(&self->r, 1, &ida);
+	a = qt_ring_fire_one(&self->r, 1, &ida);
 	ASSERT_LE(0, a);
 	ASSERT_TRUE(qt_ring_claim(&self->r, a, &rec));
 	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN)
 		TH_LOG("EPOLLIN for a record the consumer had claimed");
-	b = fire_one(&self->r, 2, &idb);
+	b = qt_ring_fire_one(&self->r, 2, &idb);
 	ASSERT_LE(0, b);
 	EXPECT_EQ(POLLIN, qt_revents(self->fd) & POLLIN);
 	ASSERT_EQ(QTIMER_CANCEL_QUEUED, qt_cancel(self->fd, idb));
@@ -597,7 +515,7 @@ TEST_F(ring, poll_wakes_when_timer_fires)
 
 	RETURN_IF_SETUP_SKIPPED();
 	when = qt_now(CLOCK_MONOTONIC) + 100 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, arm_at(self->fd, when, 0x90, NULL));
+	ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, when, 0x90, NULL));
 	ASSERT_EQ(1, poll(&pfd, 1, 10 * QT_ARRIVE_MS));
 	EXPECT_EQ(POLLIN, pfd.revents & POLLIN);
 	EXPECT_LE(when, qt_now(CLOCK_MONOTONIC));
@@ -616,7 +534,7 @@ TEST_F(ring, cancel_voids_ready_record)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = fire_one(&self->r, 0xc1, &id);
+	idx = qt_ring_fire_one(&self->r, 0xc1, &id);
 	ASSERT_LE(0, idx);
 	ASSERT_EQ(QTIMER_REC_READY, qt_ring_claim_of(&self->r, idx));
 	EXPECT_EQ(id, qt_ring_rec(&self->r, idx)->id);
@@ -626,7 +544,7 @@ TEST_F(ring, cancel_voids_ready_record)
 	EXPECT_EQ(1, self->r.skipped);
 	EXPECT_EQ(qt_ring_head(&self->r), qt_ring_tail(&self->r));
 	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
-	EXPECT_TRUE(ring_stays_empty(&self->r, 100));
+	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 100));
 }
 
 /* The consumer wins a one-shot: its claim consumed it, as a read() does. */
@@ -637,7 +555,7 @@ TEST_F(ring, cancel_after_claim_oneshot_enoent)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = fire_one(&self->r, 0xc2, &id);
+	idx = qt_ring_fire_one(&self->r, 0xc2, &id);
 	ASSERT_LE(0, idx);
 	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
 	EXPECT_EQ(id, rec.id);
@@ -654,13 +572,13 @@ TEST_F(ring, modify_after_claim_oneshot_enoent)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = fire_one(&self->r, 0xc3, &id);
+	idx = qt_ring_fire_one(&self->r, 0xc3, &id);
 	ASSERT_LE(0, idx);
 	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
 	EXPECT_EQ(-ENOENT, qt_modify(self->fd, id, 0, 0, 0, 0));
 	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
 	qt_ring_set_tail(&self->r, idx + 1);
-	EXPECT_TRUE(ring_stays_empty(&self->r, 100));
+	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 100));
 }
 
 /*
@@ -685,7 +603,7 @@ TEST_F(ring, cancel_after_claim_periodic_zero)
 	EXPECT_EQ(0, qt_cancel(self->fd, id));
 	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
 	qt_ring_set_tail(&self->r, idx + 1);
-	EXPECT_TRUE(ring_stays_empty(&self->r, 10 * period / NSEC_PER_MSEC));
+	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 10 * period / NSEC_PER_MSEC));
 	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
 }
 
@@ -709,7 +627,7 @@ TEST_F(ring, cancel_after_tail_passed_periodic_armed)
 	EXPECT_EQ(id, rec.id);
 	qt_ring_set_tail(&self->r, idx + 1);
 	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, id));
-	EXPECT_TRUE(ring_stays_empty(&self->r, 10 * period / NSEC_PER_MSEC));
+	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 10 * period / NSEC_PER_MSEC));
 	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
 }
 
@@ -726,7 +644,7 @@ TEST_F(ring, modify_voids_ready_record_and_reschedules)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = fire_one(&self->r, 0xc5, &id);
+	idx = qt_ring_fire_one(&self->r, 0xc5, &id);
 	ASSERT_LE(0, idx);
 	when = qt_now(CLOCK_MONOTONIC) + 100 * NSEC_PER_MSEC;
 	ASSERT_EQ(QTIMER_CANCEL_QUEUED,
@@ -818,7 +736,7 @@ TEST_F(ring, read_takes_ring_records)
 	RETURN_IF_SETUP_SKIPPED();
 	idx = qt_ring_head(&self->r);
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, arm_at(self->fd, base + i, 0x40 + i, &ids[i]));
+		ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, base + i, 0x40 + i, &ids[i]));
 	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 3, QT_ARRIVE_MS));
 	ASSERT_EQ(3, qt_read(self->fd, recs, 8));
 	for (i = 0; i < 3; i++) {
@@ -842,7 +760,7 @@ TEST_F(ring, read_after_mapping_consumer)
 
 	RETURN_IF_SETUP_SKIPPED();
 	for (i = 0; i < 5; i++)
-		ASSERT_EQ(0, arm_at(self->fd, base + i, i, NULL));
+		ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, base + i, i, NULL));
 	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 5, QT_ARRIVE_MS));
 	ASSERT_EQ(2, qt_ring_consume(&self->r, recs, 2));
 	ASSERT_EQ(3, qt_read(self->fd, recs + 2, 6));
@@ -858,7 +776,7 @@ TEST_F(ring, read_nonblock_nothing_pending_eagain)
 
 	RETURN_IF_SETUP_SKIPPED();
 	EXPECT_EQ(-EAGAIN, qt_read(self->fd, &rec, 1));
-	ASSERT_LE(0, fire_one(&self->r, 0x4a, &id));
+	ASSERT_LE(0, qt_ring_fire_one(&self->r, 0x4a, &id));
 	ASSERT_EQ(QTIMER_CANCEL_QUEUED, qt_cancel(self->fd, id));
 	EXPECT_EQ(-EAGAIN, qt_read(self->fd, &rec, 1));
 }
@@ -872,7 +790,7 @@ TEST_F(ring, read_blocking_wakes)
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, 0));
 	when = qt_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, arm_at(self->fd, when, 0x4b, NULL));
+	ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, when, 0x4b, NULL));
 	ASSERT_EQ(1, qt_read(self->fd, &rec, 1));
 	EXPECT_LE(when, qt_now(CLOCK_MONOTONIC));
 	EXPECT_EQ(0x4b, rec.cookie);
@@ -920,9 +838,9 @@ TEST_F(ring, close_while_mapped_then_munmap)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = fire_one(&self->r, 0xc105e, &id);
+	idx = qt_ring_fire_one(&self->r, 0xc105e, &id);
 	ASSERT_LE(0, idx);
-	ASSERT_LE(0, fire_one(&self->r, 0xc105f, NULL));
+	ASSERT_LE(0, qt_ring_fire_one(&self->r, 0xc105f, NULL));
 	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 30 * NSEC_PER_SEC, 0,
 			    1, NULL));
 	close(self->fd);
@@ -945,7 +863,7 @@ TEST_F(ring, mapping_keeps_file_alive)
 
 	RETURN_IF_SETUP_SKIPPED();
 	when = qt_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, arm_at(self->fd, when, 0xa11e, NULL));
+	ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, when, 0xa11e, NULL));
 	close(self->fd);
 	self->fd = -1;
 	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 1, QT_ARRIVE_MS))
@@ -1121,13 +1039,13 @@ TEST_F(ring, tail_backwards_no_redelivery)
 
 	base = qt_now(CLOCK_MONOTONIC);
 	for (i = 0; i < 5; i++)
-		ASSERT_EQ(0, arm_at(self->fd, base + i, 0x100 + i, NULL));
+		ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, base + i, 0x100 + i, NULL));
 	ASSERT_EQ(5, qt_ring_collect(&self->r, recs, 5, QT_ARRIVE_MS,
 				     CLOCK_MONOTONIC, NULL));
 	/* The other file's timers fire while this one's tail is wrong. */
 	base = qt_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
 	for (i = 0; i < 12; i++)
-		ASSERT_EQ(0, arm_at(ofd, base + i * NSEC_PER_MSEC, 0x200 + i, NULL));
+		ASSERT_EQ(0, qt_arm_at_cpu0(ofd, base + i * NSEC_PER_MSEC, 0x200 + i, NULL));
 
 	tail = qt_ring_tail(&self->r);
 	qt_ring_set_tail(&self->r, tail - 5);
@@ -1138,7 +1056,7 @@ TEST_F(ring, tail_backwards_no_redelivery)
 
 	base = qt_now(CLOCK_MONOTONIC);
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, arm_at(self->fd, base + i, 0x300 + i, NULL));
+		ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, base + i, 0x300 + i, NULL));
 	ASSERT_EQ(3, qt_ring_collect(&self->r, recs, 3, QT_ARRIVE_MS,
 				     CLOCK_MONOTONIC, NULL));
 	for (i = 0; i < 3; i++)
@@ -1149,8 +1067,8 @@ TEST_F(ring, tail_backwards_no_redelivery)
 	for (i = 0; i < 12; i++)
 		EXPECT_LE(0, qt_find_cookie(other, 12, 0x200 + i))
 			TH_LOG("the other file lost record %d", i);
-	EXPECT_TRUE(ring_stays_empty(&ro, 100));
-	EXPECT_TRUE(ring_stays_empty(&self->r, 100));
+	EXPECT_TRUE(qt_ring_stays_empty(&ro, 100));
+	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 100));
 	qt_ring_unmap(&ro);
 	close(ofd);
 }
@@ -1420,7 +1338,7 @@ TEST_F(clockset, ready_record_becomes_cancellation)
 	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, LOW(rec.flags));
 	EXPECT_EQ(1, rec.count);
 	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
-	EXPECT_TRUE(ring_stays_empty(&self->r, 100));
+	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 100));
 }
 
 /* Armed, not fired: the cancellation (count 0) comes through the ring. */
@@ -1457,7 +1375,7 @@ TEST_F(clockset, claimed_record_stays_taken)
 	STEP_REALTIME(-NSEC_PER_SEC);
 	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
 	qt_ring_set_tail(&self->r, idx + 1);
-	EXPECT_TRUE(ring_stays_empty(&self->r, 200));
+	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 200));
 }
 
 /* --- time namespaces ---------------------------------------------------- */

@@ -83,6 +83,11 @@ int qt_arm(int fd, int clockid, __u32 flags, __s64 expires_ns,
 /* Same, on the heap of @cpu (QTIMER_F_CPU). */
 int qt_arm_cpu(int fd, int clockid, __u32 flags, __s64 expires_ns,
 	       __u64 period_ns, __u64 cookie, __u32 cpu, __u64 *id);
+/*
+ * Arms a one-shot at absolute CLOCK_MONOTONIC @when on CPU 0's heap (only
+ * one heap fires in deadline order).
+ */
+int qt_arm_at_cpu0(int fd, __s64 when, __u64 cookie, __u64 *id);
 
 /* Makes op @k of the timers qt_arm_many() arms (its opcode is set after). */
 typedef void qt_fill_op_fn(struct qtimer_op *op, long k, void *arg);
@@ -289,6 +294,8 @@ struct qt_ring {
 	bool overflow_seen;	/* QTIMER_RING_OVERFLOW was set at some look */
 };
 
+/* Whether the module offers the ring (VERSION's QTIMER_FEAT_RING). */
+bool qt_ring_offered(void);
 /* RING_SETUP of @entries, every other field zero: 0 or -errno. */
 int qt_ring_setup(int fd, __u32 entries, struct qtimer_ring_setup *s);
 /*
@@ -340,6 +347,13 @@ int qt_ring_collect(struct qt_ring *r, struct qtimer_record *out, int want,
  * 1, or 0 on timeout.
  */
 int qt_ring_wait_pending(const struct qt_ring *r, __u32 n, int timeout_ms);
+/*
+ * Arms a one-shot that fires at once and waits until its record is in the
+ * ring: its slot's index, or -1 if it never came.
+ */
+long qt_ring_fire_one(struct qt_ring *r, __u64 cookie, __u64 *id);
+/* Nothing arrives in the ring for @ms, with poll() called meanwhile. */
+bool qt_ring_stays_empty(struct qt_ring *r, int ms);
 
 /* --- a seedable PRNG (rng.c) -------------------------------------------- */
 

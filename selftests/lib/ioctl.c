@@ -79,6 +79,12 @@ int qt_arm_cpu(int fd, int clockid, __u32 flags, __s64 expires_ns,
 	return ret;
 }
 
+int qt_arm_at_cpu0(int fd, __s64 when, __u64 cookie, __u64 *id)
+{
+	return qt_arm_cpu(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, when, 0,
+			  cookie, 0, id);
+}
+
 /*
  * The suites that need 10^5-10^6 timers arm them this way: one ioctl per
  * timer would take minutes under TCG.  With STOP_ON_ERROR the kernel stops

@@ -8,11 +8,26 @@
  * release tail), so that a suite holds the kernel to the header's protocol
  * and not to a looser one of its own.  The consumer also notes what it saw
  * on the way (records skipped, the fullest the ring got, the overflow
- * flag), for the tests to assert on.
+ * flag), for the tests to assert on.  It also holds what the ring's
+ * suites share besides: whether the module offers the ring, firing one
+ * record into it, and watching it stay empty.
  */
 #include <sys/mman.h>
 
 #include "helpers.h"
+
+bool qt_ring_offered(void)
+{
+	struct qtimer_version v;
+	int fd = qt_open(0);
+	bool ret;
+
+	if (fd < 0)
+		return false;
+	ret = !qt_version(fd, &v) && (v.features & QTIMER_FEAT_RING);
+	close(fd);
+	return ret;
+}
 
 int qt_ring_setup(int fd, __u32 entries, struct qtimer_ring_setup *s)
 {
@@ -209,4 +224,23 @@ int qt_ring_wait_pending(const struct qt_ring *r, __u32 n, int timeout_ms)
 		qt_sleep_ms(1);
 	}
 	return 1;
+}
+
+long qt_ring_fire_one(struct qt_ring *r, __u64 cookie, __u64 *id)
+{
+	__u32 idx = qt_ring_head(r);
+	__u32 want = idx - qt_ring_tail(r) + 1;
+
+	if (qt_arm(r->fd, CLOCK_MONOTONIC, 0, 0, 0, cookie, id) ||
+	    !qt_ring_wait_pending(r, want, QT_ARRIVE_MS))
+		return -1;
+	return idx;
+}
+
+bool qt_ring_stays_empty(struct qt_ring *r, int ms)
+{
+	__u32 head = qt_ring_head(r);
+
+	qt_wait_readable(r->fd, ms);
+	return qt_ring_head(r) == head && qt_ring_tail(r) == head;
 }
