@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * The record ring against the clocks (uapi/linux/qtimer.h, "The record
+ * ring"): cancel-on-set through the mapping (a READY record of a
+ * cancel-on-set timer becomes its cancellation once poll() returns after
+ * the clock was set, an armed one's cancellation comes through the ring,
+ * and a record the consumer claimed stays its), and records in the time
+ * namespace of the thread that set the ring up.
+ *
+ * The clock steps need CAP_SYS_TIME and put the clock back in their
+ * teardown; the namespace tests need CONFIG_TIME_NS.  Each skips without,
+ * and every test skips on a module without QTIMER_FEAT_RING.
+ */
+#define _GNU_SOURCE
+
+#include "kselftest_harness.h"
+#include "ring_harness.h"
+
+/* --- cancel-on-set ------------------------------------------------------ */
+
+FIXTURE(clockset)
+{
+	int fd;
+	struct qt_ring r;
+	__s64 rt0, mono0;	/* realtime = rt0 + (monotonic - mono0) */
+	bool stepped;
+};
+
+FIXTURE_SETUP(clockset)
+{
+	int ret;
+
+	self->fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	self->mono0 = qt_now(CLOCK_MONOTONIC);
+	self->rt0 = qt_now(CLOCK_REALTIME);
+	ret = qt_ring_map(&self->r, self->fd, 16);
+	if (ret == -ENOTTY)
+		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
+	ASSERT_EQ(0, ret);
+}
+
+FIXTURE_TEARDOWN(clockset)
+{
+	if (self->stepped)
+		EXPECT_EQ(0, qt_set_realtime(self->rt0 + qt_now(CLOCK_MONOTONIC) -
+					  self->mono0));
+	qt_ring_unmap(&self->r);
+	close(self->fd);
+}
+
+/* Steps CLOCK_REALTIME by @delta; SKIPs the test if it may not. */
+#define STEP_REALTIME(delta) do {					\
+	int __r = qt_set_realtime(qt_now(CLOCK_REALTIME) + (delta));	\
+									\
+	if (__r == -EPERM)						\
+		SKIP(return, "cannot set CLOCK_REALTIME (needs CAP_SYS_TIME)"); \
+	ASSERT_EQ(0, __r);						\
+	self->stepped = true;						\
+} while (0)
+
+static int arm_cos(int fd, __s64 when, __u64 cookie, __u64 *id)
+{
+	return qt_arm(fd, CLOCK_REALTIME,
+		      QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET, when, 0,
+		      cookie, id);
+}
+
+/*
+ * Arms a cancel-on-set one-shot that fires in 10 ms and waits until its
+ * record is READY in the ring: the record's index, or -1.
+ */
+static long fire_cos(struct qt_ring *r, __u64 cookie, __u64 *id)
+{
+	__u32 idx = qt_ring_head(r);
+
+	if (arm_cos(r->fd, qt_now(CLOCK_REALTIME) + 10 * NSEC_PER_MSEC, cookie,
+		    id) ||
+	    !qt_ring_wait_pending(r, 1, QT_ARRIVE_MS) ||
+	    qt_ring_claim_of(r, idx) != QTIMER_REC_READY)
+		return -1;
+	return idx;
+}
+
+/*
+ * A mapped consumer makes no system call the kernel could catch it in, and
+ * the module learns of a clock set only after clock_settime() returned, so
+ * the header promises the cancellation to a consumer that polls first:
+ * once poll() returns after clock_settime() did, the READY record of a
+ * fired cancel-on-set timer is VOID.  (Without that wait, on stock-6.12
+ * the record was still READY here every time.)  The step is backwards so
+ * that it makes nothing due.
+ */
+TEST_F(clockset, ready_record_void_once_poll_returns)
+{
+	struct pollfd pfd = { .fd = self->r.fd, .events = POLLIN };
+	long idx;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = fire_cos(&self->r, 0xc04, &id);
+	ASSERT_LE(0, idx);
+	STEP_REALTIME(-NSEC_PER_SEC);
+	ASSERT_LE(0, poll(&pfd, 1, 0));
+	EXPECT_EQ(QTIMER_REC_VOID, qt_ring_claim_of(&self->r, idx))
+		TH_LOG("the record is still claimable after poll() returned");
+}
+
+/*
+ * The record of a fired cancel-on-set timer READY when the clock is set
+ * becomes the cancellation: voided (waited for here, so that this test
+ * does not also fail for the timing the one above checks), and followed by
+ * a CANCELED | LAST record that stands for the expiration it had pending.
+ */
+TEST_F(clockset, ready_record_becomes_cancellation)
+{
+	struct qtimer_record rec;
+	__s64 deadline;
+	long idx;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = fire_cos(&self->r, 0xc05, &id);
+	ASSERT_LE(0, idx);
+	STEP_REALTIME(-NSEC_PER_SEC);
+	deadline = qt_now(CLOCK_MONOTONIC) + QT_ARRIVE_MS * NSEC_PER_MSEC;
+	while (qt_ring_claim_of(&self->r, idx) == QTIMER_REC_READY &&
+	       qt_now(CLOCK_MONOTONIC) < deadline)
+		qt_sleep_ms(1);
+	ASSERT_EQ(QTIMER_REC_VOID, qt_ring_claim_of(&self->r, idx));
+	ASSERT_EQ(1, qt_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
+				     CLOCK_MONOTONIC, NULL));
+	EXPECT_EQ(1, self->r.skipped);
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(0xc05, rec.cookie);
+	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, LOW(rec.flags));
+	EXPECT_EQ(1, rec.count);
+	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 100));
+}
+
+/* Armed, not fired: the cancellation (count 0) comes through the ring. */
+TEST_F(clockset, armed_timer_cancellation_in_ring)
+{
+	struct qtimer_record rec;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, arm_cos(self->fd, qt_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC,
+			     0xc06, &id));
+	STEP_REALTIME(NSEC_PER_SEC);
+	ASSERT_EQ(1, qt_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
+				     CLOCK_MONOTONIC, NULL));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(QTIMER_REC_TAKEN | QTIMER_REC_CANCELED | QTIMER_REC_LAST,
+		  rec.flags);
+	EXPECT_EQ(0, rec.count);
+	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+}
+
+/* A record the consumer claimed before the set is its: no cancellation. */
+TEST_F(clockset, claimed_record_stays_taken)
+{
+	struct qtimer_record rec;
+	long idx;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = fire_cos(&self->r, 0xc07, &id);
+	ASSERT_LE(0, idx);
+	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
+	EXPECT_EQ(QTIMER_REC_TAKEN | QTIMER_REC_LAST, rec.flags);
+	STEP_REALTIME(-NSEC_PER_SEC);
+	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
+	qt_ring_set_tail(&self->r, idx + 1);
+	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 200));
+}
+
+/* --- time namespaces ---------------------------------------------------- */
+
+FIXTURE(timens)
+{
+	int fd;
+};
+
+FIXTURE_VARIANT(timens)
+{
+	bool opened_outside;	/* the file, opened before the namespace */
+};
+
+FIXTURE_VARIANT_ADD(timens, opened_inside)	{ .opened_outside = false };
+FIXTURE_VARIANT_ADD(timens, opened_outside)	{ .opened_outside = true };
+
+FIXTURE_SETUP(timens)
+{
+	self->fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	SKIP_WITHOUT_RING();
+}
+
+FIXTURE_TEARDOWN(timens)
+{
+	close(self->fd);
+}
+
+#define TIMENS_OFFSET_SEC	1000
+
+/*
+ * In a namespace whose CLOCK_MONOTONIC is 1000 s ahead: the ring's
+ * expires_ns is in the view of the thread that set the ring up, whoever
+ * opened the file.  0 or the check that failed.
+ */
+static int timens_child(int fd)
+{
+	const __s64 rel = 20 * NSEC_PER_MSEC;
+	struct qtimer_record rec;
+	__s64 t0, stamp;
+	struct qt_ring r;
+
+	if (fd < 0)
+		return 10;
+	if (qt_ring_map(&r, fd, 8))
+		return 11;
+	t0 = qt_now(CLOCK_MONOTONIC);
+	if (qt_arm(fd, CLOCK_MONOTONIC, 0, rel, 0, 0x7e, NULL))
+		return 12;
+	if (qt_ring_collect(&r, &rec, 1, QT_ARRIVE_MS, CLOCK_MONOTONIC,
+			    &stamp) != 1)
+		return 13;
+	if (rec.expires_ns < t0 + rel || rec.expires_ns > stamp) {
+		qt_diag("expires_ns %lld, namespace now %lld (armed at %lld + %lld)",
+			(long long)rec.expires_ns, (long long)stamp,
+			(long long)t0, (long long)rel);
+		return 14;
+	}
+	return 0;
+}
+
+TEST_F(timens, records_in_setup_thread_view)
+{
+	char offs[64];
+	int pid;
+
+	RETURN_IF_SETUP_SKIPPED();
+	snprintf(offs, sizeof(offs), "monotonic %d 0\n", TIMENS_OFFSET_SEC);
+	pid = qt_fork_into_timens(offs);
+	if (pid == QT_NO_TIMENS)
+		SKIP(return, "no time namespaces");
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(timens_child(variant->opened_outside ? self->fd :
+				   qt_open(O_NONBLOCK)));
+	EXPECT_EQ(0, qt_wait_child(pid));
+}
+
+TEST_HARNESS_MAIN
