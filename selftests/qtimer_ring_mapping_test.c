@@ -1,0 +1,588 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * The record ring's setup and its mapping, as uapi/linux/qtimer.h
+ * specifies them ("The record ring"): VERSION's feature bit, RING_SETUP's
+ * validation and layout, mmap()'s, the mapping outliving close() and
+ * crossing fork(), and a consumer that writes garbage into the words the
+ * kernel shares with it.  What goes through the mapping is
+ * qtimer_ring_test's.
+ *
+ * The consumer is selftests/lib/ring.c's, which follows the header to the
+ * letter.  A module without QTIMER_FEAT_RING fails version_offers_ring and
+ * skips the rest.
+ */
+#define _GNU_SOURCE
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "ring_harness.h"
+
+#define REC_SIZE	sizeof(struct qtimer_record)
+
+static long page_size(void)
+{
+	return sysconf(_SC_PAGESIZE);
+}
+
+/* --- setup and layout --------------------------------------------------- */
+
+/* The module this tree builds has the ring, and says so consistently. */
+TEST(version_offers_ring)
+{
+	struct qtimer_ring_setup s;
+	struct qtimer_version v;
+	int fd = qt_open(0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_version(fd, &v));
+	EXPECT_EQ(REC_SIZE, v.record_size);
+	EXPECT_EQ(32, REC_SIZE);
+	EXPECT_EQ(QTIMER_FEAT_RING, v.features & QTIMER_FEAT_RING);
+	/* "without QTIMER_FEAT_RING, -ENOTTY" */
+	EXPECT_EQ(v.features & QTIMER_FEAT_RING ? 0 : -ENOTTY,
+		  qt_ring_setup(fd, 64, &s));
+	close(fd);
+}
+
+/*
+ * Every size from QTIMER_RING_MIN to QTIMER_RING_MAX: the four words and
+ * the records lie inside mmap_size without overlapping, the mapping can
+ * be made, and a new ring is empty with no overflow.
+ */
+TEST(setup_layout_every_size)
+{
+	__u32 entries;
+
+	SKIP_WITHOUT_RING();
+	for (entries = QTIMER_RING_MIN; entries <= QTIMER_RING_MAX; entries *= 2) {
+		struct qt_ring r;
+		int fd = qt_open(0);
+
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, qt_ring_setup(fd, entries, &r.setup))
+			TH_LOG("entries %u", entries);
+		EXPECT_TRUE(qt_ring_layout_ok(&r.setup, entries))
+			TH_LOG("entries %u: head %u tail %u flags %u recs %u, mmap_size %llu",
+			       entries, r.setup.head_off, r.setup.tail_off,
+			       r.setup.flags_off, r.setup.recs_off,
+			       (unsigned long long)r.setup.mmap_size);
+		EXPECT_LE(r.setup.recs_off + (__u64)entries * REC_SIZE,
+			  r.setup.mmap_size);
+		close(fd);
+
+		fd = qt_open(0);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, qt_ring_map(&r, fd, entries)) TH_LOG("entries %u", entries);
+		EXPECT_EQ(qt_ring_head(&r), qt_ring_tail(&r));
+		EXPECT_EQ(0, qt_ring_flags(&r) & QTIMER_RING_OVERFLOW);
+		qt_ring_unmap(&r);
+		close(fd);
+	}
+}
+
+/* One bad field per variant, everything else valid. */
+FIXTURE(setup_bad)
+{
+	int fd;
+};
+
+FIXTURE_VARIANT(setup_bad)
+{
+	__u32 entries;
+	__u32 flags;
+	int reserved_idx;	/* -1: none */
+	__u64 reserved;
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, entries_zero)
+{
+	.entries = 0, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, entries_not_power_of_two)
+{
+	.entries = 24, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, entries_max_minus_one)
+{
+	.entries = QTIMER_RING_MAX - 1, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, entries_below_min)
+{
+	.entries = QTIMER_RING_MIN / 2, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, entries_one)
+{
+	.entries = 1, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, entries_above_max)
+{
+	.entries = QTIMER_RING_MAX * 2, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, entries_top_bit)
+{
+	.entries = 1U << 31, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, flags_low_bit)
+{
+	.entries = 64, .flags = 1, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, flags_high_bit)
+{
+	.entries = 64, .flags = 1U << 31, .reserved_idx = -1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, reserved0)
+{
+	.entries = 64, .reserved_idx = 0, .reserved = 1,
+};
+
+FIXTURE_VARIANT_ADD(setup_bad, reserved1)
+{
+	.entries = 64, .reserved_idx = 1, .reserved = 1ULL << 63,
+};
+
+FIXTURE_SETUP(setup_bad)
+{
+	self->fd = qt_open(0);
+	ASSERT_LE(0, self->fd);
+	SKIP_WITHOUT_RING();
+}
+
+FIXTURE_TEARDOWN(setup_bad)
+{
+	close(self->fd);
+}
+
+/*
+ * EINVAL, and the file is left as it was: no ring to map, read() works,
+ * and a good RING_SETUP afterwards is not -EBUSY.
+ */
+TEST_F(setup_bad, einval_and_no_ring_left)
+{
+	struct qtimer_ring_setup s;
+	struct qtimer_record rec;
+	__u64 id;
+	void *p;
+
+	RETURN_IF_SETUP_SKIPPED();
+	memset(&s, 0, sizeof(s));
+	s.entries = variant->entries;
+	s.flags = variant->flags;
+	if (variant->reserved_idx >= 0)
+		s.reserved[variant->reserved_idx] = variant->reserved;
+	ASSERT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_RING_SETUP, &s));
+
+	p = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED,
+		 self->fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(ENODEV, errno);
+	if (p != MAP_FAILED)
+		munmap(p, page_size());
+
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 0xbad, &id));
+	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(0xbad, rec.cookie);
+	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+
+	EXPECT_EQ(0, qt_ring_setup(self->fd, 64, &s));
+}
+
+/*
+ * Once per file: a second RING_SETUP is -EBUSY whatever its size, and the
+ * first ring is untouched by it.
+ */
+TEST(setup_twice_busy)
+{
+	struct qtimer_ring_setup s;
+	struct qtimer_record rec;
+	struct qt_ring r;
+	__u64 id;
+	int fd;
+
+	SKIP_WITHOUT_RING();
+	fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_ring_map(&r, fd, 16));
+	EXPECT_EQ(-EBUSY, qt_ring_setup(fd, 16, &s));
+	EXPECT_EQ(-EBUSY, qt_ring_setup(fd, 1024, &s));
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 0xb5, &id));
+	ASSERT_EQ(1, qt_ring_collect(&r, &rec, 1, QT_ARRIVE_MS,
+				     CLOCK_MONOTONIC, NULL));
+	EXPECT_EQ(id, rec.id);
+	qt_ring_unmap(&r);
+	close(fd);
+}
+
+/* --- mmap() ------------------------------------------------------------- */
+
+TEST(mmap_before_setup_enodev)
+{
+	void *p;
+	int fd;
+
+	SKIP_WITHOUT_RING();
+	fd = qt_open(0);
+	ASSERT_LE(0, fd);
+	p = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(ENODEV, errno);
+	if (p != MAP_FAILED)
+		munmap(p, page_size());
+	close(fd);
+}
+
+/* A ring set up but not mapped; each variant maps it wrongly once. */
+FIXTURE(mmap_bad)
+{
+	int fd;
+	struct qtimer_ring_setup s;
+};
+
+FIXTURE_VARIANT(mmap_bad)
+{
+	int map_flags;
+	int offset_pages;
+	int extra_pages;
+};
+
+FIXTURE_VARIANT_ADD(mmap_bad, private)
+{
+	.map_flags = MAP_PRIVATE,
+};
+
+FIXTURE_VARIANT_ADD(mmap_bad, nonzero_offset)
+{
+	.map_flags = MAP_SHARED, .offset_pages = 1,
+};
+
+FIXTURE_VARIANT_ADD(mmap_bad, longer_than_mmap_size)
+{
+	.map_flags = MAP_SHARED, .extra_pages = 1,
+};
+
+FIXTURE_SETUP(mmap_bad)
+{
+	int ret;
+
+	self->fd = qt_open(0);
+	ASSERT_LE(0, self->fd);
+	ret = qt_ring_setup(self->fd, 64, &self->s);
+	if (ret == -ENOTTY)
+		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
+	ASSERT_EQ(0, ret);
+}
+
+FIXTURE_TEARDOWN(mmap_bad)
+{
+	close(self->fd);
+}
+
+/* EINVAL, and the right mapping still works afterwards. */
+TEST_F(mmap_bad, einval)
+{
+	long pg = page_size();
+	size_t len = (self->s.mmap_size + pg - 1) / pg * pg;
+	void *p;
+
+	RETURN_IF_SETUP_SKIPPED();
+	p = mmap(NULL, len + variant->extra_pages * pg, PROT_READ | PROT_WRITE,
+		 variant->map_flags, self->fd, variant->offset_pages * pg);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	if (p != MAP_FAILED)
+		munmap(p, len + variant->extra_pages * pg);
+
+	p = mmap(NULL, self->s.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 self->fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	munmap(p, self->s.mmap_size);
+}
+
+/* --- the mapping's life ------------------------------------------------- */
+
+/* A fresh file with a ring delivers a record through its mapping. */
+static int fresh_file_works(void)
+{
+	struct qtimer_record rec;
+	struct qt_ring r;
+	int fd, ret = 0;
+	__u64 id;
+
+	fd = qt_open(O_NONBLOCK);
+	if (fd < 0)
+		return fd;
+	ret = qt_ring_map(&r, fd, 8);
+	if (!ret)
+		ret = qt_arm(fd, CLOCK_MONOTONIC, 0, NSEC_PER_MSEC, 0, 0xf7e5,
+			     &id);
+	if (!ret && qt_ring_collect(&r, &rec, 1, QT_ARRIVE_MS,
+				    CLOCK_MONOTONIC, NULL) != 1)
+		ret = -ETIME;
+	if (!ret && (rec.id != id || rec.cookie != 0xf7e5 ||
+		     rec.flags != (QTIMER_REC_TAKEN | QTIMER_REC_LAST)))
+		ret = -EPROTO;
+	qt_ring_unmap(&r);
+	close(fd);
+	return ret;
+}
+
+/*
+ * close() with the ring mapped, then munmap(): the mapping still shows the
+ * record that was there, and tearing it down with timers armed and
+ * records pending is clean (kmemleak and the console judge the rest).
+ */
+TEST_F(ring, close_while_mapped_then_munmap)
+{
+	struct qtimer_record rec;
+	long idx;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = qt_ring_fire_one(&self->r, 0xc105e, &id);
+	ASSERT_LE(0, idx);
+	ASSERT_LE(0, qt_ring_fire_one(&self->r, 0xc105f, NULL));
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 30 * NSEC_PER_SEC, 0,
+			    1, NULL));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(0xc105e, rec.cookie);
+	qt_ring_unmap(&self->r);
+	EXPECT_EQ(0, fresh_file_works());
+}
+
+/*
+ * The mapping holds the file: after close(), its timers keep firing into
+ * the ring until munmap() ends the file ("the last close").
+ */
+TEST_F(ring, mapping_keeps_file_alive)
+{
+	struct qtimer_record rec;
+	__s64 when;
+
+	RETURN_IF_SETUP_SKIPPED();
+	when = qt_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, when, 0xa11e, NULL));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 1, QT_ARRIVE_MS))
+		TH_LOG("no record after close() with the ring still mapped");
+	ASSERT_TRUE(qt_ring_claim(&self->r, qt_ring_tail(&self->r), &rec));
+	EXPECT_EQ(0xa11e, rec.cookie);
+	EXPECT_EQ(when, rec.expires_ns);
+	EXPECT_LE(when, qt_now(CLOCK_MONOTONIC));
+}
+
+/*
+ * The mapping is shared across fork(): the child consumes through it (the
+ * one consumer meanwhile), and the parent sees what it did.
+ */
+TEST_F(ring, fork_child_consumes_mapping)
+{
+	__u32 idx;
+	pid_t pid;
+	__u64 id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	idx = qt_ring_head(&self->r);
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_MSEC,
+			    0, 0xf0e, &id));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct qtimer_record rec;
+
+		if (qt_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
+				    CLOCK_MONOTONIC, NULL) != 1)
+			_exit(1);
+		_exit(rec.id == id && rec.cookie == 0xf0e ? 0 : 2);
+	}
+	ASSERT_EQ(0, qt_wait_child(pid));
+	EXPECT_EQ(idx + 1, qt_ring_tail(&self->r));
+	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
+	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN);
+}
+
+/* --- a hostile consumer ------------------------------------------------- */
+
+/*
+ * Everything a file offers, on a ring whose shared words a consumer has
+ * scribbled on: none of it may crash or hang the kernel (the VM's console
+ * and kmemleak check the rest), whatever it returns.
+ */
+static void exercise(struct qt_ring *r)
+{
+	struct qtimer_record recs[16];
+	__u64 ids[32];
+	int i;
+
+	for (i = 0; i < 32; i++)
+		if (qt_arm(r->fd, CLOCK_MONOTONIC, 0, i * NSEC_PER_USEC,
+			   i % 4 ? 0 : NSEC_PER_MSEC, i, &ids[i]))
+			ids[i] = 0;
+	qt_sleep_ms(30);
+	qt_wait_readable(r->fd, 10);
+	qt_read(r->fd, recs, 16);
+	for (i = 0; i < 32; i += 3)
+		qt_modify(r->fd, ids[i], 0, NSEC_PER_USEC, 0, 0);
+	qt_sleep_ms(10);
+	qt_wait_readable(r->fd, 10);
+	for (i = 0; i < 32; i += 2)
+		qt_cancel(r->fd, ids[i]);
+	qt_read(r->fd, recs, 16);
+	qt_wait_readable(r->fd, 10);
+}
+
+FIXTURE(hostile)
+{
+	int fd;
+	struct qt_ring r;
+};
+
+FIXTURE_VARIANT(hostile)
+{
+	const char *what;
+};
+
+FIXTURE_VARIANT_ADD(hostile, tail_beyond_head)	{ .what = "tail beyond head" };
+FIXTURE_VARIANT_ADD(hostile, tail_far_behind)	{ .what = "tail far behind" };
+FIXTURE_VARIANT_ADD(hostile, claim_garbage)	{ .what = "claim garbage" };
+FIXTURE_VARIANT_ADD(hostile, head_and_flags)	{ .what = "head and flags" };
+
+FIXTURE_SETUP(hostile)
+{
+	int ret;
+
+	self->fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ret = qt_ring_map(&self->r, self->fd, 8);
+	if (ret == -ENOTTY)
+		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
+	ASSERT_EQ(0, ret);
+}
+
+FIXTURE_TEARDOWN(hostile)
+{
+	qt_ring_unmap(&self->r);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+static void scribble(struct qt_ring *r, const char *what, struct qt_rng *rng)
+{
+	__u32 head = qt_ring_head(r), i;
+
+	if (!strcmp(what, "tail beyond head")) {
+		qt_ring_set_tail(r, head + 1000);
+	} else if (!strcmp(what, "tail far behind")) {
+		qt_ring_set_tail(r, head - 0x80000000U);
+	} else if (!strcmp(what, "claim garbage")) {
+		for (i = 0; i < r->entries; i++) {
+			struct qtimer_record *rec = &r->recs[i];
+
+			__atomic_store_n(&rec->flags, (__u32)qt_rand(rng),
+					 __ATOMIC_RELAXED);
+			/* READY above all: what a forger would write. */
+			if (i % 2)
+				__atomic_store_n(&rec->flags, QTIMER_REC_READY,
+						 __ATOMIC_RELAXED);
+			rec->id = qt_rand(rng);
+			rec->count = qt_rand(rng);
+		}
+		qt_ring_set_tail(r, head - r->entries / 2);
+	} else {
+		__atomic_store_n(r->head, head + 12345, __ATOMIC_RELAXED);
+		__atomic_store_n(r->flags, ~0U, __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * The consumer writes garbage in the middle of traffic and again after
+ * it; the kernel survives it, the file still closes cleanly, and a fresh
+ * file works.
+ */
+TEST_F(hostile, kernel_survives)
+{
+	struct qt_rng rng;
+
+	RETURN_IF_SETUP_SKIPPED();
+	qt_rng_seed(&rng, (uint64_t)qt_now(CLOCK_MONOTONIC));
+	exercise(&self->r);
+	scribble(&self->r, variant->what, &rng);
+	exercise(&self->r);
+	scribble(&self->r, variant->what, &rng);
+	exercise(&self->r);
+	close(self->fd);
+	self->fd = -1;
+	qt_ring_unmap(&self->r);
+	EXPECT_EQ(0, fresh_file_works()) TH_LOG("after %s", variant->what);
+}
+
+/*
+ * tail written backwards over records already taken: the kernel neither
+ * hands them out again (they are TAKEN, not READY), nor loses this file's
+ * new records, nor touches another file's.
+ */
+TEST_F(ring, tail_backwards_no_redelivery)
+{
+	struct qtimer_record recs[16], other[16];
+	struct qt_ring ro;
+	__s64 base;
+	__u32 tail;
+	int ofd, i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ofd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, ofd);
+	ASSERT_EQ(0, qt_ring_map(&ro, ofd, 8));
+
+	base = qt_now(CLOCK_MONOTONIC);
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, base + i, 0x100 + i, NULL));
+	ASSERT_EQ(5, qt_ring_collect(&self->r, recs, 5, QT_ARRIVE_MS,
+				     CLOCK_MONOTONIC, NULL));
+	/* The other file's timers fire while this one's tail is wrong. */
+	base = qt_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
+	for (i = 0; i < 12; i++)
+		ASSERT_EQ(0, qt_arm_at_cpu0(ofd, base + i * NSEC_PER_MSEC, 0x200 + i, NULL));
+
+	tail = qt_ring_tail(&self->r);
+	qt_ring_set_tail(&self->r, tail - 5);
+	/* Five TAKEN records in [tail, head), none READY. */
+	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN);
+	EXPECT_EQ(-EAGAIN, qt_read(self->fd, recs, 16));
+	EXPECT_EQ(0, qt_ring_consume(&self->r, recs, 16));
+
+	base = qt_now(CLOCK_MONOTONIC);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, base + i, 0x300 + i, NULL));
+	ASSERT_EQ(3, qt_ring_collect(&self->r, recs, 3, QT_ARRIVE_MS,
+				     CLOCK_MONOTONIC, NULL));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0x300 + i, recs[i].cookie);
+
+	ASSERT_EQ(12, qt_ring_collect(&ro, other, 16, QT_ARRIVE_MS,
+				      CLOCK_MONOTONIC, NULL));
+	for (i = 0; i < 12; i++)
+		EXPECT_LE(0, qt_find_cookie(other, 12, 0x200 + i))
+			TH_LOG("the other file lost record %d", i);
+	EXPECT_TRUE(qt_ring_stays_empty(&ro, 100));
+	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 100));
+	qt_ring_unmap(&ro);
+	close(ofd);
+}
+
+TEST_HARNESS_MAIN
