@@ -32,20 +32,9 @@ FIXTURE_SETUP(clockset)
 FIXTURE_TEARDOWN(clockset)
 {
 	if (self->stepped)
-		EXPECT_EQ(0, qt_set_realtime(self->rt0 + qt_now(CLOCK_MONOTONIC) -
-					  self->mono0));
+		EXPECT_EQ(0, qt_restore_realtime(self->rt0, self->mono0));
 	close(self->fd);
 }
-
-/* Steps CLOCK_REALTIME by @delta; SKIPs the test if it may not. */
-#define STEP_REALTIME(delta) do {					\
-	int __r = qt_set_realtime(qt_now(CLOCK_REALTIME) + (delta));	\
-									\
-	if (__r == -EPERM)						\
-		SKIP(return, "cannot set CLOCK_REALTIME (needs CAP_SYS_TIME)"); \
-	ASSERT_EQ(0, __r);						\
-	self->stepped = true;						\
-} while (0)
 
 static int arm_cos(int fd, __s64 when, __u64 period, __u64 cookie, __u64 *id)
 {
@@ -68,7 +57,7 @@ TEST_F(clockset, cancel_on_set_step_forward)
 	ASSERT_EQ(0, arm_cos(self->fd, qt_now(CLOCK_REALTIME) +
 			     20 * NSEC_PER_SEC, 0, 0xc0, &id));
 	EXPECT_EQ(0, qt_nothing_pending(self->fd));
-	STEP_REALTIME(NSEC_PER_SEC);
+	QT_STEP_REALTIME(NSEC_PER_SEC);
 	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_CANCELED_RECORD(rec, id, 0xc0);
 	EXPECT_EQ(0, rec.count);
@@ -84,7 +73,7 @@ TEST_F(clockset, cancel_on_set_step_backward)
 
 	ASSERT_EQ(0, arm_cos(self->fd, qt_now(CLOCK_REALTIME) +
 			     20 * NSEC_PER_SEC, 0, 0xc1, &id));
-	STEP_REALTIME(-NSEC_PER_SEC);
+	QT_STEP_REALTIME(-NSEC_PER_SEC);
 	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_CANCELED_RECORD(rec, id, 0xc1);
 	EXPECT_EQ(0, rec.count);
@@ -102,7 +91,7 @@ TEST_F(clockset, cancel_on_set_only_flagged_timers)
 	ASSERT_EQ(0, arm_cos(self->fd, far + 1, 0, 2, &b));
 	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, far,
 			    0, 3, &plain));
-	STEP_REALTIME(NSEC_PER_SEC);
+	QT_STEP_REALTIME(NSEC_PER_SEC);
 	ASSERT_EQ(2, qt_collect(self->fd, recs, 2, QT_ARRIVE_MS));
 	for (k = 0; k < 2; k++)
 		EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, recs[k].flags);
@@ -130,7 +119,7 @@ TEST_F(clockset, cancel_on_set_periodic_with_pending)
 	ASSERT_EQ(1, qt_wait_readable(self->fd, QT_ARRIVE_MS));
 	qt_sleep_ms(100);
 	before = qt_now(CLOCK_REALTIME);
-	STEP_REALTIME(-NSEC_PER_SEC);
+	QT_STEP_REALTIME(-NSEC_PER_SEC);
 	qt_sleep_ms(100);
 	ASSERT_EQ(1, qt_read(self->fd, recs, 4));
 	EXPECT_CANCELED_RECORD(recs[0], id, 0xc2);
@@ -171,7 +160,7 @@ TEST_F(clockset, modify_adds_cancel_on_set)
 	ASSERT_EQ(QTIMER_CANCEL_ARMED,
 		  qt_modify(self->fd, id,
 			    QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET, far, 0, 0));
-	STEP_REALTIME(NSEC_PER_SEC);
+	QT_STEP_REALTIME(NSEC_PER_SEC);
 	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_CANCELED_RECORD(rec, id, 0xc4);
 }
@@ -185,7 +174,7 @@ TEST_F(clockset, modify_removes_cancel_on_set)
 	ASSERT_EQ(0, arm_cos(self->fd, far, 0, 0xc5, &id));
 	ASSERT_EQ(QTIMER_CANCEL_ARMED,
 		  qt_modify(self->fd, id, QTIMER_F_ABSTIME, far, 0, 0));
-	STEP_REALTIME(NSEC_PER_SEC);
+	QT_STEP_REALTIME(NSEC_PER_SEC);
 	qt_sleep_ms(200);
 	EXPECT_EQ(0, qt_nothing_pending(self->fd));
 	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, id));
@@ -206,7 +195,7 @@ TEST_F(clockset, absolute_realtime_follows_step_forward)
 	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, when,
 			    0, 0xd0, &id));
 	m0 = qt_now(CLOCK_MONOTONIC);
-	STEP_REALTIME(4 * NSEC_PER_SEC);
+	QT_STEP_REALTIME(4 * NSEC_PER_SEC);
 	ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 					CLOCK_REALTIME, &stamp));
 	m1 = qt_now(CLOCK_MONOTONIC);
@@ -229,7 +218,7 @@ TEST_F(clockset, absolute_realtime_follows_step_backward)
 	when = qt_now(CLOCK_REALTIME) + 300 * NSEC_PER_MSEC;
 	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, when,
 			    0, 0xd1, &id));
-	STEP_REALTIME(-NSEC_PER_SEC);
+	QT_STEP_REALTIME(-NSEC_PER_SEC);
 	/* Past the old monotonic moment, still well before the new one. */
 	qt_sleep_ms(600);
 	EXPECT_EQ(0, qt_nothing_pending(self->fd));
@@ -253,10 +242,10 @@ TEST_F(clockset, monotonic_and_boottime_unaffected)
 			    0, 1, &mid));
 	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_BOOTTIME, QTIMER_F_ABSTIME, bwhen,
 			    0, 2, &bid));
-	STEP_REALTIME(10 * NSEC_PER_SEC);
+	QT_STEP_REALTIME(10 * NSEC_PER_SEC);
 	qt_sleep_ms(50);
 	EXPECT_EQ(0, qt_nothing_pending(self->fd));
-	STEP_REALTIME(-20 * NSEC_PER_SEC);
+	QT_STEP_REALTIME(-20 * NSEC_PER_SEC);
 	ASSERT_EQ(2, qt_collect_stamped(self->fd, recs, 2, QT_ARRIVE_MS,
 					CLOCK_MONOTONIC, stamp));
 	bstamp = qt_now(CLOCK_BOOTTIME);
@@ -295,12 +284,12 @@ TEST_F(clockset, relative_realtime_is_an_interval)
 	/* Re-timed by its realtime id, relative again: 1.2 s from now. */
 	ASSERT_EQ(QTIMER_CANCEL_ARMED,
 		  qt_modify(self->fd, id[1], 0, 1200 * NSEC_PER_MSEC, 0, 0));
-	STEP_REALTIME(3600 * NSEC_PER_SEC);
+	QT_STEP_REALTIME(3600 * NSEC_PER_SEC);
 	qt_sleep_ms(300);
 	EXPECT_EQ(0, qt_nothing_pending(self->fd))
 		TH_LOG("a 1 s relative realtime timer fired %lld ms after a +1 h step",
 		       (long long)(qt_now(CLOCK_MONOTONIC) - m0) / NSEC_PER_MSEC);
-	STEP_REALTIME(-7200 * NSEC_PER_SEC);
+	QT_STEP_REALTIME(-7200 * NSEC_PER_SEC);
 	ASSERT_EQ(2, qt_collect_stamped(self->fd, recs, 2, QT_ARRIVE_MS,
 					CLOCK_MONOTONIC, stamp));
 	for (i = 0; i < 2; i++) {
@@ -331,7 +320,7 @@ TEST_F(clockset, modify_between_absolute_and_relative_realtime)
 	m0 = qt_now(CLOCK_MONOTONIC);
 	ASSERT_EQ(QTIMER_CANCEL_ARMED,
 		  qt_modify(self->fd, id, 0, 800 * NSEC_PER_MSEC, 0, 0));
-	STEP_REALTIME(3600 * NSEC_PER_SEC);
+	QT_STEP_REALTIME(3600 * NSEC_PER_SEC);
 	qt_sleep_ms(200);
 	EXPECT_EQ(0, qt_nothing_pending(self->fd));
 	ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,

@@ -45,21 +45,10 @@ FIXTURE_SETUP(clockset)
 FIXTURE_TEARDOWN(clockset)
 {
 	if (self->stepped)
-		EXPECT_EQ(0, qt_set_realtime(self->rt0 + qt_now(CLOCK_MONOTONIC) -
-					  self->mono0));
+		EXPECT_EQ(0, qt_restore_realtime(self->rt0, self->mono0));
 	qt_ring_unmap(&self->r);
 	close(self->fd);
 }
-
-/* Steps CLOCK_REALTIME by @delta; SKIPs the test if it may not. */
-#define STEP_REALTIME(delta) do {					\
-	int __r = qt_set_realtime(qt_now(CLOCK_REALTIME) + (delta));	\
-									\
-	if (__r == -EPERM)						\
-		SKIP(return, "cannot set CLOCK_REALTIME (needs CAP_SYS_TIME)"); \
-	ASSERT_EQ(0, __r);						\
-	self->stepped = true;						\
-} while (0)
 
 static int arm_cos(int fd, __s64 when, __u64 cookie, __u64 *id)
 {
@@ -102,7 +91,7 @@ TEST_F(clockset, ready_record_void_once_poll_returns)
 	RETURN_IF_SETUP_SKIPPED();
 	idx = fire_cos(&self->r, 0xc04, &id);
 	ASSERT_LE(0, idx);
-	STEP_REALTIME(-NSEC_PER_SEC);
+	QT_STEP_REALTIME(-NSEC_PER_SEC);
 	ASSERT_LE(0, poll(&pfd, 1, 0));
 	EXPECT_EQ(QTIMER_REC_VOID, qt_ring_claim_of(&self->r, idx))
 		TH_LOG("the record is still claimable after poll() returned");
@@ -124,7 +113,7 @@ TEST_F(clockset, ready_record_becomes_cancellation)
 	RETURN_IF_SETUP_SKIPPED();
 	idx = fire_cos(&self->r, 0xc05, &id);
 	ASSERT_LE(0, idx);
-	STEP_REALTIME(-NSEC_PER_SEC);
+	QT_STEP_REALTIME(-NSEC_PER_SEC);
 	deadline = qt_now(CLOCK_MONOTONIC) + QT_ARRIVE_MS * NSEC_PER_MSEC;
 	while (qt_ring_claim_of(&self->r, idx) == QTIMER_REC_READY &&
 	       qt_now(CLOCK_MONOTONIC) < deadline)
@@ -150,7 +139,7 @@ TEST_F(clockset, armed_timer_cancellation_in_ring)
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, arm_cos(self->fd, qt_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC,
 			     0xc06, &id));
-	STEP_REALTIME(NSEC_PER_SEC);
+	QT_STEP_REALTIME(NSEC_PER_SEC);
 	ASSERT_EQ(1, qt_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
 				     CLOCK_MONOTONIC, NULL));
 	EXPECT_EQ(id, rec.id);
@@ -172,7 +161,7 @@ TEST_F(clockset, claimed_record_stays_taken)
 	ASSERT_LE(0, idx);
 	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
 	EXPECT_EQ(QTIMER_REC_TAKEN | QTIMER_REC_LAST, rec.flags);
-	STEP_REALTIME(-NSEC_PER_SEC);
+	QT_STEP_REALTIME(-NSEC_PER_SEC);
 	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
 	qt_ring_set_tail(&self->r, idx + 1);
 	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 200));

@@ -289,6 +289,19 @@ TEST_F(ring, modify_after_claim_oneshot_enoent)
 }
 
 /*
+ * Arms a ticker due at once and claims its first record from the mapping:
+ * false if it did not come or was not the ticker's.
+ */
+static bool claim_ticker(int fd, struct qt_ring *r, __s64 period, __u64 cookie,
+			 __u64 *id, __u32 *idx, struct qtimer_record *rec)
+{
+	*idx = qt_ring_head(r);
+	return !qt_arm(fd, CLOCK_MONOTONIC, 0, 0, period, cookie, id) &&
+	       qt_ring_wait_pending(r, 1, QT_ARRIVE_MS) == 1 &&
+	       qt_ring_claim(r, *idx, rec) && rec->id == *id;
+}
+
+/*
  * The consumer wins a ticker's record: CANCEL returns 0 (it prevented
  * nothing: the ticker is not armed while its record is unconsumed), and
  * the ticker never comes back once tail passes the record.
@@ -301,11 +314,7 @@ TEST_F(ring, cancel_after_claim_periodic_zero)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = qt_ring_head(&self->r);
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 0, period, 0xc4, &id));
-	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 1, QT_ARRIVE_MS));
-	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
-	EXPECT_EQ(id, rec.id);
+	ASSERT_TRUE(claim_ticker(self->fd, &self->r, period, 0xc4, &id, &idx, &rec));
 	EXPECT_EQ(0, LOW(rec.flags));
 	EXPECT_EQ(0, qt_cancel(self->fd, id));
 	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
@@ -327,11 +336,7 @@ TEST_F(ring, cancel_after_tail_passed_periodic_armed)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = qt_ring_head(&self->r);
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 0, period, 0xc8, &id));
-	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 1, QT_ARRIVE_MS));
-	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
-	EXPECT_EQ(id, rec.id);
+	ASSERT_TRUE(claim_ticker(self->fd, &self->r, period, 0xc8, &id, &idx, &rec));
 	qt_ring_set_tail(&self->r, idx + 1);
 	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, id));
 	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 10 * period / NSEC_PER_MSEC));

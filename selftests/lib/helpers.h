@@ -236,6 +236,22 @@ void qt_sleep_ns(__s64 ns);
 void qt_sleep_ms(int ms);
 /* Sets CLOCK_REALTIME to @ns: 0 or -errno. */
 int qt_set_realtime(__s64 ns);
+/* Puts CLOCK_REALTIME back: @rt0 plus the CLOCK_MONOTONIC time since @mono0. */
+int qt_restore_realtime(__s64 rt0, __s64 mono0);
+
+/*
+ * Steps CLOCK_REALTIME by @delta, in a kselftest_harness test whose fixture
+ * has a bool stepped (its teardown puts the clock back with
+ * qt_restore_realtime()); SKIPs the test without CAP_SYS_TIME.
+ */
+#define QT_STEP_REALTIME(delta) do {					\
+	int __r = qt_set_realtime(qt_now(CLOCK_REALTIME) + (delta));	\
+									\
+	if (__r == -EPERM)						\
+		SKIP(return, "cannot set CLOCK_REALTIME (needs CAP_SYS_TIME)"); \
+	ASSERT_EQ(0, __r);						\
+	self->stepped = true;						\
+} while (0)
 
 /* The exit status of child @pid, 128 + the signal that killed it, or -1. */
 int qt_wait_child(pid_t pid);

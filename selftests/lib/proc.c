@@ -50,6 +50,11 @@ int qt_set_realtime(__s64 ns)
 	return clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
 }
 
+int qt_restore_realtime(__s64 rt0, __s64 mono0)
+{
+	return qt_set_realtime(rt0 + qt_now(CLOCK_MONOTONIC) - mono0);
+}
+
 int qt_wait_child(pid_t pid)
 {
 	int status;
