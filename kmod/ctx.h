@@ -65,6 +65,14 @@ static inline void qt_ready_append(struct qt_ctx *ctx, struct qt_timer *t)
 	ctx->ready_tail = &t->next;
 }
 
+/* @t fired (or was cancelled by a clock set): its record is pending. */
+static inline void qt_ready_queue(struct qt_ctx *ctx, struct qt_timer *t)
+{
+	t->state = QT_QUEUED;
+	qt_ready_append(ctx, t);
+	ctx->nr_ready++;
+}
+
 static inline void qt_ready_prepend(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
@@ -122,6 +130,7 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock);
 void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch);
 void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
 			     u32 count);
+void qt_timer_queue(struct qt_ctx *ctx, struct qt_timer *t);
 ktime_t qt_expires_next(const struct qt_timer *t);
 void qt_timer_fold(struct qt_timer *t);
 void qt_record_fill(struct qt_ctx *ctx, struct qt_timer *t,

@@ -61,7 +61,6 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
 		lockdep_assert_held(&base->lock);
 	t->nr_entries--;	/* the transit reference */
 	if (t->state == QT_ARMED && t->heap_key == QT_KEY_NONE) {
-		t->state = QT_QUEUED;
 		t->count = 1;
 		/*
 		 * A clock set is under way (the work has not run yet): it came
@@ -74,12 +73,7 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
 		/* The id costs a miss in the id table: only when tracing. */
 		if (trace_qtimer_expire_enabled())
 			trace_qtimer_expire(qt_timer_id(ctx, t), t->expires, now);
-		if (ctx->ring) {
-			qt_ring_add(ctx, t);
-		} else {
-			qt_ready_append(ctx, t);
-			ctx->nr_ready++;
-		}
+		qt_timer_queue(ctx, t);
 		return true;
 	}
 	if (t->state == QT_DEAD) {

@@ -77,17 +77,8 @@ int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
 		t->state = QT_ORPHAN;
 		break;
 	case QT_RINGED:
-		/*
-		 * One compare-and-swap with the consumer's: whoever wins has
-		 * the record.  A one-shot's claimed record consumed it, as a
-		 * read() does (qt_lookup_live()).
-		 */
-		if (qt_ring_void(ctx->ring, t))
-			ret = QTIMER_CANCEL_QUEUED;
-		else if (!t->period || (t->flags & QT_TF_CANCELED))
-			ret = -ENOENT;
-		else if (qt_ring_passed(ctx->ring, t))
-			ret = QTIMER_CANCEL_ARMED;
+		/* One compare-and-swap with the consumer's decides. */
+		ret = qt_ring_cancel(ctx->ring, t);
 		qt_ring_detach(ctx->ring, t);
 		t->state = QT_DEAD;
 		qt_base_put_timer(base, t);
@@ -313,10 +304,10 @@ static int qt_modify_replace(struct qt_ctx *ctx, struct qt_timer *t,
 }
 
 /*
- * Re-time a timer whose old record is queued, in the ring or being read.  That
- * record
- * must never be read, and the object is still linked where it is, so the
- * id moves to a fresh object and the old one is left to die where it stands.
+ * Re-time a timer whose old record is queued, in the ring or being read.
+ * That record must never be read, and the object is still linked where it
+ * is, so the id moves to a fresh object and the old one is left to die
+ * where it stands.
  * The timer keeps its CPU (MODIFY keeps id, clock, CPU and cookie): the
  * fresh object goes back on the base it fired from, unless that CPU has
  * gone offline since, when it goes where arming it now would put it.
@@ -327,7 +318,6 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 			   struct qt_base **basep)
 {
 	struct qt_base *base = qt_modify_target(t, args);
-	bool voided = false;
 	int ret = 0;
 
 	spin_lock(&base->lock);
@@ -336,11 +326,10 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 		spin_unlock(&base->lock);
 		return -EAGAIN;
 	}
-	/* Void a ring record only once nothing can fail. */
+	/* Take a ring record back only once nothing can fail. */
 	if (t->state == QT_RINGED) {
-		voided = qt_ring_void(ctx->ring, t);
-		if (!voided && (!t->period || (t->flags & QT_TF_CANCELED))) {
-			/* The consumer claimed it: gone, as after a read(). */
+		ret = qt_ring_cancel(ctx->ring, t);
+		if (ret == -ENOENT) {
 			spin_unlock(&base->lock);
 			qt_ctx_forget(ctx, t);
 			qt_ring_detach(ctx->ring, t);
@@ -352,10 +341,6 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 	spin_unlock(&base->lock);
 
 	if (t->state == QT_RINGED) {
-		if (voided)
-			ret = QTIMER_CANCEL_QUEUED;
-		else if (qt_ring_passed(ctx->ring, t))
-			ret = QTIMER_CANCEL_ARMED;
 		qt_ring_detach(ctx->ring, t);
 		qt_timer_free_when_unreferenced(t);
 	} else if (t->state == QT_QUEUED) {

@@ -141,6 +141,16 @@ static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
 	trace_qtimer_read(rec->id, rec->count, rec->flags);
 }
 
+/* Queue @t's record: into the file's ring if it has one. */
+void qt_timer_queue(struct qt_ctx *ctx, struct qt_timer *t)
+{
+	lockdep_assert_held(&ctx->wqh.lock);
+	if (ctx->ring)
+		qt_ring_add(ctx, t);
+	else
+		qt_ready_queue(ctx, t);
+}
+
 /*
  * Queue the cancellation record of a cancel-on-set timer that is not armed
  * (any more) when the clock is set, with @count expirations pending.
@@ -151,13 +161,7 @@ void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
 	lockdep_assert_held(&ctx->wqh.lock);
 	t->flags = (t->flags & ~QT_TF_SET_WHILE_READ) | QT_TF_CANCELED;
 	t->count = count;
-	if (ctx->ring) {
-		qt_ring_add(ctx, t);
-	} else {
-		t->state = QT_QUEUED;
-		qt_ready_append(ctx, t);
-		ctx->nr_ready++;
-	}
+	qt_timer_queue(ctx, t);
 	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 }
 

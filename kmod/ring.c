@@ -34,8 +34,6 @@
 /* Records settled per hold of the file's lock outside the expirer. */
 #define QT_RING_SETTLE_CHUNK	256
 
-static u32 qt_ring_tail(const struct qt_ring *ring);
-
 static inline u32 qt_ring_idx(const struct qt_ring *ring, u32 pos)
 {
 	return pos & (ring->entries - 1);
@@ -177,9 +175,7 @@ void qt_ring_add(struct qt_ctx *ctx, struct qt_timer *t)
 		qt_ring_write(ctx, ring, t);
 		return;
 	}
-	t->state = QT_QUEUED;
-	qt_ready_append(ctx, t);
-	ctx->nr_ready++;
+	qt_ready_queue(ctx, t);
 	WRITE_ONCE(*ring->flags_p, QTIMER_RING_OVERFLOW);
 }
 
@@ -207,15 +203,6 @@ bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t)
 		old = was;
 	}
 	return true;
-}
-
-/*
- * Whether the consumer's tail has passed @t's record: it is done with it,
- * and a ticker is as good as re-armed (the next settle does it).
- */
-bool qt_ring_passed(const struct qt_ring *ring, const struct qt_timer *t)
-{
-	return t->ring_pos - ring->reaped < qt_ring_tail(ring) - ring->reaped;
 }
 
 /* @t no longer stands behind its record: the reap passes it by. */
@@ -285,6 +272,24 @@ static u32 qt_ring_tail(const struct qt_ring *ring)
 	if (tail - ring->reaped > ring->head - ring->reaped)
 		return ring->reaped;
 	return tail;
+}
+
+/*
+ * Take @t's record back for CANCEL or MODIFY, by the claim: the mask of
+ * what that prevented, or -ENOENT for a one-shot whose record the consumer
+ * claimed (it is consumed, as by a read()).  A ticker the consumer is done
+ * with (tail passed its record) is as good as re-armed, as after a read();
+ * one whose record it holds is not armed.  @t stays behind its record.
+ */
+int qt_ring_cancel(struct qt_ring *ring, struct qt_timer *t)
+{
+	if (qt_ring_void(ring, t))
+		return QTIMER_CANCEL_QUEUED;
+	if (!t->period || (t->flags & QT_TF_CANCELED))
+		return -ENOENT;
+	if (t->ring_pos - ring->reaped < qt_ring_tail(ring) - ring->reaped)
+		return QTIMER_CANCEL_ARMED;
+	return 0;
 }
 
 /**

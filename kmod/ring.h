@@ -60,7 +60,7 @@ int qt_ring_mmap(struct qt_ctx *ctx, struct vm_area_struct *vma);
 void qt_ring_add(struct qt_ctx *ctx, struct qt_timer *t);
 bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t);
 void qt_ring_detach(struct qt_ring *ring, struct qt_timer *t);
-bool qt_ring_passed(const struct qt_ring *ring, const struct qt_timer *t);
+int qt_ring_cancel(struct qt_ring *ring, struct qt_timer *t);
 int qt_ring_settle(struct qt_ctx *ctx, struct qt_base **held,
 		   unsigned int budget, struct qt_base **need);
 __poll_t qt_ring_poll(struct qt_ctx *ctx);
