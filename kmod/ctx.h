@@ -100,8 +100,22 @@ static inline struct qt_timer *qt_ready_pop(struct qt_ctx *ctx)
 	return t;
 }
 
+/*
+ * @t goes (back) into a heap under its id: it carries the slot's generation
+ * while armed.  A slot's generation changes only when it is freed, which
+ * ends the timer's ARMED life first.
+ */
+static inline void qt_timer_armed(struct qt_ctx *ctx, struct qt_timer *t)
+{
+	lockdep_assert_held(&ctx->wqh.lock);
+	t->state = QT_ARMED;
+	t->gen = *qt_ids_gen(&ctx->ids, t->slot);
+}
+
 static inline u64 qt_timer_id(const struct qt_ctx *ctx, const struct qt_timer *t)
 {
+	if (t->state == QT_ARMED)
+		return qt_id_make(t, t->gen);
 	return qt_ids_id(&ctx->ids, t);
 }
 

@@ -89,10 +89,16 @@ static inline struct qt_timer *qt_ids_get(const struct qt_ids *ids, u32 slot)
 	return v & 1 ? NULL : (struct qt_timer *)v;
 }
 
+/* The id of @t, whose slot has generation @gen. */
+static inline u64 qt_id_make(const struct qt_timer *t, u32 gen)
+{
+	return (u64)(gen & QT_ID_GEN_MASK) << QT_ID_GEN_SHIFT |
+	       (u64)qt_timer_user_clock(t) << QT_ID_CLOCK_SHIFT | (t->slot + 1);
+}
+
 static inline u64 qt_ids_id(const struct qt_ids *ids, const struct qt_timer *t)
 {
-	return (u64)(*qt_ids_gen(ids, t->slot) & QT_ID_GEN_MASK) << QT_ID_GEN_SHIFT |
-	       (u64)qt_timer_user_clock(t) << QT_ID_CLOCK_SHIFT | (t->slot + 1);
+	return qt_id_make(t, *qt_ids_gen(ids, t->slot));
 }
 
 /* The timer @id names, or NULL. */

@@ -147,7 +147,7 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 			continue;
 		}
 		t->slot = qt_ids_alloc(&ctx->ids, t);
-		t->state = QT_ARMED;
+		qt_timer_armed(ctx, t);
 		qt_base_push(base, t);
 		base->stats.armed++;
 		qt_batch_unlock_base(batch, base);
@@ -264,8 +264,8 @@ static void qt_timer_take_over(struct qt_ctx *ctx, struct qt_timer *t,
 	fresh->heap_key = QT_KEY_NONE;
 	fresh->base_idx = base->idx;
 	qt_timer_set(fresh, args);
-	fresh->state = QT_ARMED;
 	qt_ids_replace(&ctx->ids, t->slot, fresh);
+	qt_timer_armed(ctx, fresh);
 	qt_base_push(base, fresh);
 }
 

@@ -208,7 +208,7 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 		}
 		t->expires = qt_expires_next(t);
 		t->count = 0;
-		t->state = QT_ARMED;
+		qt_timer_armed(ctx, t);
 		qt_base_push(base, t);
 	}
 	if (base)

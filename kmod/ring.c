@@ -258,7 +258,7 @@ static int qt_ring_reap_one(struct qt_ctx *ctx, struct qt_timer *t,
 	qt_ring_detach(ring, t);
 	t->expires = next;
 	t->count = 0;
-	t->state = QT_ARMED;
+	qt_timer_armed(ctx, t);
 	qt_base_push(base, t);
 	return 0;
 }

@@ -25,7 +25,9 @@ struct qt_ctx;
  *
  *   ARMED    live in its base's heap (heap_key is its entry's key), or
  *            popped by the base's expirer and not yet delivered ("in
- *            transit", heap_key == QT_KEY_NONE).  The base owns it.
+ *            transit", heap_key == QT_KEY_NONE).  The base owns it.  It
+ *            carries its id slot's generation (gen), so that the expirer
+ *            can write its record without a miss in the id table.
  *   QUEUED   fired, on ctx->ready, a record pending.  The context owns it.
  *   RINGED   fired, its record in the file's mapped ring at ring_pos
  *            (ring.c), until the consumer's tail passes it and the ring is
@@ -90,6 +92,7 @@ struct qt_timer {
 	union {
 		struct qt_timer *next;	/* (C) ready queue link, QUEUED/GHOST */
 		u32 ring_pos;		/* (C) its record's ring index, RINGED */
+		u32 gen;		/* (C) its id slot's generation, ARMED */
 	};
 	u32 slot : 24;			/* (C) index in the id table */
 	u32 flags : 8;			/* (C) QT_TF_* */
