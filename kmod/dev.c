@@ -61,8 +61,9 @@ static __poll_t qt_poll(struct file *file, poll_table *wait)
 		return qt_ring_poll(ctx);
 	/*
 	 * poll_wait() queued us on wqh (under wqh.lock) before this read, and
-	 * every change of nr_ready to non-zero happens under wqh.lock followed
-	 * by a wakeup, so a record that arrives after the read still wakes us:
+	 * every change of nr_ready to non-zero happens under wqh.lock and is
+	 * followed by a wakeup (under that lock or, from the expirer, after
+	 * it), so a record that arrives after the read still wakes us:
 	 * the unlocked read can only be stale in the harmless direction.
 	 */
 	return READ_ONCE(ctx->nr_ready) ? EPOLLIN | EPOLLRDNORM : 0;

@@ -48,6 +48,49 @@
 #define QT_REARM_GAP_NS		(50 * NSEC_PER_USEC)
 
 /*
+ * Files a run has delivered into and not yet woken.  A consumer that keeps
+ * up sleeps again after each wakeup, so waking it once per batch costs it a
+ * wakeup (and its CPU an IPI and an idle exit) per QT_BATCH records; once
+ * per run, or per worker chunk, is as soon as it matters and far cheaper.
+ * Past this many files, a file is woken at once.
+ */
+#define QT_WAKE_MAX		8
+
+struct qt_wake {
+	struct qt_ctx *ctx[QT_WAKE_MAX];
+	unsigned int nr;
+};
+
+/*
+ * @ctx, locked, has new records: wake its waiters now or at the end of the
+ * run.  Its memory stays valid until then: the run does not leave its RCU
+ * read section before qt_wake_flush().
+ */
+static void qt_wake_later(struct qt_wake *wake, struct qt_ctx *ctx)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+	for (i = 0; i < wake->nr; i++)
+		if (wake->ctx[i] == ctx)
+			return;
+	if (wake->nr < QT_WAKE_MAX)
+		wake->ctx[wake->nr++] = ctx;
+	else
+		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+}
+
+/* Called with no lock held, before the run leaves its RCU read section. */
+static void qt_wake_flush(struct qt_wake *wake)
+{
+	unsigned int i;
+
+	for (i = 0; i < wake->nr; i++)
+		wake_up_poll(&wake->ctx[i]->wqh, EPOLLIN | EPOLLRDNORM);
+	wake->nr = 0;
+}
+
+/*
  * Settle one popped timer of @ctx: queue its record, or free it if it died
  * in transit.  @base is the timer's base, locked, or NULL when the transit
  * reference is the timer's only one (see nr_entries in timer.h).  Returns true
@@ -93,20 +136,21 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
  * @nr: how many.
  * @now: the clock reading they were found due at.
  * @wait: whether to wait for a file's lock when it is busy.
+ * @wake: where the files delivered into are kept for their wakeup.
  *
  * Called under rcu_read_lock().  A context may be closing: its memory stays
  * valid for the RCU grace period, and a closing context has made all its
  * timers DEAD under its lock, so nothing is queued on it.
  *
- * The timers of one file are delivered under one hold of its lock, with one
- * wakeup: a wakeup runs every poll and epoll waiter's callback, which per
- * timer cost more than the delivery itself.  Within a file the batch order
- * (deadline order) is kept.  The base lock, which the expirer has just
- * dropped and takes again for the next batch, is needed only for a timer
- * that still has heap entries besides its transit reference (one re-timed
- * or cancelled meanwhile); for the others the context lock is enough (see
- * nr_entries in timer.h), which keeps readers and the expirer from waiting on
- * each other's base lock holds.
+ * The timers of one file are delivered under one hold of its lock, and the
+ * file is woken once, later (@wake): a wakeup runs every poll and epoll
+ * waiter's callback, which per timer cost more than the delivery itself.
+ * Within a file the batch order (deadline order) is kept.  The base lock,
+ * which the expirer has just dropped and takes again for the next batch, is
+ * needed only for a timer that still has heap entries besides its transit
+ * reference (one re-timed or cancelled meanwhile); for the others the
+ * context lock is enough (see nr_entries in timer.h), which keeps readers
+ * and the expirer from waiting on each other's base lock holds.
  *
  * Without @wait, delivery stops at the first file whose lock is busy, so
  * that the expirer can pop more meanwhile instead of spinning.
@@ -115,7 +159,8 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
  * order (0 with @wait).
  */
 static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
-				      ktime_t now, bool wait)
+				      ktime_t now, bool wait,
+				      struct qt_wake *wake)
 {
 	unsigned int i, rest;
 	unsigned long flags;
@@ -123,7 +168,7 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 	while (nr) {
 		struct qt_ctx *ctx = batch[0]->ctx;
 		struct qt_base *base = NULL;
-		bool wake = false;
+		bool woke = false;
 
 		if (wait)
 			spin_lock_irqsave(&ctx->wqh.lock, flags);
@@ -148,17 +193,17 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 				continue;
 			}
 			if (READ_ONCE(t->nr_entries) == 1) {
-				wake |= qt_deliver_one(ctx, NULL, t, now);
+				woke |= qt_deliver_one(ctx, NULL, t, now);
 				continue;
 			}
 			/* Its other entries are in its base's heap. */
 			base = qt_base_relock(base, t);
-			wake |= qt_deliver_one(ctx, base, t, now);
+			woke |= qt_deliver_one(ctx, base, t, now);
 		}
 		if (base)
 			qt_base_unlock_carried(base);
-		if (wake)
-			wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+		if (woke)
+			qt_wake_later(wake, ctx);
 		spin_unlock_irqrestore(&ctx->wqh.lock, flags);
 		nr = rest;
 	}
@@ -187,6 +232,7 @@ static void qt_expire_run(struct qt_base *base, bool worker)
 	unsigned int budget = chunk;
 	unsigned int scan = chunk / QT_IRQ_BUDGET * QT_IRQ_SCAN_BUDGET;
 	unsigned int nr = 0, popped, fired = 0;
+	struct qt_wake wake = { .nr = 0 };
 	unsigned long flags;
 	bool more, stop, defer = false;
 	u64 start = ktime_get_ns();
@@ -209,7 +255,10 @@ static void qt_expire_run(struct qt_base *base, bool worker)
 
 		stop = more && (fired >= budget || !scan);
 		nr = qt_expire_deliver(batch, nr, now,
-				       !more || stop || nr > QT_BATCH);
+				       !more || stop || nr > QT_BATCH, &wake);
+		/* All delivered: the run ends, or leaves RCU, or defers. */
+		if (!more || stop)
+			qt_wake_flush(&wake);
 
 		if (worker && stop) {
 			rcu_read_unlock();
