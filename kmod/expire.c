@@ -167,6 +167,7 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 
 	while (nr) {
 		struct qt_ctx *ctx = batch[0]->ctx;
+		struct qt_timer *dead = NULL;
 		struct qt_base *base = NULL;
 		bool woke = false;
 
@@ -182,7 +183,8 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 		if (ctx->ring) {
 			struct qt_base *need;
 
-			qt_ring_settle(ctx, &base, QT_RING_SETTLE_EXPIRER, &need);
+			qt_ring_settle(ctx, &base, QT_RING_SETTLE_EXPIRER, &need,
+				       &dead);
 		}
 		/* Deliver ctx's timers and keep the others, in order, for later. */
 		for (i = rest = 0; i < nr; i++) {
@@ -205,6 +207,7 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 		if (woke)
 			qt_wake_later(wake, ctx);
 		spin_unlock_irqrestore(&ctx->wqh.lock, flags);
+		qt_timers_free_list(dead);
 		nr = rest;
 	}
 	return nr;

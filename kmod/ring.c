@@ -213,13 +213,28 @@ void qt_ring_detach(struct qt_ring *ring, struct qt_timer *t)
 }
 
 /*
+ * @t is to die: if nothing can reach it any more, onto @dead, for the
+ * caller to free once it dropped the file's lock, which the consumer and
+ * the expirer both wait for.
+ */
+static void qt_ring_let_die(struct qt_timer *t, struct qt_base **held,
+			    struct qt_timer **dead)
+{
+	if (qt_timer_let_die(t, held)) {
+		t->next = *dead;
+		*dead = t;
+	}
+}
+
+/*
  * The consumer is done with @t's record.  A one-shot (or a cancellation)
  * dies; a ticker fires again at once with the periods it missed counted,
  * or goes back into its heap for its next deadline, which needs room there:
  * -EAGAIN with *@need set when there is none, @t untouched.
  */
 static int qt_ring_reap_one(struct qt_ctx *ctx, struct qt_timer *t,
-			    struct qt_base **held, struct qt_base **need)
+			    struct qt_base **held, struct qt_base **need,
+			    struct qt_timer **dead)
 {
 	struct qt_ring *ring = ctx->ring;
 	struct qt_base *base;
@@ -228,8 +243,7 @@ static int qt_ring_reap_one(struct qt_ctx *ctx, struct qt_timer *t,
 	if (!t->period || (t->flags & QT_TF_CANCELED)) {
 		qt_ring_detach(ring, t);
 		qt_ctx_forget(ctx, t);
-		if (qt_timer_let_die(t, held))
-			qt_timer_free(t);
+		qt_ring_let_die(t, held, dead);
 		return 0;
 	}
 	if (t->flags & QT_TF_SET_WHILE_READ) {
@@ -298,6 +312,8 @@ int qt_ring_cancel(struct qt_ring *ring, struct qt_timer *t)
  * @held: the base the caller carries locked, or NULL (see qt_base_relock()).
  * @budget: records to look at, reaped and refilled together.
  * @need: set to the base whose heap needs room, on -EAGAIN.
+ * @dead: where timers that died go, linked by ->next, for the caller to
+ *	free with qt_timers_free_list() once it dropped the file's lock.
  *
  * Wakes the file's waiters when it wrote records.
  *
@@ -305,7 +321,8 @@ int qt_ring_cancel(struct qt_ring *ring, struct qt_timer *t)
  * ticker needs room in *@need's heap before the reap can go on.
  */
 int qt_ring_settle(struct qt_ctx *ctx, struct qt_base **held,
-		   unsigned int budget, struct qt_base **need)
+		   unsigned int budget, struct qt_base **need,
+		   struct qt_timer **dead)
 {
 	struct qt_ring *ring = ctx->ring;
 	u32 tail = qt_ring_tail(ring), head = ring->head;
@@ -321,7 +338,7 @@ int qt_ring_settle(struct qt_ctx *ctx, struct qt_base **held,
 		t = ring->owner[qt_ring_idx(ring, ring->reaped)];
 		if (!t)
 			continue;
-		ret = qt_ring_reap_one(ctx, t, held, need);
+		ret = qt_ring_reap_one(ctx, t, held, need, dead);
 		if (ret)
 			goto out;
 	}
@@ -333,8 +350,7 @@ int qt_ring_settle(struct qt_ctx *ctx, struct qt_base **held,
 		t = qt_ready_pop(ctx);
 		if (t->state == QT_GHOST) {
 			ctx->nr_ghosts--;
-			if (qt_timer_let_die(t, held))
-				qt_timer_free(t);
+			qt_ring_let_die(t, held, dead);
 			continue;
 		}
 		ctx->nr_ready--;
@@ -353,8 +369,10 @@ out:
  * Settle all there is, dropping the lock between chunks and to make room
  * for tickers.  Process context only; called and returns with the lock
  * held.  Out of memory, a ticker stays behind its record, settled later.
+ * The timers of the last chunk that died are left on @dead (see
+ * qt_ring_settle()); the others it frees itself.
  */
-static void qt_ring_settle_all(struct qt_ctx *ctx)
+static void qt_ring_settle_all(struct qt_ctx *ctx, struct qt_timer **dead)
 	__must_hold(&ctx->wqh.lock)
 {
 	struct qt_base *base, *need;
@@ -362,12 +380,15 @@ static void qt_ring_settle_all(struct qt_ctx *ctx)
 
 	do {
 		base = NULL;
-		ret = qt_ring_settle(ctx, &base, QT_RING_SETTLE_CHUNK, &need);
+		ret = qt_ring_settle(ctx, &base, QT_RING_SETTLE_CHUNK, &need,
+				     dead);
 		if (base)
 			qt_base_unlock_carried(base);
 		if (!ret)
 			return;
 		spin_unlock_irq(&ctx->wqh.lock);
+		qt_timers_free_list(*dead);
+		*dead = NULL;
 		if (ret == -EAGAIN && qt_base_reserve(need, 1))
 			ret = 0;
 		cond_resched();
@@ -395,14 +416,16 @@ static bool qt_ring_pending(struct qt_ctx *ctx)
 
 __poll_t qt_ring_poll(struct qt_ctx *ctx)
 {
+	struct qt_timer *dead = NULL;
 	__poll_t mask;
 
 	/* Records a clock set cancelled are void by the time poll() says. */
 	qt_clock_set_sync();
 	spin_lock_irq(&ctx->wqh.lock);
-	qt_ring_settle_all(ctx);
+	qt_ring_settle_all(ctx, &dead);
 	mask = qt_ring_pending(ctx) ? EPOLLIN | EPOLLRDNORM : 0;
 	spin_unlock_irq(&ctx->wqh.lock);
+	qt_timers_free_list(dead);
 	return mask;
 }
 
@@ -448,6 +471,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	size_t max = iov_iter_count(to) / sizeof(recs[0]), got = 0;
 	struct qt_ring *ring = ctx->ring;
 	u32 pos[QT_RING_READ_CHUNK], tail;
+	struct qt_timer *dead = NULL;
 	unsigned int nr, copied, i;
 	ssize_t ret = 0;
 	bool stuck;
@@ -463,7 +487,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	qt_clock_set_sync();
 	spin_lock_irq(&ctx->wqh.lock);
 	while (got < max) {
-		qt_ring_settle_all(ctx);
+		qt_ring_settle_all(ctx, &dead);
 		tail = qt_ring_tail(ring);
 		/* A ticker could not be re-armed for want of memory. */
 		stuck = ring->reaped != tail;
@@ -479,6 +503,14 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 				ret = -ENOMEM;
 				break;
 			}
+			/* Not kept while we sleep. */
+			if (dead) {
+				spin_unlock_irq(&ctx->wqh.lock);
+				qt_timers_free_list(dead);
+				dead = NULL;
+				spin_lock_irq(&ctx->wqh.lock);
+				continue;
+			}
 			ret = wait_event_interruptible_locked_irq(ctx->wqh,
 								  qt_ring_pending(ctx));
 			if (ret)
@@ -486,6 +518,8 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			continue;
 		}
 		spin_unlock_irq(&ctx->wqh.lock);
+		qt_timers_free_list(dead);
+		dead = NULL;
 		/* A record cut in the middle was not delivered. */
 		copied = copy_to_iter(recs, nr * sizeof(recs[0]), to) /
 			 sizeof(recs[0]);
@@ -506,9 +540,10 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		}
 	}
 	/* Re-arm the tickers whose records this read took. */
-	qt_ring_settle_all(ctx);
+	qt_ring_settle_all(ctx, &dead);
 	spin_unlock_irq(&ctx->wqh.lock);
 	mutex_unlock(&ring->read_mutex);
+	qt_timers_free_list(dead);
 	if (got)
 		return got * sizeof(recs[0]);
 	return ret ? ret : -EAGAIN;

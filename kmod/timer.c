@@ -47,3 +47,24 @@ void qt_timers_free(unsigned int nr, void **timers)
 {
 	kmem_cache_free_bulk(qt_timer_cache, nr, timers);
 }
+
+/*
+ * Free timers nothing can reach any more, linked by ->next, in bulk: what a
+ * holder of the file's lock collected, freed once it dropped the lock.
+ */
+void qt_timers_free_list(struct qt_timer *list)
+{
+	void *bulk[16];
+	unsigned int nr = 0;
+
+	while (list) {
+		bulk[nr++] = list;
+		list = list->next;
+		if (nr == ARRAY_SIZE(bulk)) {
+			qt_timers_free(nr, bulk);
+			nr = 0;
+		}
+	}
+	if (nr)
+		qt_timers_free(nr, bulk);
+}

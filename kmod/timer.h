@@ -155,5 +155,6 @@ struct qt_timer *qt_timer_alloc(gfp_t gfp);
 unsigned int qt_timers_alloc(unsigned int nr, struct qt_timer **timers);
 void qt_timer_free(struct qt_timer *t);
 void qt_timers_free(unsigned int nr, void **timers);
+void qt_timers_free_list(struct qt_timer *list);
 
 #endif /* _QT_TIMER_H */
