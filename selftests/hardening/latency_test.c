@@ -14,8 +14,9 @@
  *    timers on the CPU (one dead heap entry), then open and close another
  *    file, over and over: a release compacts every heap with a dead entry.
  *  - modify_earlier_compacts_heap: MODIFY one timer of that heap to an
- *    ever earlier expiry: at 255 stale entries of one timer the whole heap
- *    is compacted.
+ *    ever earlier expiry, until its stale entries are a quarter of the
+ *    heap and it is compacted.  Its baseline is not idle but the same
+ *    MODIFYs on a heap of CONTROL_TIMERS (see control_modify_earlier()).
  *  - cancel_sweeps_ready_queue: cancel 10^6 fired, unread one-shots: once
  *    the cancelled ones outnumber the others, the ready queue is swept.
  *  - close_frees_ready_queue: close a file with 10^6 unread records.
@@ -71,6 +72,7 @@
 #define FAR_NS		(3600 * NSEC_PER_SEC)
 #define MAX_SAMPLES	(1 << 16)
 #define ROUNDS		2
+#define CONTROL_TIMERS	1024	/* the MODIFY attack's baseline heap */
 
 /* The victim's wakeups during one measurement. */
 struct lat_window {
@@ -481,6 +483,7 @@ struct attack {
 	/* If set, what the idle measurement does, before prepare(). */
 	void (*idle)(struct __test_metadata *_metadata,
 		     FIXTURE_DATA(latency) *self);
+	const char *idle_what;	/* what the log calls it ("idle") */
 	/* Runs on the victim's CPU; counts in self->ops what it did. */
 	void (*run)(struct __test_metadata *_metadata,
 		    FIXTURE_DATA(latency) *self);
@@ -507,8 +510,9 @@ static bool judge(struct __test_metadata *_metadata,
 	window_stats(self->attack, &attack);
 	bound = LAT_FACTOR * (idle.worst_but_one > self->floor_ns ?
 			      idle.worst_but_one : self->floor_ns);
-	TH_LOG("round %d, victim on CPU %d, idle: %zu wakeups, late p50 %.2f p99 %.2f worst %.2f ms (but one: %.2f)",
-	       round, self->cpu, idle.nr, MS(idle.p50), MS(idle.p99),
+	TH_LOG("round %d, victim on CPU %d, %s: %zu wakeups, late p50 %.2f p99 %.2f worst %.2f ms (but one: %.2f)",
+	       round, self->cpu, a->idle_what ? a->idle_what : "idle", idle.nr,
+	       MS(idle.p50), MS(idle.p99),
 	       MS(idle.worst), MS(idle.worst_but_one));
 	TH_LOG("round %d, %s (%ld %s): %zu wakeups, late p50 %.2f p99 %.2f worst %.2f ms, bound %.1f ms",
 	       round, a->what, self->ops, a->ops, attack.nr, MS(attack.p50),
@@ -610,27 +614,83 @@ TEST_F_TIMEOUT(latency, close_compacts_heap, 300)
 	run_attack(_metadata, self, &close_with_dead_entry);
 }
 
+/*
+ * MODIFY timer @id of @fd to an ever earlier expiry, on the victim's CPU,
+ * for ATTACK_NS and until it made @min_ops MODIFYs.  Returns how many.
+ */
+static long modify_earlier(struct __test_metadata *_metadata, int fd, __u64 id,
+			   __s64 expires, long min_ops)
+{
+	__s64 deadline = qt_now(CLOCK_MONOTONIC) + ATTACK_NS;
+	long ops = 0;
+
+	do {
+		expires -= NSEC_PER_USEC;
+		ASSERT_EQ(QTIMER_CANCEL_ARMED,
+			  qt_modify(fd, id, QTIMER_F_ABSTIME, expires, 0, 0));
+		ops++;
+	} while (qt_now(CLOCK_MONOTONIC) < deadline || ops < min_ops);
+	return ops;
+}
+
+/*
+ * Each MODIFY earlier leaves a stale entry, and the heap is compacted once
+ * they are a quarter of it: after n / 3 of them on a heap of n.  So the
+ * attack makes n / 2 at least, whatever the machine's speed: on a busy
+ * host two seconds had made only 10^5 of them, and no compaction, which
+ * no implementation of it could then fail.
+ */
+static long modify_earlier_ops(FIXTURE_DATA(latency) *self)
+{
+	return self->n / 2;
+}
+
 static void run_modify_earlier(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(latency) *self)
 {
-	__s64 deadline = qt_now(CLOCK_MONOTONIC) + ATTACK_NS;
 	__s64 expires = qt_now(CLOCK_MONOTONIC) + FAR_NS;
 	int fd = self->fds[0];
 	__u64 id;
 
 	ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, expires,
 				0, self->n, self->cpu, &id));
-	/* 255 stale entries of one timer make a compaction: several. */
-	do {
-		expires -= NSEC_PER_USEC;
-		ASSERT_EQ(QTIMER_CANCEL_ARMED,
-			  qt_modify(fd, id, QTIMER_F_ABSTIME, expires, 0, 0));
-		self->ops++;
-	} while (qt_now(CLOCK_MONOTONIC) < deadline || self->ops < 4 * 255);
+	self->ops = modify_earlier(_metadata, fd, id, expires,
+				   modify_earlier_ops(self));
 }
 
-static const struct attack modify_earlier = {
+/*
+ * The baseline of the MODIFY attack: the same MODIFYs on the victim's CPU,
+ * as many, but on a heap of CONTROL_TIMERS, where no walk of the heap can
+ * take long.  Under TCG a busy vCPU competes for the host's CPUs where an
+ * idle one sleeps, and the compact work holds the base lock the MODIFYs
+ * spin on, so an idle baseline measures neither: one run failed with a
+ * stall of 212 and then 230 ms in the attack's windows against 4 ms idle.
+ * Both happen here too, so only what grows with the heap counts.
+ */
+static void control_modify_earlier(struct __test_metadata *_metadata,
+				   FIXTURE_DATA(latency) *self)
+{
+	__s64 expires = qt_now(CLOCK_MONOTONIC) + FAR_NS;
+	int fd = qt_open(0);
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	self->fds[1] = fd;
+	ASSERT_EQ(0, arm_range(self, fd, 0, CONTROL_TIMERS, self->cpu,
+			       expires + FAR_NS, FAR_NS));
+	ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, expires,
+				0, CONTROL_TIMERS, self->cpu, &id));
+	ASSERT_EQ(0, qt_pin_self(self->cpu));
+	modify_earlier(_metadata, fd, id, expires, modify_earlier_ops(self));
+	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
+	close(fd);
+	self->fds[1] = -1;
+}
+
+static const struct attack modify_earlier_attack = {
 	.what = "MODIFY of one timer ever earlier",
+	.idle = control_modify_earlier,
+	.idle_what = "the same MODIFYs on a small heap",
 	.prepare = prepare_far,
 	.run = run_modify_earlier,
 	.ops = "MODIFYs",
@@ -638,7 +698,7 @@ static const struct attack modify_earlier = {
 
 TEST_F_TIMEOUT(latency, modify_earlier_compacts_heap, 300)
 {
-	run_attack(_metadata, self, &modify_earlier);
+	run_attack(_metadata, self, &modify_earlier_attack);
 }
 
 /*
