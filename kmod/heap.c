@@ -28,14 +28,6 @@
 #define QT_HEAP_LINE		64
 
 /*
- * Even with 2^32 entries no node of a 4-ary heap is more than 16 steps
- * below the root, so a push never costs more than 16 steps: below one
- * incoming entry in 16, qt_heap_merge() pushing them one by one cannot be
- * slower than rebuilding the whole heap.
- */
-#define QT_HEAP_MAX_DEPTH	16
-
-/*
  * Index arithmetic is done in unsigned long so that child (4i + 4) and
  * grandchild (16i + 20, only formed while 4i + 4 < n) indices cannot wrap:
  * on 64-bit there is room for any u32 index, and on 32-bit the array
@@ -306,32 +298,4 @@ void qt_heap_replace_top(struct qt_heap *h, s64 key)
 void qt_heap_rebuild(struct qt_heap *h)
 {
 	qt_heap_heapify(h->v, h->nr);
-}
-
-/**
- * qt_heap_merge() - Move all entries of one heap into another.
- * @dst: receives the entries; the caller guarantees
- *       @dst->cap >= @dst->nr + @src->nr.
- * @src: left empty, its storage still attached.
- *
- * Used when a CPU goes offline and its timers move to a live CPU.  A few
- * entries are sifted up one by one; many are appended and the whole heap is
- * rebuilt in O(n), so the cost is bounded either way.
- */
-void qt_heap_merge(struct qt_heap *dst, struct qt_heap *src)
-{
-	unsigned long n = dst->nr, m = src->nr, i;
-	struct qt_heap_entry *v = dst->v;
-
-	if (!m)
-		return;
-	memcpy(&v[n], src->v, m * sizeof(*v));
-	dst->nr += src->nr;
-	src->nr = 0;
-	if (m < (n + m) / QT_HEAP_MAX_DEPTH) {
-		for (i = n; i < n + m; i++)
-			qt_heap_sift_up(v, i, v[i].key, v[i].timer);
-	} else {
-		qt_heap_heapify(v, n + m);
-	}
 }

@@ -103,6 +103,4 @@ qt_heap_filter(struct qt_heap *h,
 	return n - kept;
 }
 
-void qt_heap_merge(struct qt_heap *dst, struct qt_heap *src);
-
 #endif /* _QT_HEAP_H */

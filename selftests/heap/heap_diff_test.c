@@ -29,19 +29,19 @@ enum key_mode {
 
 enum op {
 	OP_PUSH, OP_POP, OP_REPLACE_UP, OP_REPLACE_ANY, OP_FILTER,
-	OP_SRC_PUSH, OP_MERGE, OP_ATTACH, OP_NR
+	OP_ATTACH, OP_NR
 };
 
 static const char *const op_name[OP_NR] = {
 	"push", "pop", "replace_top later", "replace_top any", "filter",
-	"push to merge source", "merge", "attach",
+	"attach",
 };
 
 FIXTURE(diff) {
-	struct th heap, src;
-	/* References: the same multisets, unordered. */
-	struct qt_heap_entry *ref, *src_ref;
-	u32 ref_nr, src_ref_nr;
+	struct th heap;
+	/* Reference: the same multiset, unordered. */
+	struct qt_heap_entry *ref;
+	u32 ref_nr;
 	/* Per id: keep verdict for the current filter, and callback counts. */
 	u8 *dead, *kept_calls, *drop_calls;
 	struct qt_heap_entry *sorted_a, *sorted_b;
@@ -53,7 +53,7 @@ FIXTURE(diff) {
 	u32 step;
 	enum op op;
 	/* What the runs covered, printed so a reader can judge the mix. */
-	u64 ops[OP_NR], merges_sift_up, merges_heapify, filtered;
+	u64 ops[OP_NR], filtered;
 	u32 max_seen;
 };
 
@@ -67,63 +67,59 @@ FIXTURE_VARIANT(diff) {
 /* The engine's steady state: arm, expire, re-arm tickers, lazy compaction. */
 FIXTURE_VARIANT_ADD(diff, timer_churn) {
 	.weight = { [OP_PUSH] = 30, [OP_POP] = 25, [OP_REPLACE_UP] = 20,
-		    [OP_REPLACE_ANY] = 2, [OP_FILTER] = 2, [OP_SRC_PUSH] = 5,
-		    [OP_MERGE] = 1, [OP_ATTACH] = 1 },
+		    [OP_REPLACE_ANY] = 2, [OP_FILTER] = 2,
+		    [OP_ATTACH] = 1 },
 	.keys = KEYS_TIMER, .max_nr = 3000, .steps = 30000,
 };
 
 /* Deep heaps (7+ levels): no filters to cut them back. */
 FIXTURE_VARIANT_ADD(diff, grow_large) {
 	.weight = { [OP_PUSH] = 70, [OP_POP] = 10, [OP_REPLACE_UP] = 10,
-		    [OP_REPLACE_ANY] = 5, [OP_SRC_PUSH] = 3, [OP_MERGE] = 1,
+		    [OP_REPLACE_ANY] = 5,
 		    [OP_ATTACH] = 1 },
 	.keys = KEYS_TIMER, .max_nr = 12000, .steps = 20000,
 };
 
 FIXTURE_VARIANT_ADD(diff, drain_heavy) {
 	.weight = { [OP_PUSH] = 30, [OP_POP] = 45, [OP_REPLACE_UP] = 5,
-		    [OP_REPLACE_ANY] = 5, [OP_FILTER] = 2, [OP_SRC_PUSH] = 10,
-		    [OP_MERGE] = 2, [OP_ATTACH] = 3 },
+		    [OP_REPLACE_ANY] = 5, [OP_FILTER] = 2,
+		    [OP_ATTACH] = 3 },
 	.keys = KEYS_WIDE, .max_nr = 500, .steps = 30000,
 };
 
 FIXTURE_VARIANT_ADD(diff, duplicate_keys) {
 	.weight = { [OP_PUSH] = 35, [OP_POP] = 30, [OP_REPLACE_UP] = 10,
-		    [OP_REPLACE_ANY] = 10, [OP_FILTER] = 3, [OP_SRC_PUSH] = 10,
-		    [OP_MERGE] = 2, [OP_ATTACH] = 2 },
+		    [OP_REPLACE_ANY] = 10, [OP_FILTER] = 3,
+		    [OP_ATTACH] = 2 },
 	.keys = KEYS_DUPS, .max_nr = 1000, .steps = 30000,
 };
 
 FIXTURE_VARIANT_ADD(diff, wide_keys) {
 	.weight = { [OP_PUSH] = 35, [OP_POP] = 30, [OP_REPLACE_UP] = 10,
-		    [OP_REPLACE_ANY] = 10, [OP_FILTER] = 3, [OP_SRC_PUSH] = 10,
-		    [OP_MERGE] = 2, [OP_ATTACH] = 2 },
+		    [OP_REPLACE_ANY] = 10, [OP_FILTER] = 3,
+		    [OP_ATTACH] = 2 },
 	.keys = KEYS_WIDE, .max_nr = 2000, .steps = 30000,
 };
 
-/* Structural operations most of the time: filter, merge, attach. */
+/* Structural operations most of the time: filter and attach. */
 FIXTURE_VARIANT_ADD(diff, restructure) {
 	.weight = { [OP_PUSH] = 30, [OP_POP] = 10, [OP_REPLACE_UP] = 5,
-		    [OP_REPLACE_ANY] = 5, [OP_FILTER] = 10, [OP_SRC_PUSH] = 25,
-		    [OP_MERGE] = 10, [OP_ATTACH] = 10 },
+		    [OP_REPLACE_ANY] = 5, [OP_FILTER] = 10,
+		    [OP_ATTACH] = 10 },
 	.keys = KEYS_TIMER, .max_nr = 1500, .steps = 20000,
 };
 
 FIXTURE_SETUP(diff)
 {
-	/*
-	 * Pushes stop at max_nr and merges only start below it, so neither
-	 * heap exceeds twice that plus one burst of source pushes.
-	 */
-	self->ref_max = 2 * variant->max_nr + 64;
+	/* Pushes stop at max_nr. */
+	self->ref_max = variant->max_nr + 64;
 	self->ref = calloc(self->ref_max, sizeof(*self->ref));
-	self->src_ref = calloc(self->ref_max, sizeof(*self->src_ref));
 	self->sorted_a = calloc(self->ref_max, sizeof(*self->sorted_a));
 	self->sorted_b = calloc(self->ref_max, sizeof(*self->sorted_b));
 	self->dead = calloc(MAX_IDS, 1);
 	self->kept_calls = calloc(MAX_IDS, 1);
 	self->drop_calls = calloc(MAX_IDS, 1);
-	ASSERT_TRUE(self->ref && self->src_ref && self->sorted_a &&
+	ASSERT_TRUE(self->ref && self->sorted_a &&
 		    self->sorted_b && self->dead && self->kept_calls &&
 		    self->drop_calls);
 }
@@ -134,9 +130,7 @@ FIXTURE_TEARDOWN(diff)
 		TH_LOG("failed with seed %llu at step %u (%s); rerun with SEED=%llu",
 		       self->seed, self->step, op_name[self->op], self->seed);
 	th_release(&self->heap);
-	th_release(&self->src);
 	free(self->ref);
-	free(self->src_ref);
 	free(self->sorted_a);
 	free(self->sorted_b);
 	free(self->dead);
@@ -199,7 +193,6 @@ static void check_top(struct __test_metadata *_metadata,
 	u32 i;
 
 	ASSERT_EQ(self->ref_nr, self->heap.h.nr);
-	ASSERT_EQ(self->src_ref_nr, self->src.h.nr);
 	if (!self->ref_nr) {
 		ASSERT_EQ(NULL, top);
 		return;
@@ -269,8 +262,11 @@ static void diff_step(struct __test_metadata *_metadata,
 
 	switch (op) {
 	case OP_PUSH:
-		diff_push(_metadata, self, &self->heap, self->ref, &self->ref_nr,
-			  variant->keys);
+		/* Short bursts, so that the heaps grow deep between pops. */
+		for (i = 1 + rng_below(&self->rng, 8); i-- > 0 &&
+		     self->ref_nr < variant->max_nr; )
+			diff_push(_metadata, self, &self->heap, self->ref,
+				  &self->ref_nr, variant->keys);
 		break;
 	case OP_POP:
 		if (!top)
@@ -332,26 +328,6 @@ static void diff_step(struct __test_metadata *_metadata,
 		}
 		break;
 	}
-	case OP_SRC_PUSH:
-		/* Bursts, so merges see sources both small and large. */
-		for (i = rng_below(&self->rng, 40); i-- > 0; )
-			diff_push(_metadata, self, &self->src, self->src_ref,
-				  &self->src_ref_nr, variant->keys);
-		break;
-	case OP_MERGE:
-		if (self->heap.h.cap < self->heap.h.nr + self->src.h.nr)
-			diff_attach(_metadata, self, &self->heap, self->src.h.nr);
-		/* Mirrors qt_heap_merge()'s choice, to count both paths. */
-		if (self->src.h.nr * 16 < self->heap.h.nr + self->src.h.nr)
-			self->merges_sift_up += self->src.h.nr != 0;
-		else
-			self->merges_heapify++;
-		qt_heap_merge(&self->heap.h, &self->src.h);
-		memcpy(&self->ref[self->ref_nr], self->src_ref,
-		       self->src_ref_nr * sizeof(*self->ref));
-		self->ref_nr += self->src_ref_nr;
-		self->src_ref_nr = 0;
-		break;
 	case OP_ATTACH:
 		diff_attach(_metadata, self, &self->heap, 0);
 		break;
@@ -367,9 +343,7 @@ static void diff_run(struct __test_metadata *_metadata,
 	u32 total = 0, step, i;
 
 	th_release(&self->heap);
-	th_release(&self->src);
 	self->ref_nr = 0;
-	self->src_ref_nr = 0;
 	self->next_id = 0;
 	self->now = 0;
 	self->rng = rng_seed(seed);
@@ -385,10 +359,6 @@ static void diff_run(struct __test_metadata *_metadata,
 			pick -= variant->weight[op++];
 		if (op == OP_PUSH && self->ref_nr >= variant->max_nr)
 			op = OP_POP;
-		if (op == OP_SRC_PUSH && self->src_ref_nr >= variant->max_nr)
-			op = OP_MERGE;
-		if (op == OP_MERGE && self->ref_nr >= variant->max_nr)
-			op = OP_FILTER;
 
 		self->step = step;
 		self->op = op;
@@ -400,8 +370,6 @@ static void diff_run(struct __test_metadata *_metadata,
 		if (step % 101 == 0 || step + 1 == variant->steps) {
 			check_all(_metadata, self, &self->heap, self->ref,
 				  self->ref_nr);
-			check_all(_metadata, self, &self->src, self->src_ref,
-				  self->src_ref_nr);
 		}
 	}
 }
@@ -426,11 +394,10 @@ TEST_F_TIMEOUT(diff, random, 120)
 		diff_run(_metadata, self, variant, seeds[i]);
 	ksft_print_msg("%zu seed(s), up to %u entries: push %llu pop %llu replace %llu+%llu\n",
 		       nr_seeds, self->max_seen,
-		       self->ops[OP_PUSH] + self->ops[OP_SRC_PUSH], self->ops[OP_POP],
+		       self->ops[OP_PUSH], self->ops[OP_POP],
 		       self->ops[OP_REPLACE_UP], self->ops[OP_REPLACE_ANY]);
-	ksft_print_msg("filter %llu (%llu removed) merge %llu+%llu (sift-up+heapify) attach %llu\n",
-		       self->ops[OP_FILTER], self->filtered, self->merges_sift_up,
-		       self->merges_heapify, self->ops[OP_ATTACH]);
+	ksft_print_msg("filter %llu (%llu removed) attach %llu\n",
+		       self->ops[OP_FILTER], self->filtered, self->ops[OP_ATTACH]);
 	/* The harness ends the test child with _exit(), which skips stdio. */
 	fflush(stdout);
 }

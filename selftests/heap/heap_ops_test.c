@@ -507,62 +507,6 @@ TEST(filter_empty)
 	th_release(&t);
 }
 
-/* Merge @m entries into a heap of @n; both paths (sift-up and heapify). */
-static void merge_case(struct __test_metadata *_metadata, u32 n, u32 m)
-{
-	struct th dst = {}, src = {};
-	u64 rng = rng_seed(n * 131 + m);
-	u8 *seen = calloc(n + m + 1, 1);
-	s64 prev = S64_MIN;
-	u32 i;
-
-	ASSERT_NE(NULL, seen);
-	ASSERT_TRUE(th_attach(&dst, n + m, 0));
-	ASSERT_TRUE(th_attach(&src, m, 0));
-	for (i = 0; i < n; i++)
-		qt_heap_push(&dst.h, (s64)rng_below(&rng, 100000), timer_of(i));
-	/* Some source keys below everything so sift-up reaches the root. */
-	for (i = 0; i < m; i++)
-		qt_heap_push(&src.h, (s64)rng_below(&rng, 120000) - 10000,
-			     timer_of(n + i));
-	qt_heap_merge(&dst.h, &src.h);
-	ASSERT_EQ(n + m, dst.h.nr);
-	ASSERT_EQ(0, src.h.nr);
-	ASSERT_TRUE(qt_heap_empty(&src.h));
-	ASSERT_TRUE(heap_ordered(&dst.h));
-	while (!qt_heap_empty(&dst.h)) {
-		const struct qt_heap_entry *top = qt_heap_top(&dst.h);
-
-		ASSERT_LE(prev, top->key);
-		prev = top->key;
-		ASSERT_EQ(0, seen[id_of(top->timer)]++);
-		qt_heap_pop(&dst.h);
-	}
-	for (i = 0; i < n + m; i++)
-		ASSERT_EQ(1, seen[i]);
-	/* The emptied source heap keeps its storage and works. */
-	if (m) {
-		qt_heap_push(&src.h, 5, timer_of(0));
-		ASSERT_EQ(5, qt_heap_top(&src.h)->key);
-	}
-	free(seen);
-	th_release(&dst);
-	th_release(&src);
-}
-
-TEST(merge)
-{
-	static const u32 sizes[][2] = {
-		{ 0, 0 }, { 0, 1 }, { 1, 0 }, { 0, 100 }, { 100, 0 },
-		{ 1, 1 }, { 1000, 3 }, { 10000, 100 }, { 100, 10000 },
-		{ 500, 500 }, { 3, 1000 }, { 5000, 332 }, { 5000, 333 },
-	};
-	u32 i;
-
-	for (i = 0; i < ARRAY_SIZE(sizes); i++)
-		merge_case(_metadata, sizes[i][0], sizes[i][1]);
-}
-
 TEST(duplicate_keys)
 {
 	static u8 seen[2000];
