@@ -1407,9 +1407,20 @@ static void *ring_reader_thread(void *arg)
 	int64_t deadline = td_now(CLOCK_MONOTONIC) + PATIENCE;
 	struct ring_reader *r = arg;
 	struct qtimer_record recs[8];
+	unsigned int total, seen = 0;
 	int i, ret;
 
-	while (__atomic_load_n(r->total, __ATOMIC_RELAXED) < RING_READER_TIMERS) {
+	/*
+	 * Patience runs out only when no reader has taken a record for that
+	 * long: arming takes a while on a slow kernel, and records flow as
+	 * it goes.
+	 */
+	while ((total = __atomic_load_n(r->total, __ATOMIC_RELAXED)) <
+	       RING_READER_TIMERS) {
+		if (total != seen) {
+			seen = total;
+			deadline = td_now(CLOCK_MONOTONIC) + PATIENCE;
+		}
 		if (td_now(CLOCK_MONOTONIC) > deadline) {
 			r->err = -ETIMEDOUT;
 			break;
