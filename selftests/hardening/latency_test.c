@@ -26,8 +26,10 @@
  *  - clock_set_walks_file: set CLOCK_REALTIME over and over while a file
  *    holds 10^6 timers and a cancel-on-set timer: each set walks the file.
  *    Its baseline is the same sets with a file of CONTROL_TIMERS.
- *  - cpu_offline_merges_heap: take a CPU with 3 x 10^6 timers offline:
- *    its heaps merge into those of the CPU that runs the teardown.  Idle
+ *  - cpu_offline_merges_heap: take a CPU with 3 x 10^6 timers offline.
+ *    Its heaps used to be merged into those of the CPU that ran the
+ *    teardown; now they stay where they are (base.c, qt_cpu_dead()), and
+ *    this guards against a walk in the teardown coming back.  Idle
  *    here means the same CPU going offline without timers, as that alone
  *    holds every CPU for 15-50 ms under TCG (stop_machine()).
  *
