@@ -100,16 +100,9 @@ static int arm_at(int fd, int clockid, long n, __s64 when, __u64 cookie0,
 static int expirer_totals(unsigned long long *deferred_runs,
 			  unsigned long long *max_run_ns)
 {
-	static char buf[1 << 16];
-	FILE *f = popen("qtimerctl stats --json 2>/dev/null", "r");
-	size_t len;
-	char *total;
+	const char *buf = qt_stats_json(), *total;
 
-	if (!f)
-		return -1;
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[len] = 0;
-	if (pclose(f))
+	if (!buf)
 		return -1;
 	total = strstr(buf, "\"total\":");
 	if (!total || !strstr(total, "\"deferred_runs\":") ||

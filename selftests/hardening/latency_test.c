@@ -631,16 +631,10 @@ static void prepare_far(struct __test_metadata *_metadata,
 static int monotonic_heap(int cpu, unsigned long long *entries,
 			  unsigned long long *dead)
 {
-	static char buf[1 << 16];
-	FILE *f = popen("qtimerctl stats --json 2>/dev/null", "r");
-	char key[32], *at;
-	size_t len;
+	const char *buf = qt_stats_json(), *at;
+	char key[32];
 
-	if (!f)
-		return -1;
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[len] = 0;
-	if (pclose(f))
+	if (!buf)
 		return -1;
 	snprintf(key, sizeof(key), "{\"cpu\":%d,", cpu);
 	at = strstr(buf, key);

@@ -288,6 +288,11 @@ int qt_fork_into_timens(const char *offs);
 long qt_tunable(const char *name, long def);
 /* Seconds a stress loop runs: QT_STRESS_SECONDS, or the suite's default. */
 int qt_stress_seconds(int def);
+/*
+ * What `qtimerctl stats --json` printed (the module's counters per base
+ * and in total), in a static buffer, or NULL if it failed (see proc.c).
+ */
+const char *qt_stats_json(void);
 
 /* --- the record ring (ring.c) ------------------------------------------ */
 

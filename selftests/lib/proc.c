@@ -209,3 +209,18 @@ int qt_stress_seconds(int def)
 
 	return v < 1 ? 1 : v > 3600 ? 3600 : (int)v;
 }
+
+const char *qt_stats_json(void)
+{
+	static char buf[1 << 16];
+	FILE *f = popen("qtimerctl stats --json 2>/dev/null", "r");
+	size_t len;
+
+	if (!f)
+		return NULL;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[len] = 0;
+	if (pclose(f))
+		return NULL;
+	return buf;
+}
