@@ -113,7 +113,7 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
 			t->flags |= QT_TF_CANCELED;
 			t->count = 0;
 		}
-		/* The id costs a miss in the id table: only when tracing. */
+		/* Still ARMED: its id comes from t->gen, no table miss. */
 		if (trace_qtimer_expire_enabled())
 			trace_qtimer_expire(qt_timer_id(ctx, t), t->expires, now);
 		qt_timer_queue(ctx, t);

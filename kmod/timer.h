@@ -90,7 +90,11 @@ struct qt_timer {
 	u64 period;			/* (C) 0: one-shot */
 	s64 heap_key;			/* (B) key of the live entry, or NONE */
 	union {
-		struct qt_timer *next;	/* (C) ready queue link, QUEUED/GHOST */
+		/*
+		 * (C) ready queue link, QUEUED/GHOST; once nothing reaches
+		 * a dead timer, the link of a list to free in bulk
+		 */
+		struct qt_timer *next;
 		u32 ring_pos;		/* (C) its record's ring index, RINGED */
 		u32 gen;		/* (C) its id slot's generation, ARMED */
 	};
