@@ -26,7 +26,8 @@ void qt_batch_begin(struct qt_ctx *ctx, struct qt_batch *batch,
 	nr_arm = min_t(unsigned int, nr_arm, QT_BATCH_MAX);
 	batch->nr = 0;
 	batch->quota = 0;
-	batch->locked = false;
+	batch->shard = NULL;
+	batch->delivery = false;
 	batch->base = NULL;
 	if (nr_arm < 2)
 		return;
@@ -41,7 +42,7 @@ void qt_batch_begin(struct qt_ctx *ctx, struct qt_batch *batch,
  */
 void qt_batch_end(struct qt_ctx *ctx, struct qt_batch *batch)
 {
-	qt_batch_drop_carried(ctx, batch);
+	qt_batch_drop(ctx, batch);
 	if (batch->nr)
 		qt_timers_free(batch->nr, (void **)batch->timers);
 	batch->nr = 0;
@@ -53,16 +54,16 @@ void qt_batch_end(struct qt_ctx *ctx, struct qt_batch *batch)
 /* A zeroed timer. */
 struct qt_timer *qt_batch_timer(struct qt_ctx *ctx, struct qt_batch *batch)
 {
-	if (batch && batch->nr)
+	if (batch->nr)
 		return batch->timers[--batch->nr];
-	qt_batch_drop_carried(ctx, batch);
+	qt_batch_drop(ctx, batch);
 	return qt_timer_alloc(GFP_KERNEL | __GFP_ZERO);
 }
 
 /* A timer that an ARM did not use goes back where it came from. */
 void qt_batch_timer_unused(struct qt_batch *batch, struct qt_timer *t)
 {
-	if (batch && batch->nr < QT_BATCH_MAX) {
+	if (batch->nr < QT_BATCH_MAX) {
 		memset(t, 0, sizeof(*t));
 		batch->timers[batch->nr++] = t;
 	} else {
@@ -73,7 +74,7 @@ void qt_batch_timer_unused(struct qt_batch *batch, struct qt_timer *t)
 /* Count an ARM against the per-user cap, from the chunk's share if it has one. */
 bool qt_batch_charge(struct qt_ctx *ctx, struct qt_batch *batch)
 {
-	if (batch && batch->quota) {
+	if (batch->quota) {
 		batch->quota--;
 		return true;
 	}
@@ -81,14 +82,11 @@ bool qt_batch_charge(struct qt_ctx *ctx, struct qt_batch *batch)
 }
 
 /*
- * An ARM that failed gives its place back.  In a chunk it goes to the
- * chunk's share, which the next ARM may take (the place is within the cap,
- * as it was counted) and qt_batch_end() gives back otherwise.
+ * An ARM that failed gives its place back, to the chunk's share, which the
+ * next ARM may take (the place is within the cap, as it was counted) and
+ * qt_batch_end() gives back otherwise.
  */
 void qt_batch_uncharge(struct qt_ctx *ctx, struct qt_batch *batch)
 {
-	if (batch)
-		batch->quota++;
-	else
-		qt_user_uncharge_n(ctx->user, 1);
+	batch->quota++;
 }

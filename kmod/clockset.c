@@ -132,29 +132,39 @@ static void qt_clock_set_workfn(struct work_struct *work)
 	int sets = atomic_read(&qt_clock_sets);
 	struct qt_ctx *ctx;
 	u32 slot, end, done;
+	unsigned int i;
 
 	mutex_lock(&qt_cos_mutex);
 	list_for_each_entry(ctx, &qt_cos_list, cos_node) {
-		spin_lock_irq(&ctx->wqh.lock);
-		slot = 0;
-		while (ctx->nr_cancel_on_set && slot < ctx->ids.nr_slots) {
-			end = min(slot + QT_WALK_SLOTS, ctx->ids.nr_slots);
-			done = 0;
-			while (done < QT_WALK_TIMERS &&
-			       (slot = qt_ids_next_marked(&ctx->ids, slot, end)) < end) {
-				struct qt_timer *t = qt_ids_get(&ctx->ids, slot);
+		for (i = 0; i < ctx->nr_shards; i++) {
+			struct qt_shard *shard = &ctx->shards[i];
+			struct qt_ids *ids = &shard->ids;
 
-				/* Only a live cancel-on-set timer's slot is marked. */
-				if (!WARN_ON_ONCE(!t || !(t->flags & QT_TF_CANCEL_ON_SET)))
-					qt_clock_set_cancel(ctx, t);
-				slot++;
-				done++;
+			spin_lock_irq(&shard->lock);
+			spin_lock(&ctx->wqh.lock);
+			slot = 0;
+			while (shard->nr_cancel_on_set && slot < ids->nr_slots) {
+				end = min(slot + QT_WALK_SLOTS, ids->nr_slots);
+				done = 0;
+				while (done < QT_WALK_TIMERS &&
+				       (slot = qt_ids_next_marked(ids, slot, end)) < end) {
+					struct qt_timer *t = qt_ids_get(ids, slot);
+
+					/* Only a live cancel-on-set timer's slot is marked. */
+					if (!WARN_ON_ONCE(!t || !(t->flags & QT_TF_CANCEL_ON_SET)))
+						qt_clock_set_cancel(ctx, t);
+					slot++;
+					done++;
+				}
+				spin_unlock(&ctx->wqh.lock);
+				spin_unlock_irq(&shard->lock);
+				cond_resched();
+				spin_lock_irq(&shard->lock);
+				spin_lock(&ctx->wqh.lock);
 			}
-			spin_unlock_irq(&ctx->wqh.lock);
-			cond_resched();
-			spin_lock_irq(&ctx->wqh.lock);
+			spin_unlock(&ctx->wqh.lock);
+			spin_unlock_irq(&shard->lock);
 		}
-		spin_unlock_irq(&ctx->wqh.lock);
 	}
 	mutex_unlock(&qt_cos_mutex);
 	atomic_set(&qt_clock_sets_done, sets);

@@ -8,6 +8,7 @@
  * its timers, read.c reads their records, expire.c delivers them.
  */
 
+#include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -19,12 +20,11 @@
 #include "user.h"
 
 /*
- * Whether no heap entry points at @t any more, so that only holders of its
- * context lock can reach it (see nr_entries in timer.h).
+ * Whether no heap entry points at @t any more, so that only its owner, the
+ * caller, can reach it (see nr_entries in timer.h).
  */
 static bool qt_timer_unreachable(struct qt_timer *t)
 {
-	lockdep_assert_held(&t->ctx->wqh.lock);
 	/* Pairs with the release in qt_base_drop(), its last touch of @t. */
 	return !smp_load_acquire(&t->nr_entries);
 }
@@ -57,21 +57,98 @@ void qt_timer_free_when_unreferenced(struct qt_timer *t)
 		qt_timer_free(t);
 }
 
-/* Take @t's id away: from now on it names nothing. */
+/* Take @t's id away: from now on it names nothing.  Under its shard's lock. */
 void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t)
 {
-	qt_ids_free(&ctx->ids, t->slot);
-	ctx->nr_timers--;
-	ctx->nr_per_clock[qt_timer_user_clock(t)]--;
+	struct qt_shard *shard = qt_shard_of(t);
+
+	lockdep_assert_held(&shard->lock);
+	qt_ids_free(&shard->ids, t->slot);
+	atomic_dec(&ctx->nr_timers);
+	shard->nr_per_clock[qt_timer_user_clock(t)]--;
 	if (t->flags & QT_TF_CANCEL_ON_SET)
-		ctx->nr_cancel_on_set--;
+		shard->nr_cancel_on_set--;
 	qt_user_uncharge_n(ctx->user, 1);
+}
+
+/*
+ * A read() or a ring reap, holding the delivery lock, consumed @t, a
+ * one-shot or a cancellation: it is ENDED and waits on its shard's ended
+ * list for qt_ctx_end() to free its id, which needs the shard's lock, which
+ * comes before the delivery lock.  *@held is as for qt_timer_let_die().
+ */
+void qt_timer_end(struct qt_timer *t, struct qt_base **held)
+{
+	struct qt_shard *shard = qt_shard_of(t);
+
+	lockdep_assert_held(&t->ctx->wqh.lock);
+	/* With a stale heap entry left, the heap side reads the state. */
+	if (!qt_timer_unreachable(t))
+		*held = qt_base_relock(*held, t);
+	t->state = QT_ENDED;
+	t->next = shard->ended;
+	WRITE_ONCE(shard->ended, t);
+}
+
+/*
+ * Free the ids of @shard's ENDED timers, and the timers, now or at their
+ * last heap entry: those nothing reaches any more go on @dead, linked by
+ * ->next, for the caller to free.  Under the shard's and the delivery lock.
+ */
+static void qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
+				struct qt_timer **dead)
+{
+	struct qt_base *base = NULL;
+	struct qt_timer *t, *ended = shard->ended;
+
+	lockdep_assert_held(&shard->lock);
+	lockdep_assert_held(&ctx->wqh.lock);
+	WRITE_ONCE(shard->ended, NULL);
+	while ((t = ended)) {
+		ended = t->next;
+		qt_ctx_forget(ctx, t);
+		if (qt_timer_let_die(t, &base)) {
+			t->next = *dead;
+			*dead = t;
+		}
+	}
+	if (base)
+		qt_base_unlock_carried(base);
+}
+
+/*
+ * End what read() or a ring reap consumed (qt_timer_end()): called by the
+ * ender once it dropped the delivery lock, before returning to user space,
+ * so that a consumed one-shot's id and place under the caps are free when
+ * its record is.  Any context; in an expirer, within its RCU read section.
+ */
+void qt_ctx_end(struct qt_ctx *ctx)
+{
+	struct qt_timer *dead = NULL;
+	unsigned long flags;
+	unsigned int i;
+
+	for (i = 0; i < ctx->nr_shards; i++) {
+		struct qt_shard *shard = &ctx->shards[i];
+
+		/* Racy peek: another ender may have taken them meanwhile. */
+		if (!READ_ONCE(shard->ended))
+			continue;
+		spin_lock_irqsave(&shard->lock, flags);
+		spin_lock(&ctx->wqh.lock);
+		qt_shard_end_locked(ctx, shard, &dead);
+		spin_unlock(&ctx->wqh.lock);
+		spin_unlock_irqrestore(&shard->lock, flags);
+	}
+	qt_timers_free_list(dead);
 }
 
 struct qt_ctx *qt_ctx_create(void)
 {
-	struct qt_ctx *ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	unsigned int i, nr_shards = min_t(unsigned int, nr_cpu_ids, QT_MAX_SHARDS);
+	struct qt_ctx *ctx;
 
+	ctx = kzalloc(struct_size(ctx, shards, nr_shards), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return NULL;
 	ctx->user = qt_user_get();
@@ -81,7 +158,11 @@ struct qt_ctx *qt_ctx_create(void)
 	}
 	init_waitqueue_head(&ctx->wqh);
 	ctx->ready_tail = &ctx->ready;
-	ctx->ids.free_slot = QT_NO_SLOT;
+	ctx->nr_shards = nr_shards;
+	for (i = 0; i < nr_shards; i++) {
+		spin_lock_init(&ctx->shards[i].lock);
+		ctx->shards[i].ids.free_slot = QT_NO_SLOT;
+	}
 	INIT_LIST_HEAD(&ctx->cos_node);
 	return ctx;
 }
@@ -92,24 +173,49 @@ struct qt_ctx *qt_ctx_create(void)
 /* The last close: every timer dies.  No read() or ioctl() can be running. */
 void qt_ctx_release(struct qt_ctx *ctx)
 {
+	struct qt_timer *t, *dead = NULL;
 	struct qt_ring *ring;
-	struct qt_timer *t;
+	unsigned int i;
 	u32 slot;
 
 	qt_cos_untrack(ctx);
 
-	spin_lock_irq(&ctx->wqh.lock);
-	for (slot = 0; slot < ctx->ids.nr_slots; slot++) {
-		t = qt_ids_get(&ctx->ids, slot);
-		if (t)
-			qt_timer_kill(ctx, t, NULL);
-		/* Let interrupts in now and then: a file may hold millions. */
-		if (!(slot % QT_RELEASE_CHUNK)) {
-			spin_unlock_irq(&ctx->wqh.lock);
-			cond_resched();
-			spin_lock_irq(&ctx->wqh.lock);
+	for (i = 0; i < ctx->nr_shards; i++) {
+		struct qt_shard *shard = &ctx->shards[i];
+		struct qt_base *base = NULL;
+
+		spin_lock_irq(&shard->lock);
+		spin_lock(&ctx->wqh.lock);
+		for (slot = 0; slot < shard->ids.nr_slots; slot++) {
+			t = qt_ids_get(&shard->ids, slot);
+			/* An ENDED one is on the ended list, emptied below. */
+			if (t && t->state != QT_ENDED)
+				qt_timer_kill(ctx, t, &base);
+			/*
+			 * Let interrupts in now and then: a file may hold
+			 * millions.
+			 */
+			if (!(slot % QT_RELEASE_CHUNK)) {
+				if (base)
+					qt_base_unlock_carried(base);
+				base = NULL;
+				spin_unlock(&ctx->wqh.lock);
+				spin_unlock_irq(&shard->lock);
+				cond_resched();
+				spin_lock_irq(&shard->lock);
+				spin_lock(&ctx->wqh.lock);
+			}
 		}
+		if (base)
+			qt_base_unlock_carried(base);
+		/* An expirer's reap may have ended some while we let go. */
+		qt_shard_end_locked(ctx, shard, &dead);
+		spin_unlock(&ctx->wqh.lock);
+		spin_unlock_irq(&shard->lock);
+		qt_timers_free_list(dead);
+		dead = NULL;
 	}
+	spin_lock_irq(&ctx->wqh.lock);
 	/* No timer stands behind a record now; expirers see no ring. */
 	ring = ctx->ring;
 	WRITE_ONCE(ctx->ring, NULL);
@@ -139,7 +245,8 @@ void qt_ctx_release(struct qt_ctx *ctx)
 		cond_resched();
 	} while (t);
 
-	qt_ids_destroy(&ctx->ids);
+	for (i = 0; i < ctx->nr_shards; i++)
+		qt_ids_destroy(&ctx->shards[i].ids);
 	qt_user_put(ctx->user);
 	/* An expirer may still hold a timer of ours in transit. */
 	kfree_rcu(ctx, rcu);
@@ -148,17 +255,25 @@ void qt_ctx_release(struct qt_ctx *ctx)
 
 void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m)
 {
-	u32 timers, pending, per_clock[QT_NR_CLOCKS], ring_entries = 0;
+	u32 timers, pending, per_clock[QT_NR_CLOCKS] = {}, ring_entries = 0;
+	unsigned int i, clock;
 
+	for (i = 0; i < ctx->nr_shards; i++) {
+		struct qt_shard *shard = &ctx->shards[i];
+
+		spin_lock_irq(&shard->lock);
+		for (clock = 0; clock < QT_NR_CLOCKS; clock++)
+			per_clock[clock] += shard->nr_per_clock[clock];
+		spin_unlock_irq(&shard->lock);
+	}
+	timers = atomic_read(&ctx->nr_timers);
 	spin_lock_irq(&ctx->wqh.lock);
-	timers = ctx->nr_timers;
 	/* With a ring: records waiting, and those the ring was not reaped of. */
 	pending = ctx->nr_ready;
 	if (ctx->ring) {
 		pending += ctx->ring->nr_owned;
 		ring_entries = ctx->ring->entries;
 	}
-	memcpy(per_clock, ctx->nr_per_clock, sizeof(per_clock));
 	spin_unlock_irq(&ctx->wqh.lock);
 
 	seq_printf(m, "timers:\t%u\n", timers);

@@ -3,7 +3,7 @@
  * Copyright (C) 2026 The qtimer authors
  *
  * The per-file context: the timers one open file of /dev/qtimer owns, by
- * id, and the ready queue of those that fired.  Below it sit the timers
+ * id in its shards, and the ready queue of those that fired.  Below it sit the timers
  * (timer.h) and the heaps they are armed in (base.h); above it the files
  * that act on it, each declared here under its name.
  */
@@ -14,6 +14,8 @@
 #include <linux/list.h>
 #include <linux/prefetch.h>
 #include <linux/rcupdate.h>
+#include <linux/smp.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -28,32 +30,84 @@ struct qt_ring;
 struct qt_user;
 struct seq_file;
 
-struct qt_ctx {
-	/* wqh.lock is the context lock, as in eventfd and timerfd. */
-	wait_queue_head_t wqh;
-	struct qt_timer *ready;		/* (C) FIFO of QUEUED and GHOST timers */
-	struct qt_timer **ready_tail;	/* (C) */
-	/* (C) where qt_ready_sweep() goes on from: a QUEUED timer, or NULL */
-	struct qt_timer *sweep_at;
-	unsigned int nr_ready;		/* (C) QUEUED timers on it */
-	unsigned int nr_ghosts;		/* (C) GHOST timers on it */
+/*
+ * At most this many shards per file (t->shard is 4 bits): CPU k uses shard
+ * k % nr_shards.
+ */
+#define QT_MAX_SHARDS		16
 
-	struct qt_ids ids;		/* (C) */
-	u32 nr_timers;			/* (C) live ids */
-	u32 nr_cancel_on_set;		/* (C) */
-	u32 nr_per_clock[QT_NR_CLOCKS];	/* (C) live ids per clock, for fdinfo */
+/*
+ * A shard of a file: the ids of the timers armed on its CPUs, under its own
+ * lock, so that threads sharing a file and arming, cancelling and modifying
+ * on different CPUs do not share a lock or a cache line (design.rst).
+ */
+struct qt_shard {
+	spinlock_t lock;		/* S */
+	struct qt_ids ids;		/* (S) */
+	u32 nr_cancel_on_set;		/* (S) */
+	u32 nr_per_clock[QT_NR_CLOCKS];	/* (S) live ids per clock, for fdinfo */
+	/* (D) ENDED timers, by ->next, whose ids qt_ctx_end() frees */
+	struct qt_timer *ended;
+} ____cacheline_aligned_in_smp;
+
+struct qt_ctx {
+	/*
+	 * wqh.lock is the delivery lock (D), as the context lock of eventfd
+	 * and timerfd: the ready queue, the ring and fired timers.
+	 */
+	wait_queue_head_t wqh;
+	struct qt_timer *ready;		/* (D) FIFO of QUEUED and GHOST timers */
+	struct qt_timer **ready_tail;	/* (D) */
+	/* (D) where qt_ready_sweep() goes on from: a QUEUED timer, or NULL */
+	struct qt_timer *sweep_at;
+	unsigned int nr_ready;		/* (D) QUEUED timers on it */
+	unsigned int nr_ghosts;		/* (D) GHOST timers on it */
 
 	/*
-	 * The record ring, once RING_SETUP made one: set under (C), and read
+	 * The record ring, once RING_SETUP made one: set under (D), and read
 	 * without it by read(), poll() and mmap() with acquire.  With a ring,
 	 * the ready queue is its overflow (ring.c).
 	 */
 	struct qt_ring *ring;
 
+	atomic_t nr_timers;		/* live ids, against the per-file cap */
 	struct qt_user *user;
 	struct list_head cos_node;	/* on qt_cos_list, qt_cos_mutex */
 	struct rcu_head rcu;
+	unsigned int nr_shards;
+	struct qt_shard shards[];
 };
+
+/* The shard an op on this CPU arms in. */
+static inline struct qt_shard *qt_shard_here(struct qt_ctx *ctx)
+{
+	return &ctx->shards[raw_smp_processor_id() % ctx->nr_shards];
+}
+
+/* The shard @id names, or NULL for a forged one. */
+static inline struct qt_shard *qt_shard_of_id(struct qt_ctx *ctx, u64 id)
+{
+	unsigned int shard = qt_id_shard(id);
+
+	return shard < ctx->nr_shards ? &ctx->shards[shard] : NULL;
+}
+
+static inline struct qt_shard *qt_shard_of(const struct qt_timer *t)
+{
+	return &t->ctx->shards[t->shard];
+}
+
+/* Whether timers wait for qt_ctx_end(); under the delivery lock. */
+static inline bool qt_ctx_ending(const struct qt_ctx *ctx)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+	for (i = 0; i < ctx->nr_shards; i++)
+		if (ctx->shards[i].ended)
+			return true;
+	return false;
+}
 
 /* --- the ready queue, in delivery order ------------------------------- */
 
@@ -105,18 +159,18 @@ static inline struct qt_timer *qt_ready_pop(struct qt_ctx *ctx)
  * while armed.  A slot's generation changes only when it is freed, which
  * ends the timer's ARMED life first.
  */
-static inline void qt_timer_armed(struct qt_ctx *ctx, struct qt_timer *t)
+static inline void qt_timer_armed(struct qt_timer *t)
 {
-	lockdep_assert_held(&ctx->wqh.lock);
 	t->state = QT_ARMED;
-	t->gen = *qt_ids_gen(&ctx->ids, t->slot);
+	t->gen = *qt_ids_gen(&qt_shard_of(t)->ids, t->slot);
 }
 
-static inline u64 qt_timer_id(const struct qt_ctx *ctx, const struct qt_timer *t)
+/* @t's id; its caller holds @t (see qt_ids_gen()). */
+static inline u64 qt_timer_id(const struct qt_timer *t)
 {
 	if (t->state == QT_ARMED)
 		return qt_id_make(t, t->gen);
-	return qt_ids_id(&ctx->ids, t);
+	return qt_ids_id(&qt_shard_of(t)->ids, t);
 }
 
 /* ctx.c: contexts, and the end of a timer's life */
@@ -126,6 +180,8 @@ struct qt_ctx *qt_ctx_create(void);
 void qt_ctx_release(struct qt_ctx *ctx);
 void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m);
 void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t);
+void qt_timer_end(struct qt_timer *t, struct qt_base **held);
+void qt_ctx_end(struct qt_ctx *ctx);
 bool qt_timer_let_die(struct qt_timer *t, struct qt_base **held);
 void qt_timer_free_when_unreferenced(struct qt_timer *t);
 
@@ -136,7 +192,7 @@ int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch);
 int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 		  struct qt_batch *batch);
 int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
-		  struct qt_batch *batch);
+		  struct qt_base **held);
 
 /* read.c: records and read() */
 struct iov_iter;

@@ -115,7 +115,7 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
 		}
 		/* Still ARMED: its id comes from t->gen, no table miss. */
 		if (trace_qtimer_expire_enabled())
-			trace_qtimer_expire(qt_timer_id(ctx, t), t->expires, now);
+			trace_qtimer_expire(qt_timer_id(t), t->expires, now);
 		qt_timer_queue(ctx, t);
 		return true;
 	}
@@ -169,7 +169,7 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 		struct qt_ctx *ctx = batch[0]->ctx;
 		struct qt_timer *dead = NULL;
 		struct qt_base *base = NULL;
-		bool woke = false;
+		bool woke = false, dead_or_ended = false;
 
 		if (wait)
 			spin_lock_irqsave(&ctx->wqh.lock, flags);
@@ -185,6 +185,7 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 
 			qt_ring_settle(ctx, &base, QT_RING_SETTLE_EXPIRER, &need,
 				       &dead);
+			dead_or_ended = true;
 		}
 		/* Deliver ctx's timers and keep the others, in order, for later. */
 		for (i = rest = 0; i < nr; i++) {
@@ -207,7 +208,10 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 		if (woke)
 			qt_wake_later(wake, ctx);
 		spin_unlock_irqrestore(&ctx->wqh.lock, flags);
-		qt_timers_free_list(dead);
+		if (dead_or_ended) {
+			qt_timers_free_list(dead);
+			qt_ctx_end(ctx);
+		}
 		nr = rest;
 	}
 	return nr;

@@ -2,11 +2,12 @@
 /*
  * Copyright (C) 2026 The qtimer authors
  *
- * Growing and freeing a file's id table; ids.h has the lookups, which are
+ * Growing and freeing a shard's id table; ids.h has the lookups, which are
  * inline on every op's path.
  */
 
 #ifdef __KERNEL__
+#include <linux/overflow.h>
 #include <linux/slab.h>
 #endif
 
@@ -15,7 +16,7 @@
 /**
  * qt_ids_reserve() - Make sure @ids has a free slot.
  * @ids: the table.
- * @lock: the lock of its file, not held: the table is under it.
+ * @lock: the lock of its shard, not held: the table is under it.
  *
  * Adds a block of slots, allocated in process context, if none is free.
  *
@@ -23,7 +24,8 @@
  */
 int qt_ids_reserve(struct qt_ids *ids, spinlock_t *lock)
 {
-	struct qt_slot_block *block, **blocks = NULL, **old_blocks = NULL;
+	struct qt_slot_dir *dir = NULL, *old_dir = NULL;
+	struct qt_slot_block *block;
 	u32 nr_blocks, max_blocks, first, next, i;
 
 	BUILD_BUG_ON(sizeof(struct qt_slot_block) > PAGE_SIZE);
@@ -48,9 +50,9 @@ int qt_ids_reserve(struct qt_ids *ids, spinlock_t *lock)
 	if (nr_blocks == max_blocks) {
 		/* Pointers only: 8 bytes per 337 timers, doubling is fine. */
 		max_blocks = max(2 * max_blocks, 8U);
-		blocks = kvmalloc_array(max_blocks, sizeof(*blocks),
-					GFP_KERNEL_ACCOUNT);
-		if (!blocks) {
+		dir = kvmalloc(struct_size(dir, block, max_blocks),
+			       GFP_KERNEL_ACCOUNT);
+		if (!dir) {
 			kfree(block);
 			return -ENOMEM;
 		}
@@ -61,15 +63,8 @@ int qt_ids_reserve(struct qt_ids *ids, spinlock_t *lock)
 		/* Someone else grew it. */
 		spin_unlock_irq(lock);
 		kfree(block);
-		kvfree(blocks);
+		kvfree(dir);
 		return 0;
-	}
-	if (blocks) {
-		if (nr_blocks)
-			memcpy(blocks, ids->blocks, nr_blocks * sizeof(*blocks));
-		old_blocks = ids->blocks;
-		ids->blocks = blocks;
-		ids->nr_blocks = max_blocks;
 	}
 	for (i = 0; i < QT_SLOTS_PER_BLOCK; i++) {
 		u32 link = i + 1 < QT_SLOTS_PER_BLOCK ? first + i + 1 : ids->free_slot;
@@ -78,11 +73,24 @@ int qt_ids_reserve(struct qt_ids *ids, spinlock_t *lock)
 		block->gen[i] = 0;
 	}
 	bitmap_zero(block->marked, QT_SLOTS_PER_BLOCK);
-	ids->blocks[nr_blocks] = block;
+	if (dir) {
+		if (nr_blocks)
+			memcpy(dir->block, ids->dir->block,
+			       nr_blocks * sizeof(dir->block[0]));
+		dir->block[nr_blocks] = block;
+		old_dir = ids->dir;
+		ids->nr_blocks = max_blocks;
+		/* Pairs with qt_ids_block()'s acquire. */
+		smp_store_release(&ids->dir, dir);
+	} else {
+		ids->dir->block[nr_blocks] = block;
+	}
 	ids->nr_slots = first + QT_SLOTS_PER_BLOCK;
 	WRITE_ONCE(ids->free_slot, first);
 	spin_unlock_irq(lock);
-	kvfree(old_blocks);
+	/* Timer holders may still read through it (qt_ids_gen()). */
+	if (old_dir)
+		kvfree_rcu(old_dir, rcu);
 	return 0;
 }
 
@@ -92,6 +100,6 @@ void qt_ids_destroy(struct qt_ids *ids)
 	u32 slot;
 
 	for (slot = 0; slot < ids->nr_slots; slot += QT_SLOTS_PER_BLOCK)
-		kfree(ids->blocks[slot / QT_SLOTS_PER_BLOCK]);
-	kvfree(ids->blocks);
+		kfree(ids->dir->block[slot / QT_SLOTS_PER_BLOCK]);
+	kvfree(ids->dir);
 }

@@ -165,7 +165,7 @@ static int qt_op_modify(struct qt_ctx *ctx, const struct qtimer_op *op,
 	return qt_ctx_modify(ctx, op->id, &args, batch);
 }
 
-/* @batch: the SUBMIT chunk's, NULL for the single ioctls. */
+/* @batch: the SUBMIT chunk's, or a single op's own (qt_op_run_alone()). */
 static int qt_op_run(struct qt_ctx *ctx, struct qtimer_op *op,
 		     struct qt_batch *batch)
 {
@@ -202,6 +202,26 @@ static long qt_ioctl_version(void __user *argp)
 	return copy_to_user(argp, &v, sizeof(v)) ? -EFAULT : 0;
 }
 
+/* One op on its own: a chunk of one. */
+static int qt_op_run_alone(struct qt_ctx *ctx, struct qtimer_op *op)
+{
+	struct qt_batch batch;
+	int ret;
+
+	qt_batch_begin(ctx, &batch, 0);
+	ret = qt_op_run(ctx, op, &batch);
+	qt_batch_end(ctx, &batch);
+	return ret;
+}
+
+/* Cancel a timer whose id its caller cannot learn: it must not exist. */
+static void qt_cancel_unreported(struct qt_ctx *ctx, u64 id)
+{
+	struct qtimer_op op = { .opcode = QTIMER_OP_CANCEL, .id = id };
+
+	qt_op_run_alone(ctx, &op);
+}
+
 /* ARM, CANCEL and MODIFY, one at a time. */
 static long qt_ioctl_single(struct qt_ctx *ctx, struct qtimer_op __user *uop,
 			    u16 opcode)
@@ -214,10 +234,9 @@ static long qt_ioctl_single(struct qt_ctx *ctx, struct qtimer_op __user *uop,
 	if (op.opcode && op.opcode != opcode)
 		return -EINVAL;
 	op.opcode = opcode;
-	ret = qt_op_run(ctx, &op, NULL);
+	ret = qt_op_run_alone(ctx, &op);
 	if (opcode == QTIMER_OP_ARM && !ret && put_user(op.id, &uop->id)) {
-		/* The caller cannot learn the id: the timer must not exist. */
-		qt_ctx_cancel(ctx, op.id, NULL);
+		qt_cancel_unreported(ctx, op.id);
 		return -EFAULT;
 	}
 	return ret;
@@ -330,7 +349,7 @@ static unsigned int qt_submit_chunk(struct qt_ctx *ctx,
 		/* Unmapped under us: the caller cannot learn these ids. */
 		for (i = reported; i < ran; i++)
 			if (ops[i].opcode == QTIMER_OP_ARM && !results[i])
-				qt_ctx_cancel(ctx, ops[i].id, NULL);
+				qt_cancel_unreported(ctx, ops[i].id);
 		*stop = true;
 	}
 	return reported;

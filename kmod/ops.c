@@ -3,8 +3,10 @@
  * Copyright (C) 2026 The qtimer authors
  *
  * Arming, cancelling and modifying timers, singly or as the ops of a SUBMIT
- * chunk (batch.h).  Each op takes its file's lock and then the lock of the
- * one base it acts on; two base locks are never held together.
+ * chunk (batch.h).  Each op takes the lock of the shard its id is in and
+ * then the lock of the one base it acts on; an op on a timer that is not in
+ * its heap takes the file's delivery lock in between (timer.h).  Two base
+ * locks are never held together.
  */
 
 #include <linux/cpumask.h>
@@ -19,43 +21,76 @@
 #include "user.h"
 
 /*
- * A read() that took a timer's last record (a one-shot, or one cancelled by
- * a clock set) has consumed the timer: from then on its id names nothing,
- * exactly as after the read returns, and CANCEL and MODIFY say -ENOENT.
- * Having said so, they settle it too: the id goes now and the reader is
- * left with an ORPHAN, so that should its copy to user space fault, the
- * record is dropped rather than queued again.  No record of a timer is
+ * The timer @id names, with its shard's lock taken (the batch keeps it), or
+ * NULL.  The timer may be consumed already: see qt_timer_live().
+ */
+static struct qt_timer *qt_lookup(struct qt_ctx *ctx, u64 id,
+				  struct qt_batch *batch)
+{
+	struct qt_shard *shard = qt_shard_of_id(ctx, id);
+
+	if (!shard)
+		return NULL;
+	qt_batch_lock(ctx, batch, shard);
+	return qt_ids_lookup(&shard->ids, id);
+}
+
+/*
+ * The fast path's test, under @t's shard lock: with @t's base locked,
+ * whether @t is in its heap, which makes it ARMED and out of the delivery
+ * side's reach while the base lock is held (see timer.h).  If not, the base
+ * lock is given up for the delivery lock, under which the op goes on.
+ */
+static bool qt_timer_in_heap(struct qt_ctx *ctx, struct qt_batch *batch,
+			     struct qt_timer *t)
+{
+	qt_batch_lock_timer(batch, t);
+	if (t->heap_key != QT_KEY_NONE)
+		return true;
+	qt_batch_lock_delivery(ctx, batch);
+	return false;
+}
+
+/*
+ * Under the delivery lock: whether @t, which its id still names, is live.
+ * A read() or a ring reap that took a timer's last record (a one-shot, or
+ * one cancelled by a clock set) has consumed the timer: from then on its id
+ * names nothing, exactly as after the read returns, and CANCEL and MODIFY
+ * say -ENOENT.  Having said so of one still READING, they settle it too:
+ * the id goes now and the reader is left with an ORPHAN, so that should its
+ * copy to user space fault, the record is dropped rather than queued again.
+ * One already ENDED has its id freed by its ender.  No record of a timer is
  * ever read after a call was told that the timer does not exist.
  */
-static struct qt_timer *qt_lookup_live(struct qt_ctx *ctx, u64 id)
+static bool qt_timer_live(struct qt_ctx *ctx, struct qt_timer *t)
 {
-	struct qt_timer *t;
-
 	lockdep_assert_held(&ctx->wqh.lock);
-	t = qt_ids_lookup(&ctx->ids, id);
-
-	if (t && t->state == QT_READING &&
+	if (t->state == QT_ENDED)
+		return false;
+	if (t->state == QT_READING &&
 	    (!t->period || (t->flags & QT_TF_CANCELED))) {
 		qt_ctx_forget(ctx, t);
 		t->state = QT_ORPHAN;
-		return NULL;
+		return false;
 	}
-	return t;
+	return true;
 }
 
 /*
  * Take @t's id away and make it dead, or hand it to whoever holds it now.
- * Returns the QTIMER_CANCEL_* mask of what that prevented.
+ * Under its shard's lock, and the delivery lock unless @t is in its heap.
+ * *@held is the base the caller carries locked, or NULL (see
+ * qt_base_relock()).  Returns the QTIMER_CANCEL_* mask of what that
+ * prevented.
  */
 int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
-		  struct qt_batch *batch)
+		  struct qt_base **held)
 {
 	struct qt_base *base;
 	int ret = 0;
 
-	lockdep_assert_held(&ctx->wqh.lock);
 	qt_ctx_forget(ctx, t);
-	base = qt_batch_lock_timer(batch, t);
+	base = *held = qt_base_relock(*held, t);
 	base->stats.cancelled++;
 	switch (t->state) {
 	case QT_ARMED:
@@ -84,14 +119,32 @@ int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
 		qt_base_put_timer(base, t);
 		break;
 	}
-	qt_batch_unlock_base(batch, base);
 	return ret;
 }
 
+/* Count an ARM against the per-file cap; exact, whatever the shards. */
+static bool qt_ctx_charge(struct qt_ctx *ctx)
+{
+	int n = atomic_read(&ctx->nr_timers);
+
+	do {
+		if (n >= READ_ONCE(qt_max_timers_per_fd))
+			return false;
+	} while (!atomic_try_cmpxchg(&ctx->nr_timers, &n, n + 1));
+	return true;
+}
+
+/*
+ * ARM on this CPU: its shard's lock and its base's, nothing else.  The
+ * timer is new, so nothing on the delivery side can know it.
+ */
 int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 	       struct qt_batch *batch, u64 *id)
 {
+	unsigned int clock = args->flags & QT_ARM_RELATIVE_REAL ?
+			     QT_CLOCK_REALTIME : args->clock;
 	bool pinned = args->flags & QTIMER_F_CPU;
+	struct qt_shard *shard;
 	struct qt_base *base;
 	struct qt_timer *t;
 	unsigned int cpu;
@@ -109,63 +162,61 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 	t->heap_key = QT_KEY_NONE;
 	qt_timer_set(t, args);
 	if (args->flags & QTIMER_F_CANCEL_ON_SET) {
-		qt_batch_drop_carried(ctx, batch);
+		qt_batch_drop(ctx, batch);
 		qt_cos_track(ctx);
 	}
 
 	for (;;) {
+		shard = qt_shard_here(ctx);
 		/* Held by the batch: room is checked under the locks below. */
-		if (!batch || !batch->locked) {
+		if (batch->shard != shard) {
+			qt_batch_drop(ctx, batch);
 			cpu = pinned ? args->cpu : raw_smp_processor_id();
 			ret = qt_base_reserve(qt_base_get(cpu, args->clock), 1);
 			if (ret)
 				goto out_free;
-			ret = qt_ids_reserve(&ctx->ids, &ctx->wqh.lock);
+			ret = qt_ids_reserve(&shard->ids, &shard->lock);
 			if (ret)
 				goto out_free;
 		}
 
-		qt_batch_lock(ctx, batch);
-		if (ctx->nr_timers >= READ_ONCE(qt_max_timers_per_fd)) {
-			ret = -ENOSPC;
-			goto out_unlock;
-		}
-		if (ctx->ids.free_slot == QT_NO_SLOT) {
+		qt_batch_lock(ctx, batch, shard);
+		if (shard->ids.free_slot == QT_NO_SLOT) {
 			qt_batch_drop(ctx, batch);
 			continue;
+		}
+		if (!qt_ctx_charge(ctx)) {
+			ret = -ENOSPC;
+			goto out_free;
 		}
 		cpu = pinned ? args->cpu : smp_processor_id();
 		base = qt_batch_lock_base(batch, qt_base_get(cpu, args->clock));
 		if (pinned && !base->online) {
-			qt_batch_unlock_base(batch, base);
+			atomic_dec(&ctx->nr_timers);
 			ret = -EINVAL;
-			goto out_unlock;
+			goto out_free;
 		}
 		if (base->heap.nr >= base->heap.cap) {
-			qt_batch_unlock_base(batch, base);
+			atomic_dec(&ctx->nr_timers);
 			qt_batch_drop(ctx, batch);
 			continue;
 		}
-		t->slot = qt_ids_alloc(&ctx->ids, t);
-		qt_timer_armed(ctx, t);
+		t->shard = shard - ctx->shards;
+		t->slot = qt_ids_alloc(&shard->ids, t, clock);
+		qt_timer_armed(t);
 		qt_base_push(base, t);
 		base->stats.armed++;
-		qt_batch_unlock_base(batch, base);
 
-		ctx->nr_timers++;
-		ctx->nr_per_clock[qt_timer_user_clock(t)]++;
+		shard->nr_per_clock[clock]++;
 		if (t->flags & QT_TF_CANCEL_ON_SET) {
-			ctx->nr_cancel_on_set++;
-			qt_ids_mark(&ctx->ids, t->slot, true);
+			shard->nr_cancel_on_set++;
+			qt_ids_mark(&shard->ids, t->slot, true);
 		}
-		*id = qt_timer_id(ctx, t);
+		*id = qt_timer_id(t);
 		trace_qtimer_arm(*id, args, cpu);
-		qt_batch_unlock(ctx, batch);
 		return 0;
 	}
 
-out_unlock:
-	qt_batch_unlock(ctx, batch);
 out_free:
 	qt_batch_timer_unused(batch, t);
 out_user:
@@ -176,34 +227,29 @@ out_user:
 int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch)
 {
 	struct qt_timer *t;
-	int ret;
+	int ret = -ENOENT;
 
-	qt_batch_lock(ctx, batch);
-	t = qt_lookup_live(ctx, id);
-	if (t) {
-		ret = qt_timer_kill(ctx, t, batch);
-		qt_ready_sweep(ctx, batch);
-	} else {
-		ret = -ENOENT;
+	t = qt_lookup(ctx, id, batch);
+	if (t && (qt_timer_in_heap(ctx, batch, t) || qt_timer_live(ctx, t))) {
+		ret = qt_timer_kill(ctx, t, &batch->base);
+		if (batch->delivery)
+			qt_ready_sweep(ctx, batch);
 	}
 	trace_qtimer_cancel(id, ret);
-	qt_batch_unlock(ctx, batch);
+	qt_batch_drop_delivery(ctx, batch);
 	return ret;
 }
 
 /*
- * Re-time an ARMED timer in place.  Later: only the fields change and the
- * heap catches up when the entry surfaces (Go's lazy modify-later).
- * Earlier: a new entry goes in and the old one turns stale, so the heap never
- * needs to find an entry by timer.  In transit: a new entry, which tells the
- * expirer not to deliver the old deadline.
+ * Re-time an ARMED timer in its heap, in place.  Later: only the fields
+ * change and the heap catches up when the entry surfaces (Go's lazy
+ * modify-later).  Earlier: a new entry goes in and the old one turns stale,
+ * so the heap never needs to find an entry by timer.
  */
 static bool qt_modify_pushes(const struct qt_timer *t,
 			     const struct qt_arm_args *args)
 {
-	s64 hard = ktime_add_ns(args->expires, args->slack);
-
-	return t->heap_key == QT_KEY_NONE || hard < t->heap_key;
+	return ktime_add_ns(args->expires, args->slack) < t->heap_key;
 }
 
 /*
@@ -213,6 +259,19 @@ static bool qt_modify_pushes(const struct qt_timer *t,
  */
 #define QT_TIMER_ENTRIES_MAX	32
 
+/*
+ * Whether MODIFY moves @t's id to a fresh object: in transit (the expirer
+ * holds it, and a timer in transit never goes back into a heap, see
+ * timer.h), on another clock's heap, or with too many entries.  Under
+ * @t's base lock.
+ */
+static bool qt_modify_replaces(const struct qt_timer *t,
+			       const struct qt_arm_args *args)
+{
+	return t->heap_key == QT_KEY_NONE || qt_timer_clock(t) != args->clock ||
+	       (t->nr_entries >= QT_TIMER_ENTRIES_MAX && qt_modify_pushes(t, args));
+}
+
 static int qt_modify_armed(struct qt_base *base, struct qt_timer *t,
 			   const struct qt_arm_args *args)
 {
@@ -220,11 +279,12 @@ static int qt_modify_armed(struct qt_base *base, struct qt_timer *t,
 
 	if (push && base->heap.nr >= base->heap.cap)
 		return -EAGAIN;
-	if (push && t->heap_key != QT_KEY_NONE)
+	if (push)
 		qt_base_unlink(base, t);
 	qt_timer_set(t, args);
 	if (push)
 		qt_base_push(base, t);
+	base->stats.modified++;
 	return QTIMER_CANCEL_ARMED;
 }
 
@@ -260,21 +320,22 @@ static void qt_timer_take_over(struct qt_ctx *ctx, struct qt_timer *t,
 	fresh->ctx = ctx;
 	fresh->cookie = t->cookie;
 	fresh->slot = t->slot;
+	fresh->shard = t->shard;
 	fresh->flags = t->flags & QT_TF_CANCEL_ON_SET;
 	fresh->heap_key = QT_KEY_NONE;
 	fresh->base_idx = base->idx;
 	qt_timer_set(fresh, args);
-	qt_ids_replace(&ctx->ids, t->slot, fresh);
-	qt_timer_armed(ctx, fresh);
+	qt_ids_replace(&qt_shard_of(t)->ids, t->slot, fresh);
+	qt_timer_armed(fresh);
 	qt_base_push(base, fresh);
 }
 
 /*
- * Re-time an ARMED timer that has QT_TIMER_ENTRIES_MAX heap entries and
- * would need one more: the id moves to @fresh and the old object dies, to
- * be freed by its last stale entry (or by the expirer, in transit).
- * Compacting the heap instead to shed its stale entries would cost O(n)
- * under the base lock, at the will of whoever modifies one timer.
+ * Re-time an ARMED timer that qt_modify_replaces(): the id moves to @fresh
+ * and the old object dies, to be freed by its last stale entry (or by the
+ * expirer, in transit).  Compacting the heap instead to shed its stale
+ * entries would cost O(n) under the base lock, at the will of whoever
+ * modifies one timer.  Under the shard and delivery locks.
  */
 static int qt_modify_replace(struct qt_ctx *ctx, struct qt_timer *t,
 			     struct qt_timer *fresh, const struct qt_arm_args *args,
@@ -285,13 +346,10 @@ static int qt_modify_replace(struct qt_ctx *ctx, struct qt_timer *t,
 	/* The new base first, so that a full heap leaves @t untouched. */
 	base = qt_batch_lock_base(batch, qt_modify_target(t, args));
 	*basep = base;
-	if (base->heap.nr >= base->heap.cap) {
-		qt_batch_unlock_base(batch, base);
+	if (base->heap.nr >= base->heap.cap)
 		return -EAGAIN;
-	}
 	qt_timer_take_over(ctx, t, fresh, base, args);
 	base->stats.modified++;
-	qt_batch_unlock_base(batch, base);
 
 	/* Two base locks are never held together: the old one now. */
 	base = qt_batch_lock_timer(batch, t);
@@ -299,7 +357,6 @@ static int qt_modify_replace(struct qt_ctx *ctx, struct qt_timer *t,
 		qt_base_unlink(base, t);
 	t->state = QT_DEAD;
 	qt_base_put_timer(base, t);
-	qt_batch_unlock_base(batch, base);
 	return QTIMER_CANCEL_ARMED;
 }
 
@@ -311,11 +368,12 @@ static int qt_modify_replace(struct qt_ctx *ctx, struct qt_timer *t,
  * The timer keeps its CPU (MODIFY keeps id, clock, CPU and cookie): the
  * fresh object goes back on the base it fired from, unless that CPU has
  * gone offline since, when it goes where arming it now would put it.
- * *basep is that base (on -EAGAIN, the one whose heap needs room).
+ * *basep is that base (on -EAGAIN, the one whose heap needs room).  Under
+ * the shard and delivery locks, with no base lock.
  */
 static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 			   struct qt_timer *fresh, const struct qt_arm_args *args,
-			   struct qt_base **basep)
+			   struct qt_batch *batch, struct qt_base **basep)
 {
 	struct qt_base *base = qt_modify_target(t, args);
 	int ret = 0;
@@ -348,65 +406,56 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 		t->state = QT_GHOST;
 		ctx->nr_ready--;
 		ctx->nr_ghosts++;
-		qt_ready_sweep(ctx, NULL);
+		qt_ready_sweep(ctx, batch);
 	} else {
 		t->state = QT_ORPHAN;
 	}
 	return ret;
 }
 
+/*
+ * MODIFY a timer in its heap under its shard's and base's locks alone, the
+ * common case; any other under the delivery lock too, with a fresh object
+ * for its id to move to, allocated with no lock held.
+ */
 int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 		  struct qt_batch *batch)
 {
+	bool cos = args->flags & QTIMER_F_CANCEL_ON_SET;
 	struct qt_timer *t, *fresh = NULL;
 	struct qt_base *base;
+	struct qt_shard *shard;
 	int ret, cpu = -1;
-	bool was_cos, need_fresh;
+	bool was_cos;
 	u32 slot;
 
-	if (args->flags & QTIMER_F_CANCEL_ON_SET) {
-		qt_batch_drop_carried(ctx, batch);
+	if (cos) {
+		qt_batch_drop(ctx, batch);
 		qt_cos_track(ctx);
 	}
 	for (;;) {
-		qt_batch_lock(ctx, batch);
-		t = qt_lookup_live(ctx, id);
+		t = qt_lookup(ctx, id, batch);
 		if (!t) {
 			ret = -ENOENT;
 			break;
 		}
-		was_cos = t->flags & QT_TF_CANCEL_ON_SET;
-		slot = t->slot;
-		if (t->state == QT_ARMED) {
-			bool replace;
-
-			base = qt_batch_lock_timer(batch, t);
-			replace = qt_timer_clock(t) != args->clock ||
-				  (t->nr_entries >= QT_TIMER_ENTRIES_MAX &&
-				   qt_modify_pushes(t, args));
-			need_fresh = replace && !fresh;
-			if (!replace) {
+		shard = batch->shard;
+		slot = (id & QT_ID_SLOT_MASK) - 1;
+		if (qt_timer_in_heap(ctx, batch, t)) {
+			base = batch->base;
+			was_cos = t->flags & QT_TF_CANCEL_ON_SET;
+			if (!qt_modify_replaces(t, args)) {
 				ret = qt_modify_armed(base, t, args);
-				if (ret >= 0)
-					base->stats.modified++;
+				goto done;
 			}
-			qt_batch_unlock_base(batch, base);
-			if (replace && fresh) {
-				ret = qt_modify_replace(ctx, t, fresh, args, batch,
-							&base);
-				if (ret >= 0)
-					fresh = NULL;
-			}
-		} else if (fresh) {
-			qt_batch_drop_base(batch);
-			ret = qt_modify_fired(ctx, t, fresh, args, &base);
-			if (ret >= 0)
-				fresh = NULL;
-			need_fresh = false;
-		} else {
-			need_fresh = true;
+			qt_batch_lock_delivery(ctx, batch);
 		}
-		if (need_fresh) {
+		if (!qt_timer_live(ctx, t)) {
+			ret = -ENOENT;
+			break;
+		}
+		was_cos = t->flags & QT_TF_CANCEL_ON_SET;
+		if (!fresh) {
 			/* The id moves to a fresh object: allocate unlocked. */
 			qt_batch_drop(ctx, batch);
 			fresh = qt_timer_alloc(GFP_KERNEL);
@@ -414,14 +463,29 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 				return -ENOMEM;
 			continue;
 		}
+		if (t->state == QT_ARMED) {
+			base = qt_batch_lock_timer(batch, t);
+			/* Back in its heap meanwhile (a ticker's reap). */
+			if (!qt_modify_replaces(t, args))
+				ret = qt_modify_armed(base, t, args);
+			else
+				ret = qt_modify_replace(ctx, t, fresh, args, batch,
+							&base);
+		} else {
+			qt_batch_drop_base(batch);
+			ret = qt_modify_fired(ctx, t, fresh, args, batch, &base);
+		}
+		if (qt_ids_get(&shard->ids, slot) == fresh)
+			fresh = NULL;
+done:
 		if (ret != -EAGAIN) {
-			if (ret >= 0)
+			if (ret >= 0) {
 				cpu = base->idx / QT_NR_CLOCKS;
-			if (ret >= 0 &&
-			    was_cos != !!(args->flags & QTIMER_F_CANCEL_ON_SET)) {
-				ctx->nr_cancel_on_set += was_cos ? -1 : 1;
-				/* @t may be gone: the id's slot is the same. */
-				qt_ids_mark(&ctx->ids, slot, !was_cos);
+				if (was_cos != cos) {
+					shard->nr_cancel_on_set += was_cos ? -1 : 1;
+					/* @t may be gone: the id's slot is the same. */
+					qt_ids_mark(&shard->ids, slot, cos);
+				}
 			}
 			break;
 		}
@@ -431,7 +495,7 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 		if (ret)
 			goto out;
 	}
-	qt_batch_unlock(ctx, batch);
+	qt_batch_drop_delivery(ctx, batch);
 out:
 	trace_qtimer_modify(id, args, ret, cpu);
 	if (fresh)

@@ -115,7 +115,7 @@ void qt_record_fill(struct qt_ctx *ctx, struct qt_timer *t,
 {
 	unsigned int clock = qt_timer_clock(t);
 
-	rec->id = qt_timer_id(ctx, t);
+	rec->id = qt_timer_id(t);
 	rec->cookie = t->cookie;
 	/* Another namespace's reader may see beyond ktime_t: saturate. */
 	if (t->flags & QT_TF_RELATIVE_REAL)
@@ -171,14 +171,15 @@ void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
  * of the queue, so a fault loses nothing.  Returns -EAGAIN with *done set
  * when a periodic timer's heap needs to grow first.
  *
- * The timers are settled under one hold of each base lock they share, and
- * those that are now free (DEAD with no heap entry left) are not freed here
- * but collected in @dead[*nr_dead], for the caller to free in bulk once it
- * dropped the context lock: nothing can reach them any more.
+ * The timers are settled under one hold of each base lock they share.
+ * Those consumed are ENDED, for qt_ctx_end() to free their ids; those that
+ * are now free (DEAD with no heap entry left) are collected on @dead,
+ * linked by ->next, for the caller to free once it dropped the delivery
+ * lock.
  */
 static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 			  unsigned int nr, unsigned int copied, unsigned int *done,
-			  void **dead, unsigned int *nr_dead)
+			  struct qt_timer **dead)
 {
 	struct qt_base *base = NULL;
 	unsigned int i;
@@ -188,12 +189,15 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 	for (i = *done; i < copied; i++) {
 		struct qt_timer *t = taken[i];
 
-		if (t->state == QT_ORPHAN || !t->period ||
-		    (t->flags & QT_TF_CANCELED)) {
-			if (t->state != QT_ORPHAN)
-				qt_ctx_forget(ctx, t);
-			if (qt_timer_let_die(t, &base))
-				dead[(*nr_dead)++] = t;
+		if (t->state == QT_ORPHAN) {
+			if (qt_timer_let_die(t, &base)) {
+				t->next = *dead;
+				*dead = t;
+			}
+			continue;
+		}
+		if (!t->period || (t->flags & QT_TF_CANCELED)) {
+			qt_timer_end(t, &base);
 			continue;
 		}
 		if (t->flags & QT_TF_SET_WHILE_READ) {
@@ -208,7 +212,7 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 		}
 		t->expires = qt_expires_next(t);
 		t->count = 0;
-		qt_timer_armed(ctx, t);
+		qt_timer_armed(t);
 		qt_base_push(base, t);
 	}
 	if (base)
@@ -239,10 +243,9 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 {
 	struct qtimer_record recs[QT_READ_CHUNK];
-	struct qt_timer *taken[QT_READ_CHUNK];
-	void *dead[QT_READ_CHUNK];
+	struct qt_timer *taken[QT_READ_CHUNK], *dead;
 	size_t max = iov_iter_count(to) / sizeof(recs[0]), got = 0;
-	unsigned int nr, copied, done, nr_dead, clock;
+	unsigned int nr, copied, done, clock;
 	ktime_t ns_offset[QT_NR_CLOCKS];
 	struct qt_timer *t;
 	int ret, err;
@@ -290,13 +293,13 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		err = -EFAULT;
 		done = 0;
 		for (;;) {
-			nr_dead = 0;
+			dead = NULL;
 			spin_lock_irq(&ctx->wqh.lock);
 			ret = qt_read_settle(ctx, taken, nr, copied, &done,
-					     dead, &nr_dead);
+					     &dead);
 			spin_unlock_irq(&ctx->wqh.lock);
-			if (nr_dead)
-				qt_timers_free(nr_dead, dead);
+			qt_timers_free_list(dead);
+			qt_ctx_end(ctx);
 			if (ret != -EAGAIN)
 				break;
 			/*

@@ -242,8 +242,7 @@ static int qt_ring_reap_one(struct qt_ctx *ctx, struct qt_timer *t,
 
 	if (!t->period || (t->flags & QT_TF_CANCELED)) {
 		qt_ring_detach(ring, t);
-		qt_ctx_forget(ctx, t);
-		qt_ring_let_die(t, held, dead);
+		qt_timer_end(t, held);
 		return 0;
 	}
 	if (t->flags & QT_TF_SET_WHILE_READ) {
@@ -272,7 +271,7 @@ static int qt_ring_reap_one(struct qt_ctx *ctx, struct qt_timer *t,
 	qt_ring_detach(ring, t);
 	t->expires = next;
 	t->count = 0;
-	qt_timer_armed(ctx, t);
+	qt_timer_armed(t);
 	qt_base_push(base, t);
 	return 0;
 }
@@ -388,6 +387,7 @@ static void qt_ring_settle_all(struct qt_ctx *ctx, struct qt_timer **dead)
 			return;
 		spin_unlock_irq(&ctx->wqh.lock);
 		qt_timers_free_list(*dead);
+		qt_ctx_end(ctx);
 		*dead = NULL;
 		if (ret == -EAGAIN && qt_base_reserve(need, 1))
 			ret = 0;
@@ -426,6 +426,7 @@ __poll_t qt_ring_poll(struct qt_ctx *ctx)
 	mask = qt_ring_pending(ctx) ? EPOLLIN | EPOLLRDNORM : 0;
 	spin_unlock_irq(&ctx->wqh.lock);
 	qt_timers_free_list(dead);
+	qt_ctx_end(ctx);
 	return mask;
 }
 
@@ -504,9 +505,10 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 				break;
 			}
 			/* Not kept while we sleep. */
-			if (dead) {
+			if (dead || qt_ctx_ending(ctx)) {
 				spin_unlock_irq(&ctx->wqh.lock);
 				qt_timers_free_list(dead);
+				qt_ctx_end(ctx);
 				dead = NULL;
 				spin_lock_irq(&ctx->wqh.lock);
 				continue;
@@ -519,6 +521,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		}
 		spin_unlock_irq(&ctx->wqh.lock);
 		qt_timers_free_list(dead);
+		qt_ctx_end(ctx);
 		dead = NULL;
 		/* A record cut in the middle was not delivered. */
 		copied = copy_to_iter(recs, nr * sizeof(recs[0]), to) /
@@ -544,6 +547,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	spin_unlock_irq(&ctx->wqh.lock);
 	mutex_unlock(&ring->read_mutex);
 	qt_timers_free_list(dead);
+	qt_ctx_end(ctx);
 	if (got)
 		return got * sizeof(recs[0]);
 	return ret ? ret : -EAGAIN;

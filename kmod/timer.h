@@ -6,7 +6,7 @@
  * the rules that say who may free it.  Read this first: every other file
  * keeps to them.  The other files own the timer in turn: a base's heap
  * while it is armed (base.c), its file's ready queue once it fired
- * (read.c), its id in the file's slot table throughout (ids.c).
+ * (read.c), its id in its shard's slot table throughout (ids.c).
  */
 #ifndef _QT_TIMER_H
 #define _QT_TIMER_H
@@ -37,6 +37,11 @@ struct qt_ctx;
  *   GHOST    cancelled while QUEUED: still linked on ctx->ready, which
  *            frees it when it gets there.
  *   ORPHAN   cancelled while READING: the reader frees it.
+ *   ENDED    consumed by a read() or a ring reap, which holds only the
+ *            file's delivery lock and so cannot free its id yet: it still
+ *            has its id, and the ender frees id and timer once it has
+ *            dropped that lock and taken the shard's (qt_timers_end()).
+ *            CANCEL and MODIFY say -ENOENT for it.
  *   DEAD     no id, no owner but heap entries: the last entry dropped
  *            frees it (nr_entries == 0).
  *
@@ -44,18 +49,36 @@ struct qt_ctx;
  * cancel) whatever its state; they are counted in nr_entries and in the
  * base's nr_dead, and the timer is freed only when the last one is dropped.
  *
- * Locking: fields marked (C) are protected by ctx->wqh.lock, (B) by the lock
- * of the base the timer belongs to (t->base), which nests inside (C).
- * state is written under (C) and, while any heap entry points at the timer,
- * also under (B), so the heap side may read it with (B) alone.
+ * Locking.  A file has three kinds of lock, always taken in this order:
+ * (S) the lock of one of its shards (ctx.h), which covers that shard's ids;
+ * (D) its delivery lock, ctx->wqh.lock, which covers its ready queue and
+ * ring and every fired timer; (B) the lock of the base the timer belongs
+ * to (t->base), which covers the heaps.  Fields marked (C), the schedule
+ * and flags, are written by their owner: under (S) and (B) while the timer
+ * is in a heap (heap_key != QT_KEY_NONE), under (D) otherwise.  The rule
+ * that makes the two halves meet:
  *
- * nr_entries only grows under both locks (a push), so under (C) alone it
- * can only shrink, by the heap side dropping a stale entry under (B).  Two
- * cases therefore need no (B): an owner that sees it at 0 (acquire, paired
- * with the release in qt_base_drop()) knows that nothing but (C) holders can
- * reach the timer any more, and may free it; the expirer that sees it at 1
- * for a timer it popped knows that its transit reference is the only one, so
- * no heap entry points at the timer and the heap side cannot touch it.
+ *   heap_key goes from QT_KEY_NONE to a key only under (B) and (D), or
+ *   for a timer nobody else can reach yet (ARM); and a timer in transit
+ *   never gets a key again (MODIFY moves its id to a fresh object).
+ *
+ * So an op that holds (S) and (B) and sees a key knows that the timer is
+ * ARMED, that no expirer holds it and that nothing on the delivery side
+ * can touch it while (B) is held: it acts with no (D).  Seeing none, it
+ * drops (B) and takes (D) and (B) in turn.
+ *
+ * state is written under (D), or under (S) and (B) by an op that saw a
+ * key; while any heap entry points at the timer also under (B), so the
+ * heap side may read it with (B) alone.
+ *
+ * nr_entries only grows under (B) and (S) or (D) (a push), so for a timer
+ * not in any heap it can only shrink, by the heap side dropping a stale
+ * entry under (B).  Two cases therefore need no (B): an owner that sees it
+ * at 0 (acquire, paired with the release in qt_base_drop()) knows that
+ * nothing but itself can reach the timer any more, and may free it; the
+ * expirer that sees it at 1 for a timer it popped knows that its transit
+ * reference is the only one, so no heap entry points at the timer and the
+ * heap side cannot touch it.
  */
 enum qt_timer_state {
 	QT_ARMED = 1,
@@ -65,6 +88,7 @@ enum qt_timer_state {
 	QT_ORPHAN,
 	QT_DEAD,
 	QT_RINGED,
+	QT_ENDED,
 };
 
 #define QT_KEY_NONE		S64_MIN
@@ -98,8 +122,9 @@ struct qt_timer {
 		u32 ring_pos;		/* (C) its record's ring index, RINGED */
 		u32 gen;		/* (C) its id slot's generation, ARMED */
 	};
-	u32 slot : 24;			/* (C) index in the id table */
-	u32 flags : 8;			/* (C) QT_TF_* */
+	u32 slot : 24;			/* (S) index in its shard's id table */
+	u32 flags : 4;			/* (C) QT_TF_* */
+	u32 shard : 4;			/* (S) its shard in ctx->shards[] */
 	u32 count;			/* (C) expirations pending */
 	u32 slack;			/* (C) ns */
 	u16 base_idx;			/* (B) see qt_base_of() */

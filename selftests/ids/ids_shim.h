@@ -64,19 +64,21 @@ typedef struct { int held; } spinlock_t;
 #define GFP_KERNEL_ACCOUNT	0
 /* Not zeroed, as kmalloc()'s memory is not: fill it with garbage. */
 #define kmalloc(size, gfp)	memset(malloc(size), 0xa5, size)
-#define kvmalloc_array(n, size, gfp)	calloc(n, size)
+#define kvmalloc(size, gfp)	memset(malloc(size), 0xa5, size)
+#define struct_size(p, member, n)	(sizeof(*(p)) + (n) * sizeof((p)->member[0]))
 #define kfree(p)		free(p)
 #define kvfree(p)		free(p)
 
-/* What the table reads of a timer: its slot, and the clock of its id. */
+/* One thread: nothing reads a directory the table has replaced. */
+struct rcu_head { void *next; };
+#define kvfree_rcu(p, field)	free(p)
+#define smp_load_acquire(p)	__atomic_load_n(p, __ATOMIC_ACQUIRE)
+#define smp_store_release(p, v)	__atomic_store_n(p, v, __ATOMIC_RELEASE)
+
+/* What the table reads of a timer: its slot, and its shard for its id. */
 struct qt_timer {
 	u32 slot : 24;
-	u32 clock;
+	u32 shard : 4;
 };
-
-static inline unsigned int qt_timer_user_clock(const struct qt_timer *t)
-{
-	return t->clock;
-}
 
 #endif /* _QT_IDS_SHIM_H */

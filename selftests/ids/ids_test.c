@@ -38,8 +38,8 @@ static u64 arm(struct qt_ids *ids, spinlock_t *lock, struct qt_timer *t,
 {
 	if (qt_ids_reserve(ids, lock))
 		return 0;
-	t->clock = clock;
-	t->slot = qt_ids_alloc(ids, t);
+	t->shard = 5;
+	t->slot = qt_ids_alloc(ids, t, clock);
 	return qt_ids_id(ids, t);
 }
 
@@ -55,6 +55,7 @@ TEST_F(ids, an_id_names_its_timer)
 	EXPECT_EQ(&self->timers[1], qt_ids_lookup(&self->ids, b));
 	EXPECT_EQ(1, qt_id_clock(a));
 	EXPECT_EQ(2, qt_id_clock(b));
+	EXPECT_EQ(5, qt_id_shard(a));
 	EXPECT_EQ(&self->timers[0], qt_ids_get(&self->ids, self->timers[0].slot));
 	EXPECT_EQ(0, self->lock.held);
 }
