@@ -8,13 +8,22 @@
  * held to it.  An id armed on one CPU is cancelled and modified from
  * another with the results it gets at home, singly and in a SUBMIT that
  * hops between CPUs' timers; threads on several CPUs share one file and
- * its ids.  Nothing is judged by time, only by results, counts and order.
+ * its ids; and a one-shot that a reader ends while CANCEL or MODIFY looks
+ * its id up (the shards' ENDED window) goes to exactly one of them,
+ * through read(), read() on a ring file and the mapped ring.
+ *
+ * The window's races are mostly handshakes, as in qtimer_ring_race_test:
+ * the reader offers the record it is about to take, the other side
+ * answers with CANCEL or MODIFY of its timer, and a lead that moves
+ * towards whichever side lost keeps them meeting.  The test fails if
+ * either side never won: it would not have tested the window.  Nothing
+ * is judged by time, only by results, counts and order.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 
 #include "kselftest_harness.h"
-#include "helpers.h"
+#include "ring_harness.h"
 
 #define MAX_CPUS	64
 /* The most CPUs a test spreads its work over. */
@@ -92,6 +101,16 @@ static int count_repeats(const __u64 *ids, int n)
 		repeats += sorted[k] == sorted[k - 1];
 	free(sorted);
 	return repeats;
+}
+
+static bool id_in(const __u64 *ids, int n, __u64 id)
+{
+	int k;
+
+	for (k = 0; k < n; k++)
+		if (ids[k] == id)
+			return true;
+	return false;
 }
 
 static struct qtimer_op id_op(__u16 opcode, __u64 id)
@@ -626,6 +645,641 @@ TEST_F_TIMEOUT(shard, shared_fd_threads_armers_exited, 120)
 {
 	REQUIRE_CPUS(2);
 	shared_fd_threads(_metadata, self, true);
+}
+
+/* --- the ENDED window: a reader ends a one-shot while its id is looked up - */
+
+/*
+ * How the reader takes records: read() on a plain file, read() on a file
+ * with a ring (the kernel claims from the ring), or claims in the mapping.
+ */
+enum taker { BY_READ, BY_RING_READ, BY_RING_MAP };
+
+#define WIN_ROUNDS	9
+#define WIN_TIMERS	200	/* a round's */
+#define WIN_MAX		256	/* room for them */
+#define WIN_RING	256	/* ring entries: a round's records fit */
+#define WIN_LOG		(4 * WIN_MAX)
+/* The most records the reader takes at once. */
+#define WIN_READ_MAX	8
+/* How far ahead a racing MODIFY moves its timer. */
+#define WIN_MODIFY_NS	(2 * NSEC_PER_MSEC)
+/* However slow the kernel, a round's racing ends by then. */
+#define WIN_ROUND_NS	(60 * NSEC_PER_SEC)
+/* lead_ns's least step and its bound either way (see struct duel). */
+#define WIN_LEAD_STEP_NS	200
+#define WIN_LEAD_MAX_NS		(5 * NSEC_PER_MSEC)
+
+struct took {
+	struct qtimer_record rec;
+	__s64 stamp;		/* CLOCK_MONOTONIC right after taking it */
+};
+
+/*
+ * One round of the race: n one-shots, their records taken by the reader
+ * thread, CANCEL or MODIFY of each by the op side (the test's thread),
+ * one timer at a time by handshake.  The reader names the timer whose
+ * record it is about to take (target) and bumps offer; the op side
+ * answers with fire = offer, goes for that timer, and says done = offer
+ * when its result is in res[].  Who starts first, and by how much, is
+ * lead_ns: above zero the reader waits a random time of up to twice that
+ * before it takes, below zero the op side waits so before it acts.  After
+ * each race the reader moves it towards the loser, so that the races
+ * gather where either side may win, on a fast kernel or a slow one.
+ */
+struct duel {
+	/* Set up before the threads start. */
+	int fd;
+	struct qt_ring *ring;	/* BY_RING_MAP: the mapping */
+	enum taker taker;
+	bool modify;
+	bool free_run;		/* no handshake: the op side chases the reader */
+	int n, round, reader_cpu;
+	__s64 deadline;
+	__u64 ids[WIN_MAX];
+	__s64 old_when[WIN_MAX];	/* even: as armed */
+	struct qt_rng rng;		/* the reader's */
+
+	/* The op side's, read by the reader after done. */
+	int res[WIN_MAX];
+	bool acted[WIN_MAX];
+	__s64 new_when[WIN_MAX];	/* odd: as a MODIFY moved it */
+
+	/* The reader's. */
+	struct took log[WIN_LOG];
+	int nr_log, lost_log, take_errors;
+	bool old_taken[WIN_MAX];
+	int steps, reader_won, op_won, op_armed;
+	bool timed_out;
+
+	_Atomic bool over;
+	_Atomic int head;	/* free_run: the first timer the reader awaits */
+	_Atomic unsigned int offer, fire, done;
+	_Atomic int target;
+	_Atomic __s64 lead_ns;
+};
+
+static __u64 duel_cookie(const struct duel *d, int k)
+{
+	return (__u64)(d->round + 1) << 32 | k;
+}
+
+/* The timer of this round a cookie names, or -1. */
+static int duel_timer(const struct duel *d, __u64 cookie)
+{
+	if (cookie >> 32 != (__u64)d->round + 1 || (cookie & 0xffffffff) >= (__u64)d->n)
+		return -1;
+	return cookie & 0xffffffff;
+}
+
+/* Whether @rec is the record of timer @k's schedule as armed. */
+static bool duel_old(const struct duel *d, const struct qtimer_record *rec,
+		     int k)
+{
+	return k >= 0 && duel_timer(d, rec->cookie) == k &&
+	       rec->expires_ns == d->old_when[k];
+}
+
+/* Takes up to @max records and logs them: how many, or -errno. */
+static int duel_take(struct duel *d, int max)
+{
+	struct qtimer_record recs[WIN_READ_MAX];
+	__s64 stamp;
+	int ret, i;
+
+	if (d->taker == BY_RING_MAP)
+		ret = qt_ring_consume(d->ring, recs, max);
+	else
+		ret = qt_read(d->fd, recs, max);
+	stamp = qt_now(CLOCK_MONOTONIC);
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret < 0) {
+		d->take_errors++;
+		return ret;
+	}
+	for (i = 0; i < ret; i++) {
+		int k = duel_timer(d, recs[i].cookie);
+
+		if (duel_old(d, &recs[i], k))
+			d->old_taken[k] = true;
+		if (d->nr_log == WIN_LOG) {
+			d->lost_log++;
+			continue;
+		}
+		d->log[d->nr_log].rec = recs[i];
+		d->log[d->nr_log++].stamp = stamp;
+	}
+	return ret;
+}
+
+/*
+ * The first timer from @k on that neither side has had yet, or n.  (acted[]
+ * is read with acquire: without a handshake the op side sets it meanwhile.)
+ */
+static int duel_next(const struct duel *d, int k)
+{
+	while (k < d->n && (d->old_taken[k] ||
+			    __atomic_load_n(&d->acted[k], __ATOMIC_ACQUIRE)))
+		k++;
+	return k;
+}
+
+/*
+ * The timer whose record the reader takes last of the @max it is about to
+ * take, or -1 to look again.  read() takes records in the order their
+ * timers fired, which is the order of their deadlines on the one heap
+ * they share: the @max-th of those not had yet, once something is
+ * pending.  In the mapping, the record at the tail says (@max is 1); a
+ * record there that is not one to race for (a new schedule's) is taken
+ * as it comes.
+ */
+static int duel_aim(struct duel *d, int first, int max)
+{
+	const struct qtimer_record *slot;
+	__u32 head, tail;
+	int k, next;
+
+	if (d->taker != BY_RING_MAP) {
+		qt_wait_readable(d->fd, 20);
+		for (k = first; --max > 0 && (next = duel_next(d, k + 1)) < d->n; )
+			k = next;
+		return k;
+	}
+	head = qt_ring_head(d->ring);
+	tail = qt_ring_tail(d->ring);
+	if (tail == head) {
+		qt_wait_readable(d->fd, 20);
+		return -1;
+	}
+	if (qt_ring_claim_of(d->ring, tail) != QTIMER_REC_READY) {
+		qt_ring_set_tail(d->ring, tail + 1);
+		return -1;
+	}
+	slot = qt_ring_rec(d->ring, tail);
+	k = duel_timer(d, slot->cookie);
+	if (duel_old(d, slot, k) && !d->old_taken[k] && !d->acted[k])
+		return k;
+	duel_take(d, 1);
+	return -1;
+}
+
+static __s64 clamp_lead(__s64 lead)
+{
+	if (lead > WIN_LEAD_MAX_NS)
+		return WIN_LEAD_MAX_NS;
+	if (lead < -WIN_LEAD_MAX_NS)
+		return -WIN_LEAD_MAX_NS;
+	return lead;
+}
+
+/*
+ * Who won the race for timer @k: the reader if it took the record and the
+ * op found the timer gone; the op if it took back a record that had fired
+ * (QUEUED).  An op that found the timer still armed raced nobody.  Any
+ * other combination is wrong, which the verdict says.
+ */
+static void duel_judge_step(struct duel *d, int k, bool took_it)
+{
+	__s64 lead = atomic_load(&d->lead_ns);
+	__s64 step = llabs(lead) / 8 + WIN_LEAD_STEP_NS;
+
+	d->steps++;
+	if (took_it && d->res[k] == -ENOENT) {
+		d->reader_won++;
+		atomic_store(&d->lead_ns, clamp_lead(lead + step));
+	} else if (!took_it && d->res[k] == QTIMER_CANCEL_QUEUED) {
+		d->op_won++;
+		atomic_store(&d->lead_ns, clamp_lead(lead - step));
+	} else if (d->res[k] == QTIMER_CANCEL_ARMED) {
+		d->op_armed++;
+	}
+}
+
+/*
+ * Without a handshake: take records as they come, up to 8 at a time, and
+ * say which timer is next, until every timer went to one side or the other.
+ */
+static void duel_read_freely(struct duel *d)
+{
+	int first = 0;
+
+	for (;;) {
+		first = duel_next(d, first);
+		if (first == d->n)
+			break;
+		if (qt_now(CLOCK_MONOTONIC) > d->deadline) {
+			d->timed_out = true;
+			break;
+		}
+		atomic_store(&d->head, first);
+		if (!duel_take(d, WIN_READ_MAX))
+			qt_wait_readable(d->fd, 1);
+	}
+}
+
+static void *duel_reader(void *arg)
+{
+	struct duel *d = arg;
+	unsigned int offer = 0;
+	int first = 0;
+
+	if (qt_pin_self(d->reader_cpu)) {
+		d->take_errors++;
+		goto out;
+	}
+	if (d->free_run) {
+		duel_read_freely(d);
+		goto out;
+	}
+	for (;;) {
+		/* read() takes 1, 2, 4 or 8 at a time; the mapping one. */
+		int max = d->taker == BY_RING_MAP ? 1 : 1 << (offer % 4);
+		bool took_it = false;
+		int k, i, logged;
+		__s64 lead;
+
+		first = duel_next(d, first);
+		if (first == d->n)
+			break;
+		if (qt_now(CLOCK_MONOTONIC) > d->deadline) {
+			d->timed_out = true;
+			break;
+		}
+		k = duel_aim(d, first, max);
+		if (k < 0)
+			continue;
+		atomic_store(&d->target, k);
+		atomic_store(&d->offer, ++offer);
+		while (atomic_load(&d->fire) != offer)
+			;
+		lead = atomic_load(&d->lead_ns);
+		if (lead > 0)
+			qt_busy_wait_ns(qt_rand_below(&d->rng, 2 * lead + 1));
+		logged = d->nr_log;
+		duel_take(d, max);
+		for (i = logged; i < d->nr_log; i++)
+			took_it |= duel_old(d, &d->log[i].rec, k);
+		while (atomic_load(&d->done) != offer)
+			;
+		duel_judge_step(d, k, took_it);
+	}
+out:
+	atomic_store(&d->over, true);
+	return NULL;
+}
+
+/* CANCEL or MODIFY of timer @k, into res[k]. */
+static void duel_op(struct duel *d, int k)
+{
+	if (d->modify) {
+		d->new_when[k] = (qt_now(CLOCK_MONOTONIC) + WIN_MODIFY_NS) | 1;
+		d->res[k] = qt_modify(d->fd, d->ids[k], QTIMER_F_ABSTIME,
+				      d->new_when[k], 0, 0);
+	} else {
+		d->res[k] = qt_cancel(d->fd, d->ids[k]);
+	}
+	__atomic_store_n(&d->acted[k], true, __ATOMIC_RELEASE);
+}
+
+/*
+ * The op side: answer each offer with CANCEL or MODIFY of its timer, or
+ * without a handshake, as fast as it can, go for one of the 8 timers the
+ * reader takes next.
+ */
+static void duel_act(struct duel *d, struct qt_rng *rng)
+{
+	unsigned int seen = 0;
+	int k;
+
+	while (d->free_run && !atomic_load(&d->over)) {
+		int head = atomic_load(&d->head);
+
+		k = head + qt_rand_below(rng, WIN_READ_MAX);
+		while (k < d->n && d->acted[k])
+			k++;
+		if (k < d->n && k < head + WIN_READ_MAX)
+			duel_op(d, k);
+	}
+	while (!atomic_load(&d->over)) {
+		unsigned int offer = atomic_load(&d->offer);
+		__s64 lead;
+
+		if (offer == seen)
+			continue;
+		seen = offer;
+		k = atomic_load(&d->target);
+		lead = atomic_load(&d->lead_ns);
+		atomic_store(&d->fire, offer);
+		if (lead < 0)
+			qt_busy_wait_ns(qt_rand_below(rng, 2 * -lead + 1));
+		duel_op(d, k);
+		atomic_store(&d->done, offer);
+	}
+}
+
+/* Timers a round arms from one CPU before it moves to the next. */
+#define WIN_ARM_CHUNK	16
+
+/*
+ * Arms the round's timers in chunks from each CPU in turn, so from several
+ * shards once there are shards, all on @heap_cpu's heap, so that they
+ * fire in the order of their deadlines.  0 or -errno.
+ */
+static int duel_arm(struct duel *d, const int *cpus, int nc, int heap_cpu)
+{
+	struct qtimer_op ops[WIN_ARM_CHUNK];
+	int k, i, b, ret;
+
+	for (k = 0; k < d->n; k += b) {
+		b = min_int(d->n - k, WIN_ARM_CHUNK);
+		ret = qt_pin_self(cpus[(k / WIN_ARM_CHUNK) % nc]);
+		if (ret)
+			return ret;
+		for (i = 0; i < b; i++) {
+			ops[i] = qt_op(CLOCK_MONOTONIC,
+				       QTIMER_F_ABSTIME | QTIMER_F_CPU,
+				       d->old_when[k + i], 0,
+				       duel_cookie(d, k + i));
+			ops[i].opcode = QTIMER_OP_ARM;
+			ops[i].cpu = heap_cpu;
+		}
+		ret = qt_submit(d->fd, ops, b, 0, NULL);
+		if (ret != b)
+			return ret < 0 ? ret : -EIO;
+		for (i = 0; i < b; i++) {
+			if (ops[i].result)
+				return ops[i].result;
+			d->ids[k + i] = ops[i].id;
+		}
+	}
+	return 0;
+}
+
+/* Records taken of the new schedules MODIFY gave. */
+static int duel_new_taken(const struct duel *d)
+{
+	int i, have = 0;
+
+	for (i = 0; i < d->nr_log; i++)
+		have += !duel_old(d, &d->log[i].rec,
+				  duel_timer(d, d->log[i].rec.cookie));
+	return have;
+}
+
+/*
+ * After the race: the records of the new schedules MODIFY gave, then
+ * anything else that comes within a while (nothing should).  With a ring,
+ * poll() reaps what the reader consumed, so that the file's count of
+ * timers is up to date.
+ */
+static void duel_drain(struct duel *d)
+{
+	__s64 deadline = qt_now(CLOCK_MONOTONIC) + QT_ARRIVE_MS * NSEC_PER_MSEC;
+	int want = 0, k;
+
+	for (k = 0; d->modify && k < d->n; k++)
+		want += d->acted[k] && d->res[k] >= 0;
+	while (duel_new_taken(d) < want && qt_now(CLOCK_MONOTONIC) < deadline) {
+		int got = duel_take(d, WIN_READ_MAX);
+
+		if (got < 0)
+			break;
+		if (!got)
+			qt_wait_readable(d->fd, 20);
+	}
+	qt_wait_readable(d->fd, 50);
+	while (duel_take(d, WIN_READ_MAX) > 0)
+		;
+	qt_revents(d->fd);
+}
+
+/*
+ * Each timer went to exactly one side: a timer the op found gone (-ENOENT)
+ * had its record taken once; one whose record or expiry it prevented
+ * (QUEUED, ARMED) never had it taken, and after a MODIFY fired once more,
+ * at the new time; one the op never went for was taken once.  No record
+ * is early, of another round, or of a schedule the timer never had.
+ * Returns the number of wrongs, the first few shown.
+ */
+static int duel_verdict(struct duel *d)
+{
+	unsigned char old_seen[WIN_MAX] = { 0 }, new_seen[WIN_MAX] = { 0 };
+	int i, k, wrong = d->lost_log + d->take_errors + d->timed_out;
+
+	for (i = 0; i < d->nr_log; i++) {
+		const struct took *t = &d->log[i];
+		bool old, new;
+
+		k = duel_timer(d, t->rec.cookie);
+		old = duel_old(d, &t->rec, k);
+		new = k >= 0 && d->modify && d->acted[k] && d->res[k] >= 0 &&
+		      t->rec.expires_ns == d->new_when[k];
+		if ((!old && !new) || t->rec.id != d->ids[k] ||
+		    t->rec.count != 1 || LOW(t->rec.flags) != QTIMER_REC_LAST ||
+		    t->stamp < t->rec.expires_ns) {
+			if (wrong++ < 5)
+				qt_diag("round %d: record cookie %#llx id %#llx expires %lld (taken at %lld) count %u flags %#x",
+					d->round, (unsigned long long)t->rec.cookie,
+					(unsigned long long)t->rec.id,
+					(long long)t->rec.expires_ns,
+					(long long)t->stamp, t->rec.count,
+					t->rec.flags);
+			continue;
+		}
+		if (old)
+			old_seen[k]++;
+		else
+			new_seen[k]++;
+	}
+	for (k = 0; k < d->n; k++) {
+		int r = d->res[k];
+		bool ok;
+
+		if (!d->acted[k])
+			ok = old_seen[k] == 1 && !new_seen[k];
+		else if (r == -ENOENT)
+			ok = old_seen[k] == 1 && !new_seen[k];
+		else if (r == QTIMER_CANCEL_ARMED || r == QTIMER_CANCEL_QUEUED)
+			ok = !old_seen[k] && new_seen[k] == d->modify;
+		else
+			ok = false;
+		if (ok)
+			continue;
+		if (wrong++ < 5)
+			qt_diag("round %d timer %d: %s %s %d; its record taken %d times, the new schedule's %d",
+				d->round, k, d->modify ? "MODIFY" : "CANCEL",
+				d->acted[k] ? "returned" : "never ran", r,
+				old_seen[k], new_seen[k]);
+	}
+	return wrong;
+}
+
+FIXTURE(window)
+{
+	int fd;
+	int cpus[MAX_CPUS];
+	int nr_cpus;
+	struct qt_ring r;
+};
+
+FIXTURE_VARIANT(window)
+{
+	enum taker taker;
+	bool modify;
+};
+
+FIXTURE_VARIANT_ADD(window, read_cancel) { .taker = BY_READ };
+FIXTURE_VARIANT_ADD(window, read_modify) { .taker = BY_READ, .modify = true };
+FIXTURE_VARIANT_ADD(window, ring_read_cancel) { .taker = BY_RING_READ };
+FIXTURE_VARIANT_ADD(window, ring_read_modify) {
+	.taker = BY_RING_READ, .modify = true
+};
+FIXTURE_VARIANT_ADD(window, ring_map_cancel) { .taker = BY_RING_MAP };
+FIXTURE_VARIANT_ADD(window, ring_map_modify) {
+	.taker = BY_RING_MAP, .modify = true
+};
+
+FIXTURE_SETUP(window)
+{
+	struct qtimer_ring_setup setup;
+	int ret = 0;
+
+	memset(&self->r, 0, sizeof(self->r));
+	self->nr_cpus = qt_allowed_cpus(self->cpus, MAX_CPUS);
+	ASSERT_LT(0, self->nr_cpus);
+	self->fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	if (variant->taker == BY_RING_MAP)
+		ret = qt_ring_map(&self->r, self->fd, WIN_RING);
+	else if (variant->taker == BY_RING_READ)
+		ret = qt_ring_setup(self->fd, WIN_RING, &setup);
+	if (ret == -ENOTTY)
+		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
+	ASSERT_EQ(0, ret);
+}
+
+FIXTURE_TEARDOWN(window)
+{
+	qt_ring_unmap(&self->r);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/*
+ * Rounds on one file, so that each round's ids reuse the slots the last
+ * one's timers left: the last round's ids must name nothing, the new ones
+ * none of them.  Even rounds are due at once and all fired before the
+ * race begins (CANCEL and MODIFY meet a queued record or the reader's
+ * take); odd rounds fire while it goes on.  A round's timers are armed
+ * from every CPU in turn onto one CPU's heap, read on a second CPU and
+ * cancelled or modified from a third (with two CPUs, the first), a
+ * different trio each round; read() takes up to 8 records at once, the
+ * one raced for last, so that one read() ends timers of several shards.
+ * Every third round has no handshake: the reader takes what comes and
+ * the op side, as fast as it can, goes for one of the next few timers
+ * the reader will take.  Only the handshake rounds count towards both
+ * sides having won.
+ */
+TEST_F_TIMEOUT(window, ended_window, 240)
+{
+	const int rounds = WIN_ROUNDS, n = WIN_TIMERS;
+	static __u64 last_ids[WIN_MAX];
+	static struct duel d;
+	int reader_won = 0, op_won = 0, op_armed = 0, round, k;
+	__s64 lead = 0, setup_ns = 0, race_ns = 0;
+	struct qt_rng rng;
+
+	RETURN_IF_SETUP_SKIPPED();
+	REQUIRE_CPUS(2);
+	qt_rng_seed(&rng, qt_now(CLOCK_MONOTONIC));
+	for (round = 0; round < rounds; round++) {
+		const int nc = self->nr_cpus;
+		int heap_cpu = self->cpus[round % nc];
+		int op_cpu = nc > 2 ? self->cpus[(round + 2) % nc] : heap_cpu;
+		bool due_now = !(round % 2);
+		int stale = 0, reused = 0, wrong;
+		__s64 start, race_start, base, spacing;
+		pthread_t thr;
+
+		memset(&d, 0, sizeof(d));
+		d.fd = self->fd;
+		d.ring = &self->r;
+		d.taker = variant->taker;
+		d.modify = variant->modify;
+		d.free_run = round % 3 == 2;
+		d.n = n;
+		d.round = round;
+		d.reader_cpu = self->cpus[(round + 1) % nc];
+		d.lead_ns = lead;
+		qt_rng_seed(&d.rng, qt_rand(&rng));
+
+		/*
+		 * A soon round's timers start to fire after as long as the
+		 * last round took to reach its race, and go on firing for
+		 * as long as its race took: during this one's.
+		 */
+		start = qt_now(CLOCK_MONOTONIC);
+		base = due_now ? start - NSEC_PER_MSEC : start + setup_ns;
+		spacing = due_now ? 2 : (race_ns / n + 2) & ~1LL;
+		for (k = 0; k < n; k++)
+			d.old_when[k] = (base & ~1LL) + k * spacing;
+		ASSERT_EQ(0, duel_arm(&d, self->cpus, nc, heap_cpu));
+		EXPECT_EQ(0, count_repeats(d.ids, n));
+		for (k = 0; round && k < n; k++) {
+			stale += qt_cancel(self->fd, last_ids[k]) != -ENOENT;
+			reused += id_in(d.ids, n, last_ids[k]);
+		}
+		EXPECT_EQ(0, stale);
+		EXPECT_EQ(0, reused);
+		if (due_now)
+			ASSERT_EQ(1, qt_wait_pending(self->fd, n, QT_ARRIVE_MS));
+
+		ASSERT_EQ(0, qt_pin_self(op_cpu));
+		race_start = qt_now(CLOCK_MONOTONIC);
+		d.deadline = race_start + WIN_ROUND_NS;
+		ASSERT_EQ(0, pthread_create(&thr, NULL, duel_reader, &d));
+		duel_act(&d, &rng);
+		ASSERT_EQ(0, pthread_join(thr, NULL));
+		setup_ns = race_start - start;
+		race_ns = qt_now(CLOCK_MONOTONIC) - race_start;
+		duel_drain(&d);
+
+		wrong = duel_verdict(&d);
+		EXPECT_EQ(0, wrong);
+		EXPECT_FALSE(d.timed_out);
+		EXPECT_EQ(0, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+		if (d.free_run) {
+			for (k = 0; k < n; k++) {
+				d.reader_won += d.res[k] == -ENOENT;
+				d.op_won += d.res[k] == QTIMER_CANCEL_QUEUED;
+				d.op_armed += d.res[k] == QTIMER_CANCEL_ARMED;
+			}
+			TH_LOG("round %d (%s, CPUs %d/%d/%d, no handshake) in %lld ms: the reader took first %d, the %s %d; %d found armed",
+			       round, due_now ? "due at once" : "due soon",
+			       heap_cpu, d.reader_cpu, op_cpu,
+			       race_ns / NSEC_PER_MSEC, d.reader_won,
+			       d.modify ? "MODIFY" : "CANCEL", d.op_won,
+			       d.op_armed);
+		} else {
+			TH_LOG("round %d (%s, CPUs %d/%d/%d): %d races in %lld ms; the reader won %d, the %s %d; %d found armed; lead %.1f us",
+			       round, due_now ? "due at once" : "due soon",
+			       heap_cpu, d.reader_cpu, op_cpu, d.steps,
+			       race_ns / NSEC_PER_MSEC, d.reader_won,
+			       d.modify ? "MODIFY" : "CANCEL", d.op_won,
+			       d.op_armed, (double)d.lead_ns / NSEC_PER_USEC);
+			reader_won += d.reader_won;
+			op_won += d.op_won;
+			op_armed += d.op_armed;
+			lead = d.lead_ns;
+		}
+		memcpy(last_ids, d.ids, sizeof(last_ids));
+	}
+	TH_LOG("in all, with a handshake: the reader won %d, the %s %d, %d found armed",
+	       reader_won, variant->modify ? "MODIFY" : "CANCEL", op_won,
+	       op_armed);
+	EXPECT_LT(0, reader_won) TH_LOG("the reader never took a record the op went for");
+	EXPECT_LT(0, op_won) TH_LOG("the op never took back a record the reader went for");
 }
 
 TEST_HARNESS_MAIN
