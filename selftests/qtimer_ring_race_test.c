@@ -57,14 +57,6 @@ struct race {
 	_Atomic __s64 lead_ns;
 };
 
-static void busy_wait_ns(__s64 ns)
-{
-	__s64 until = qt_now(CLOCK_MONOTONIC) + ns;
-
-	while (qt_now(CLOCK_MONOTONIC) < until)
-		;
-}
-
 /*
  * Offer the record at the tail, if READY, and wait until CANCEL is on it.
  * Returns its cookie, or -1 if none was offered or the aiming ended.
@@ -88,7 +80,7 @@ static long race_offer_tail(struct race *race)
 			return -1;
 	lead = atomic_load(&race->lead_ns);
 	if (lead > 0)
-		busy_wait_ns(qt_rand_below(&race->rng, 2 * lead + 1));
+		qt_busy_wait_ns(qt_rand_below(&race->rng, 2 * lead + 1));
 	return cookie < RACE_TIMERS ? (long)cookie : -1;
 }
 
@@ -128,7 +120,7 @@ static void *race_consumer(void *arg)
 				race->taken[rec.cookie]++;
 			else
 				race->foreign++;
-			busy_wait_ns(qt_rand_below(&race->rng, 20 * NSEC_PER_USEC));
+			qt_busy_wait_ns(qt_rand_below(&race->rng, 20 * NSEC_PER_USEC));
 			continue;
 		}
 		if (qt_wait_readable(race->r->fd, 1) == 0 && atomic_load(&race->stop) &&
@@ -179,7 +171,7 @@ static int race_aim(struct race *race, struct qt_ring *r, int fd,
 		lead = atomic_load(&race->lead_ns);
 		atomic_store(&race->fire, o);
 		if (lead < 0)
-			busy_wait_ns(qt_rand_below(&rng, 2 * -lead + 1));
+			qt_busy_wait_ns(qt_rand_below(&rng, 2 * -lead + 1));
 		res[cookie] = qt_cancel(fd, ids[cookie]);
 		cancelled[cookie] = true;
 		aimed++;
@@ -234,14 +226,7 @@ TEST_F_TIMEOUT(ring, cancel_races_mapped_consumer, 120)
 		aimed = race_aim(&race, &self->r, self->fd, ids, res, cancelled,
 				 qt_rand(&rng));
 		memcpy(aimed_at, cancelled, sizeof(aimed_at));
-		for (k = 0; k < RACE_TIMERS; k++)
-			order[k] = k;
-		for (k = RACE_TIMERS - 1; k > 0; k--) {
-			int j = qt_rand_below(&rng, k + 1), t = order[k];
-
-			order[k] = order[j];
-			order[j] = t;
-		}
+		qt_shuffle(order, RACE_TIMERS, &rng);
 		for (k = 0; k < RACE_TIMERS; k++) {
 			if (cancelled[order[k]])
 				continue;

@@ -33,6 +33,19 @@ int qt_pin_self(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
+int qt_allowed_cpus(int *cpus, int max)
+{
+	cpu_set_t set;
+	int cpu, n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -errno;
+	for (cpu = 0; cpu < CPU_SETSIZE && n < max; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			cpus[n++] = cpu;
+	return n;
+}
+
 char *qt_cpu_online_path(int cpu, char *buf, size_t len)
 {
 	snprintf(buf, len, "/sys/devices/system/cpu/cpu%d/online", cpu);

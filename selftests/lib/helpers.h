@@ -210,6 +210,12 @@ bool qt_fast_machine(void);
 /* CPUs the kernel may have, online or not (cached). */
 int qt_nr_cpus(void);
 int qt_pin_self(int cpu);
+/*
+ * The CPUs the calling thread may run on now (its affinity, which keeps it
+ * inside its cpuset), lowest first, at most @max of them in cpus[]: how
+ * many, or -errno.  Ask before pinning: a pinned thread has one.
+ */
+int qt_allowed_cpus(int *cpus, int max);
 char *qt_cpu_online_path(int cpu, char *buf, size_t len);
 bool qt_cpu_online(int cpu);
 /* Takes @cpu offline (0) or online (1), retrying while hotplug is busy. */
@@ -234,6 +240,11 @@ int qt_cpu_ticks(int cpu, unsigned long long *busy, unsigned long long *total);
 __s64 qt_now(int clockid);
 void qt_sleep_ns(__s64 ns);
 void qt_sleep_ms(int ms);
+/*
+ * Spins for @ns of CLOCK_MONOTONIC: for the races that start one side a
+ * little after the other, finer than a sleep's wakeup.
+ */
+void qt_busy_wait_ns(__s64 ns);
 /* Sets CLOCK_REALTIME to @ns: 0 or -errno. */
 int qt_set_realtime(__s64 ns);
 /* Puts CLOCK_REALTIME back: @rt0 plus the CLOCK_MONOTONIC time since @mono0. */
@@ -388,6 +399,8 @@ uint64_t qt_rand(struct qt_rng *r);
 /* Uniform in [0, n), n > 0. */
 uint64_t qt_rand_below(struct qt_rng *r, uint64_t n);
 bool qt_chance(struct qt_rng *r, unsigned int percent);
+/* order[0..n) becomes a random permutation of 0..n-1 (Fisher-Yates). */
+void qt_shuffle(int *order, int n, struct qt_rng *r);
 
 /*
  * "# " diagnostics on stderr, a bounded number per process, so that a

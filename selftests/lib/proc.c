@@ -40,6 +40,14 @@ void qt_sleep_ms(int ms)
 	qt_sleep_ns((__s64)ms * NSEC_PER_MSEC);
 }
 
+void qt_busy_wait_ns(__s64 ns)
+{
+	__s64 until = qt_now(CLOCK_MONOTONIC) + ns;
+
+	while (qt_now(CLOCK_MONOTONIC) < until)
+		;
+}
+
 int qt_set_realtime(__s64 ns)
 {
 	struct timespec ts = {

@@ -31,3 +31,17 @@ bool qt_chance(struct qt_rng *r, unsigned int percent)
 {
 	return qt_rand_below(r, 100) < percent;
 }
+
+void qt_shuffle(int *order, int n, struct qt_rng *r)
+{
+	int k;
+
+	for (k = 0; k < n; k++)
+		order[k] = k;
+	for (k = n - 1; k > 0; k--) {
+		int j = qt_rand_below(r, k + 1), t = order[k];
+
+		order[k] = order[j];
+		order[j] = t;
+	}
+}
