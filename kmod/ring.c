@@ -33,6 +33,8 @@
 #define QT_RING_READ_CHUNK	16
 /* Records settled per hold of the file's lock outside the expirer. */
 #define QT_RING_SETTLE_CHUNK	256
+/* Records poll() looks at per hold of the file's lock. */
+#define QT_RING_SCAN_CHUNK	1024
 
 static inline u32 qt_ring_idx(const struct qt_ring *ring, u32 pos)
 {
@@ -396,38 +398,70 @@ static void qt_ring_settle_all(struct qt_ctx *ctx, struct qt_timer **dead)
 	} while (ret);
 }
 
-/* Whether a READY record is in [tail, head) or records wait in the kernel. */
-static bool qt_ring_pending(struct qt_ctx *ctx)
+/*
+ * Whether a READY record is in [tail, head) or records wait in the kernel:
+ * 1 or 0, or -EAGAIN when it looked at QT_RING_SCAN_CHUNK records without
+ * finding out.  A record stops being READY when it is claimed or voided,
+ * and is READY again only when its slot is written anew, at head; so the
+ * records before ring->scanned that an earlier call found not READY need
+ * no second look, and each record is looked at about once, however often
+ * poll() asks.  Without that, a consumer that claims records and leaves
+ * its tail behind them would make every poll() walk the whole ring with
+ * interrupts off.  (A consumer that writes READY back into a slot it took
+ * may not be woken for it: its own doing.)
+ */
+static int qt_ring_scan(struct qt_ctx *ctx)
 {
 	struct qt_ring *ring = ctx->ring;
-	u32 pos;
+	unsigned int budget = QT_RING_SCAN_CHUNK;
+	u32 tail, pos;
 
 	lockdep_assert_held(&ctx->wqh.lock);
 	if (ctx->nr_ready)
-		return true;
-	for (pos = qt_ring_tail(ring); pos != ring->head; pos++) {
+		return 1;
+	tail = qt_ring_tail(ring);
+	pos = ring->scanned;
+	/* The tail moved past it, or back before it: start at the tail. */
+	if (pos - tail > ring->head - tail)
+		pos = tail;
+	for (; pos != ring->head; pos++) {
 		u32 flags = READ_ONCE(ring->recs[qt_ring_idx(ring, pos)].flags);
 
 		if ((flags & QTIMER_REC_CLAIM) == QTIMER_REC_READY)
-			return true;
+			break;
+		if (!--budget) {
+			ring->scanned = pos + 1;
+			return -EAGAIN;
+		}
 	}
-	return false;
+	ring->scanned = pos;
+	return pos != ring->head;
+}
+
+/* For read()'s wait: a scan cut short wakes it to look again. */
+static bool qt_ring_pending(struct qt_ctx *ctx)
+{
+	return qt_ring_scan(ctx) != 0;
 }
 
 __poll_t qt_ring_poll(struct qt_ctx *ctx)
 {
 	struct qt_timer *dead = NULL;
-	__poll_t mask;
+	int pending;
 
 	/* Records a clock set cancelled are void by the time poll() says. */
 	qt_clock_set_sync();
 	spin_lock_irq(&ctx->wqh.lock);
 	qt_ring_settle_all(ctx, &dead);
-	mask = qt_ring_pending(ctx) ? EPOLLIN | EPOLLRDNORM : 0;
+	while ((pending = qt_ring_scan(ctx)) < 0) {
+		spin_unlock_irq(&ctx->wqh.lock);
+		cond_resched();
+		spin_lock_irq(&ctx->wqh.lock);
+	}
 	spin_unlock_irq(&ctx->wqh.lock);
 	qt_timers_free_list(dead);
 	qt_ctx_end(ctx);
-	return mask;
+	return pending ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 /*
@@ -534,6 +568,9 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 				WRITE_ONCE(ring->recs[idx].flags,
 					   recs[i].flags | QTIMER_REC_READY);
 		}
+		/* READY again behind qt_ring_scan()'s cursor: look again. */
+		if (copied < nr)
+			ring->scanned = pos[copied];
 		/* The consumer's release, for the reap that follows. */
 		smp_store_release(ring->tail_p, copied < nr ? pos[copied] : tail);
 		got += copied;

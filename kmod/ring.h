@@ -42,6 +42,8 @@ struct qt_ring {
 	u32 head;			/* (C) records written */
 	u32 reaped;			/* (C) records settled after consumption */
 	u32 nr_owned;			/* (C) non-NULL owner[] entries */
+	/* (C) no READY record in [tail, scanned): qt_ring_scan()'s cursor */
+	u32 scanned;
 	/* (C) the RINGED timer of each record in [reaped, head), or NULL */
 	struct qt_timer **owner;
 	/* The namespace offsets of the thread that set the ring up. */

@@ -531,6 +531,89 @@ TEST_F(hostile, kernel_survives)
 	EXPECT_EQ(0, fresh_file_works()) TH_LOG("after %s", variant->what);
 }
 
+/* Op @k of claimed_ring_polls_cheaply()'s timers: due at once. */
+static void now_fill(struct qtimer_op *op, long k, void *arg)
+{
+	*op = qt_op(CLOCK_MONOTONIC, 0, 0, 0, k);
+}
+
+/*
+ * CPU time of this thread for @n polls of @fd that must find nothing
+ * (*@woke counts those that did not), or the first figure past @give_up,
+ * with the polls made in *@done.
+ */
+static __s64 polls_cpu_ns(int fd, int n, __s64 give_up, int *woke, int *done)
+{
+	__s64 t0 = qt_now(CLOCK_THREAD_CPUTIME_ID), spent = 0;
+	int i;
+
+	for (i = 0; i < n && spent <= give_up; i++) {
+		if (qt_revents(fd) & POLLIN)
+			(*woke)++;
+		spent = qt_now(CLOCK_THREAD_CPUTIME_ID) - t0;
+	}
+	*done = i;
+	return spent;
+}
+
+#define CHEAP_POLLS	2000
+#define CHEAP_FACTOR	8
+#define CHEAP_FLOOR_NS	(50 * NSEC_PER_MSEC)
+
+/*
+ * A consumer that claims every record through the mapping but never moves
+ * its tail leaves a full ring of records that are not READY in [tail,
+ * head), which poll() must look through for a READY one.  It may look at
+ * each of them once, not on every call: CHEAP_POLLS polls on such a ring
+ * may cost at most CHEAP_FACTOR times as much CPU as on an empty ring
+ * (plus CHEAP_FLOOR_NS).  When each poll() walked all QTIMER_RING_MAX
+ * records with interrupts off, they cost 10-100 times that.  A record
+ * written after the claimed ones still makes the file readable.
+ */
+TEST(claimed_ring_polls_cheaply)
+{
+	const __u32 n = QTIMER_RING_MAX;
+	__s64 idle, hostile, bound;
+	struct qtimer_record rec;
+	int fd, woke = 0, done;
+	struct qt_ring r;
+	__u32 tail, i;
+	long got = 0;
+
+	SKIP_WITHOUT_RING();
+	fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_ring_map(&r, fd, n));
+	idle = polls_cpu_ns(fd, CHEAP_POLLS, INT64_MAX, &woke, &done);
+	ASSERT_EQ(0, woke);
+	bound = CHEAP_FACTOR * idle + CHEAP_FLOOR_NS;
+
+	ASSERT_EQ(0, qt_arm_many(fd, n, now_fill, NULL, NULL, 0));
+	ASSERT_EQ(1, qt_ring_wait_pending(&r, n, 120 * 1000));
+	tail = qt_ring_tail(&r);
+	for (i = 0; i < n; i++)
+		got += qt_ring_claim(&r, tail + i, &rec);
+	ASSERT_EQ(n, got);
+
+	hostile = polls_cpu_ns(fd, CHEAP_POLLS, bound, &woke, &done);
+	EXPECT_EQ(0, woke);
+	EXPECT_LE(hostile, bound)
+		TH_LOG("%d of %d polls past %u claimed records: %lld us of CPU (stopped there), against %lld us for all on an empty ring",
+		       done, CHEAP_POLLS, n, (long long)hostile / 1000,
+		       (long long)idle / 1000);
+	TH_LOG("CPU for %d polls on an empty ring %lld us, for %d past %u claimed records %lld us",
+	       CHEAP_POLLS, (long long)idle / 1000, done, n,
+	       (long long)hostile / 1000);
+
+	/* Room for one more, past the claimed ones: it must be seen. */
+	qt_ring_set_tail(&r, tail + 1);
+	EXPECT_EQ(0, qt_revents(fd) & POLLIN);
+	EXPECT_LE(0, qt_ring_fire_one(&r, 0xc1a1, NULL));
+	EXPECT_EQ(POLLIN, qt_revents(fd) & POLLIN);
+	qt_ring_unmap(&r);
+	close(fd);
+}
+
 /*
  * tail written backwards over records already taken: the kernel neither
  * hands them out again (they are TAKEN, not READY), nor loses this file's
