@@ -2,8 +2,9 @@
 /*
  * Copyright (C) 2026 The qtimer authors
  *
- * A SUBMIT chunk's timers and places under the per-user cap, taken ahead in
- * bulk and handed to its ARMs one by one.
+ * A SUBMIT chunk's timers and places under the per-user and per-file caps,
+ * taken ahead in bulk and handed to its ARMs one by one, and the places its
+ * CANCELs freed, given back in bulk.
  */
 
 #include <linux/string.h>
@@ -14,11 +15,12 @@
 /*
  * Start a SUBMIT chunk with timers for its @nr_arm ARMs, zeroed (which
  * init_on_alloc does anyway, so an ARM need not clear its timer again), and
- * with their places under the per-user cap taken in one atomic op rather
- * than one per ARM.  Best effort: with the bulk allocation failed, each ARM
- * allocates its own timer, so that only an ARM whose own allocation fails
- * gets -ENOMEM; and a chunk that would cross the cap leaves each ARM to
- * count itself, so that exactly those beyond it get -EDQUOT.
+ * with their places under the per-user and per-file caps taken in one
+ * atomic op each rather than one per ARM.  Best effort: with the bulk
+ * allocation failed, each ARM allocates its own timer, so that only an ARM
+ * whose own allocation fails gets -ENOMEM; and a chunk that would cross a
+ * cap leaves each ARM to count itself, so that exactly those beyond it get
+ * -EDQUOT or -ENOSPC.
  */
 void qt_batch_begin(struct qt_ctx *ctx, struct qt_batch *batch,
 		    unsigned int nr_arm)
@@ -26,6 +28,8 @@ void qt_batch_begin(struct qt_ctx *ctx, struct qt_batch *batch,
 	nr_arm = min_t(unsigned int, nr_arm, QT_BATCH_MAX);
 	batch->nr = 0;
 	batch->quota = 0;
+	batch->fd_quota = 0;
+	batch->freed = 0;
 	batch->shard = NULL;
 	batch->delivery = false;
 	batch->base = NULL;
@@ -34,11 +38,13 @@ void qt_batch_begin(struct qt_ctx *ctx, struct qt_batch *batch,
 	batch->nr = qt_timers_alloc(nr_arm, batch->timers);
 	if (qt_user_charge_n(ctx->user, nr_arm))
 		batch->quota = nr_arm;
+	if (qt_ctx_charge_n(ctx, nr_arm))
+		batch->fd_quota = nr_arm;
 }
 
 /*
  * End a chunk: let the lock go, free the timers no ARM took and give back
- * the places under the cap no ARM used.
+ * the places under the caps no ARM used and those its CANCELs freed.
  */
 void qt_batch_end(struct qt_ctx *ctx, struct qt_batch *batch)
 {
@@ -49,6 +55,12 @@ void qt_batch_end(struct qt_ctx *ctx, struct qt_batch *batch)
 	if (batch->quota)
 		qt_user_uncharge_n(ctx->user, batch->quota);
 	batch->quota = 0;
+	if (batch->fd_quota)
+		atomic_sub(batch->fd_quota, &ctx->nr_timers);
+	batch->fd_quota = 0;
+	if (batch->freed)
+		qt_ctx_give_back(ctx, batch->freed);
+	batch->freed = 0;
 }
 
 /* A zeroed timer. */
@@ -71,11 +83,20 @@ void qt_batch_timer_unused(struct qt_batch *batch, struct qt_timer *t)
 	}
 }
 
-/* Count an ARM against the per-user cap, from the chunk's share if it has one. */
+/*
+ * Count an ARM against the per-user cap: from the chunk's share if it has
+ * one, or from a place an earlier CANCEL of the chunk freed, which holds a
+ * place under the per-file cap too, kept for qt_batch_charge_fd().
+ */
 bool qt_batch_charge(struct qt_ctx *ctx, struct qt_batch *batch)
 {
 	if (batch->quota) {
 		batch->quota--;
+		return true;
+	}
+	if (batch->freed) {
+		batch->freed--;
+		batch->fd_quota++;
 		return true;
 	}
 	return qt_user_charge_n(ctx->user, 1);
@@ -89,4 +110,25 @@ bool qt_batch_charge(struct qt_ctx *ctx, struct qt_batch *batch)
 void qt_batch_uncharge(struct qt_ctx *ctx, struct qt_batch *batch)
 {
 	batch->quota++;
+}
+
+/* The same against the per-file cap: a freed place's user half is kept. */
+bool qt_batch_charge_fd(struct qt_ctx *ctx, struct qt_batch *batch)
+{
+	if (batch->fd_quota) {
+		batch->fd_quota--;
+		return true;
+	}
+	if (batch->freed) {
+		batch->freed--;
+		batch->quota++;
+		return true;
+	}
+	return qt_ctx_charge_n(ctx, 1);
+}
+
+/* An ARM that failed gives its place under the per-file cap back, as above. */
+void qt_batch_uncharge_fd(struct qt_batch *batch)
+{
+	batch->fd_quota++;
 }

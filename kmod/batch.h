@@ -22,8 +22,11 @@
 /*
  * What a SUBMIT chunk carries from one op to the next: timers allocated
  * ahead in bulk for its ARMs (one slab call and memcg charge per chunk
- * instead of one per timer), their places under the per-user cap (one
- * atomic op instead of one per timer), the shard lock and the last base
+ * instead of one per timer), their places under the per-user and per-file
+ * caps (one atomic op each instead of one per timer), the places its
+ * CANCELs freed, given back together at its end (or first taken by its
+ * ARMs), so that threads sharing a file do not pass the cache lines of its
+ * counters around once per timer, the shard lock and the last base
  * lock an op took, and the delivery lock if an op needed it.  Each op takes
  * the shard lock it needs if the chunk does not hold it yet and leaves it
  * held for the next op; an op that must sleep (to allocate or grow
@@ -39,6 +42,8 @@
 struct qt_batch {
 	unsigned int nr;		/* timers[] left */
 	unsigned int quota;		/* ARMs counted under the user cap ahead */
+	unsigned int fd_quota;		/* the same under the per-file cap */
+	unsigned int freed;		/* places under both caps to give back */
 	struct qt_shard *shard;		/* locked, or NULL */
 	bool delivery;			/* holds ctx->wqh.lock too; only with shard */
 	struct qt_base *base;		/* locked too, or NULL; only with shard */
@@ -52,6 +57,8 @@ struct qt_timer *qt_batch_timer(struct qt_ctx *ctx, struct qt_batch *batch);
 void qt_batch_timer_unused(struct qt_batch *batch, struct qt_timer *t);
 bool qt_batch_charge(struct qt_ctx *ctx, struct qt_batch *batch);
 void qt_batch_uncharge(struct qt_ctx *ctx, struct qt_batch *batch);
+bool qt_batch_charge_fd(struct qt_ctx *ctx, struct qt_batch *batch);
+void qt_batch_uncharge_fd(struct qt_batch *batch);
 
 /*
  * The locks an op holds are carried in a batch, or for a single ioctl in a

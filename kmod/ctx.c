@@ -57,18 +57,47 @@ void qt_timer_free_when_unreferenced(struct qt_timer *t)
 		qt_timer_free(t);
 }
 
-/* Take @t's id away: from now on it names nothing.  Under its shard's lock. */
-void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t)
+/*
+ * Count @nr more timers against the per-file cap, all or none; exact,
+ * whatever the shards.
+ */
+bool qt_ctx_charge_n(struct qt_ctx *ctx, unsigned int nr)
+{
+	int n = atomic_read(&ctx->nr_timers);
+
+	do {
+		if ((unsigned long)n + nr > READ_ONCE(qt_max_timers_per_fd))
+			return false;
+	} while (!atomic_try_cmpxchg(&ctx->nr_timers, &n, n + nr));
+	return true;
+}
+
+/* @nr timers gone: their places under the per-file and per-user caps. */
+void qt_ctx_give_back(struct qt_ctx *ctx, unsigned int nr)
+{
+	atomic_sub(nr, &ctx->nr_timers);
+	qt_user_uncharge_n(ctx->user, nr);
+}
+
+/*
+ * Take @t's id away: from now on it names nothing.  Under its shard's
+ * lock.  Its places under the caps go back now, or with @freed, counted
+ * there for the caller to give back before it returns to user space (a
+ * SUBMIT chunk does so once for all its CANCELs: qt_batch_end()).
+ */
+void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t, unsigned int *freed)
 {
 	struct qt_shard *shard = qt_shard_of(t);
 
 	lockdep_assert_held(&shard->lock);
 	qt_ids_free(&shard->ids, t->slot);
-	atomic_dec(&ctx->nr_timers);
 	shard->nr_per_clock[qt_timer_user_clock(t)]--;
 	if (t->flags & QT_TF_CANCEL_ON_SET)
 		shard->nr_cancel_on_set--;
-	qt_user_uncharge_n(ctx->user, 1);
+	if (freed)
+		(*freed)++;
+	else
+		qt_ctx_give_back(ctx, 1);
 }
 
 /*
@@ -100,13 +129,14 @@ static void qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
 {
 	struct qt_base *base = NULL;
 	struct qt_timer *t, *ended = shard->ended;
+	unsigned int freed = 0;
 
 	lockdep_assert_held(&shard->lock);
 	lockdep_assert_held(&ctx->wqh.lock);
 	WRITE_ONCE(shard->ended, NULL);
 	while ((t = ended)) {
 		ended = t->next;
-		qt_ctx_forget(ctx, t);
+		qt_ctx_forget(ctx, t, &freed);
 		if (qt_timer_let_die(t, &base)) {
 			t->next = *dead;
 			*dead = t;
@@ -114,6 +144,13 @@ static void qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
 	}
 	if (base)
 		qt_base_unlock_carried(base);
+	/*
+	 * In one go, but under the lock: an expirer may end timers of a file
+	 * being released, which drops its hold on ctx->user only after it
+	 * had this lock.
+	 */
+	if (freed)
+		qt_ctx_give_back(ctx, freed);
 }
 
 /*
@@ -190,7 +227,7 @@ void qt_ctx_release(struct qt_ctx *ctx)
 			t = qt_ids_get(&shard->ids, slot);
 			/* An ENDED one is on the ended list, emptied below. */
 			if (t && t->state != QT_ENDED)
-				qt_timer_kill(ctx, t, &base);
+				qt_timer_kill(ctx, t, &base, NULL);
 			/*
 			 * Let interrupts in now and then: a file may hold
 			 * millions.

@@ -70,7 +70,8 @@ struct qt_ctx {
 	 */
 	struct qt_ring *ring;
 
-	atomic_t nr_timers;		/* live ids, against the per-file cap */
+	/* live ids and places SUBMIT chunks hold, against the per-file cap */
+	atomic_t nr_timers;
 	struct qt_user *user;
 	struct list_head cos_node;	/* on qt_cos_list, qt_cos_mutex */
 	struct rcu_head rcu;
@@ -179,7 +180,9 @@ void qt_ctx_exit(void);
 struct qt_ctx *qt_ctx_create(void);
 void qt_ctx_release(struct qt_ctx *ctx);
 void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m);
-void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t);
+bool qt_ctx_charge_n(struct qt_ctx *ctx, unsigned int nr);
+void qt_ctx_give_back(struct qt_ctx *ctx, unsigned int nr);
+void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t, unsigned int *freed);
 void qt_timer_end(struct qt_timer *t, struct qt_base **held);
 void qt_ctx_end(struct qt_ctx *ctx);
 bool qt_timer_let_die(struct qt_timer *t, struct qt_base **held);
@@ -192,7 +195,7 @@ int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch);
 int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 		  struct qt_batch *batch);
 int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
-		  struct qt_base **held);
+		  struct qt_base **held, unsigned int *freed);
 
 /* read.c: records and read() */
 struct iov_iter;

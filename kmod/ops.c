@@ -69,7 +69,7 @@ static bool qt_timer_live(struct qt_ctx *ctx, struct qt_timer *t)
 		return false;
 	if (t->state == QT_READING &&
 	    (!t->period || (t->flags & QT_TF_CANCELED))) {
-		qt_ctx_forget(ctx, t);
+		qt_ctx_forget(ctx, t, NULL);
 		t->state = QT_ORPHAN;
 		return false;
 	}
@@ -84,12 +84,12 @@ static bool qt_timer_live(struct qt_ctx *ctx, struct qt_timer *t)
  * prevented.
  */
 int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
-		  struct qt_base **held)
+		  struct qt_base **held, unsigned int *freed)
 {
 	struct qt_base *base;
 	int ret = 0;
 
-	qt_ctx_forget(ctx, t);
+	qt_ctx_forget(ctx, t, freed);
 	base = *held = qt_base_relock(*held, t);
 	base->stats.cancelled++;
 	switch (t->state) {
@@ -120,18 +120,6 @@ int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
 		break;
 	}
 	return ret;
-}
-
-/* Count an ARM against the per-file cap; exact, whatever the shards. */
-static bool qt_ctx_charge(struct qt_ctx *ctx)
-{
-	int n = atomic_read(&ctx->nr_timers);
-
-	do {
-		if (n >= READ_ONCE(qt_max_timers_per_fd))
-			return false;
-	} while (!atomic_try_cmpxchg(&ctx->nr_timers, &n, n + 1));
-	return true;
 }
 
 /*
@@ -185,19 +173,19 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 			qt_batch_drop(ctx, batch);
 			continue;
 		}
-		if (!qt_ctx_charge(ctx)) {
+		if (!qt_batch_charge_fd(ctx, batch)) {
 			ret = -ENOSPC;
 			goto out_free;
 		}
 		cpu = pinned ? args->cpu : smp_processor_id();
 		base = qt_batch_lock_base(batch, qt_base_get(cpu, args->clock));
 		if (pinned && !base->online) {
-			atomic_dec(&ctx->nr_timers);
+			qt_batch_uncharge_fd(batch);
 			ret = -EINVAL;
 			goto out_free;
 		}
 		if (base->heap.nr >= base->heap.cap) {
-			atomic_dec(&ctx->nr_timers);
+			qt_batch_uncharge_fd(batch);
 			qt_batch_drop(ctx, batch);
 			continue;
 		}
@@ -231,7 +219,7 @@ int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch)
 
 	t = qt_lookup(ctx, id, batch);
 	if (t && (qt_timer_in_heap(ctx, batch, t) || qt_timer_live(ctx, t))) {
-		ret = qt_timer_kill(ctx, t, &batch->base);
+		ret = qt_timer_kill(ctx, t, &batch->base, &batch->freed);
 		if (batch->delivery)
 			qt_ready_sweep(ctx, batch);
 	}
@@ -389,7 +377,7 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 		ret = qt_ring_cancel(ctx->ring, t);
 		if (ret == -ENOENT) {
 			spin_unlock(&base->lock);
-			qt_ctx_forget(ctx, t);
+			qt_ctx_forget(ctx, t, NULL);
 			qt_ring_detach(ctx->ring, t);
 			qt_timer_free_when_unreferenced(t);
 			return -ENOENT;

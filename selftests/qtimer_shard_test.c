@@ -1467,6 +1467,55 @@ TEST_F_TIMEOUT(cap, per_fd_cap_across_cpus, 120)
 	pthread_barrier_destroy(&bar);
 }
 
+/*
+ * A SUBMIT on a full file: a place one of its CANCELs frees goes to one of
+ * its later ARMs, and no more than that (the chunk gives the places its
+ * CANCELs freed back at its end, or to its own ARMs first).  Afterwards
+ * the file holds its cap again, and a single ARM finds it full.
+ */
+TEST_F(cap, submit_cancel_frees_a_place_for_its_arm)
+{
+	const int cap = 16;
+	struct qtimer_op ops[5], one;
+	__u64 ids[16];
+	int i;
+
+	if (self->saved < 0)
+		SKIP(return, "needs root and the max_timers_per_fd parameter");
+	ASSERT_EQ(0, qt_param_set("max_timers_per_fd", cap));
+	self->fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	for (i = 0; i < cap; i++)
+		ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, FAR_NS, 0, i, &ids[i]));
+	one = qt_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, 99);
+	EXPECT_EQ(-ENOSPC, qt_arm_op(self->fd, &one));
+
+	for (i = 0; i < 5; i++) {
+		ops[i] = qt_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, 100 + i);
+		ops[i].opcode = QTIMER_OP_ARM;
+	}
+	ops[0] = (struct qtimer_op){ .opcode = QTIMER_OP_CANCEL, .id = ids[0] };
+	ops[2] = (struct qtimer_op){ .opcode = QTIMER_OP_CANCEL, .id = ids[1] };
+	ASSERT_EQ(5, qt_submit(self->fd, ops, 5, 0, NULL));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, ops[0].result);
+	EXPECT_EQ(0, ops[1].result);
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, ops[2].result);
+	EXPECT_EQ(0, ops[3].result);
+	EXPECT_EQ(-ENOSPC, ops[4].result);
+	EXPECT_EQ(cap, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+	one = qt_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, 99);
+	EXPECT_EQ(-ENOSPC, qt_arm_op(self->fd, &one));
+
+	/* Only ARMs after it: the place goes back to the file at the end. */
+	ops[0] = (struct qtimer_op){ .opcode = QTIMER_OP_CANCEL, .id = ids[2] };
+	ASSERT_EQ(1, qt_submit(self->fd, ops, 1, 0, NULL));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, ops[0].result);
+	EXPECT_EQ(cap - 1, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+	one = qt_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, 99);
+	EXPECT_EQ(0, qt_arm_op(self->fd, &one));
+	EXPECT_EQ(cap, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+}
+
 /* --- forged ids ------------------------------------------------------------ */
 
 /* Timers a CPU arms for forged_ids, and how many of them are forged from. */
