@@ -292,7 +292,7 @@ void qt_ctx_release(struct qt_ctx *ctx)
 
 void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m)
 {
-	u32 timers, pending, per_clock[QT_NR_CLOCKS] = {}, ring_entries = 0;
+	u32 timers = 0, pending, per_clock[QT_NR_CLOCKS] = {}, ring_entries = 0;
 	unsigned int i, clock;
 
 	for (i = 0; i < ctx->nr_shards; i++) {
@@ -303,7 +303,9 @@ void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m)
 			per_clock[clock] += shard->nr_per_clock[clock];
 		spin_unlock_irq(&shard->lock);
 	}
-	timers = atomic_read(&ctx->nr_timers);
+	/* Live ids: nr_timers also counts places SUBMIT chunks hold. */
+	for (clock = 0; clock < QT_NR_CLOCKS; clock++)
+		timers += per_clock[clock];
 	spin_lock_irq(&ctx->wqh.lock);
 	/* With a ring: records waiting, and those the ring was not reaped of. */
 	pending = ctx->nr_ready;
