@@ -586,7 +586,7 @@ static long long cg_read(const char *cg, const char *file)
 }
 
 struct cg_report {
-	long long base, mid, peak, after;
+	long long base, mid, peak, closed, after, settle_ms;
 	long mid_timers, timers;
 	int fail_err;
 	_Atomic int stage;	/* child: 1 at the peak, 2 after close */
@@ -605,8 +605,8 @@ static void cg_stop(struct cg_report *r, int stage)
 		qt_sleep_ms(1);
 }
 
-static void cg_measure(struct cg_report *r, const char *cg, int stage,
-		       long long *val, pid_t pid)
+/* Waits for the child to reach @stage; false if it died first. */
+static bool cg_wait_stage(struct cg_report *r, int stage, pid_t pid)
 {
 	while (r->stage < stage) {
 		siginfo_t si = { .si_pid = 0 };
@@ -614,11 +614,51 @@ static void cg_measure(struct cg_report *r, const char *cg, int stage,
 		/* Died: leave it to the caller's waitpid() to say how. */
 		if (!waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) &&
 		    si.si_pid == pid)
-			return;
+			return false;
 		qt_sleep_ms(1);
 	}
+	return true;
+}
+
+static void cg_measure(struct cg_report *r, const char *cg, int stage,
+		       long long *val, pid_t pid)
+{
+	if (!cg_wait_stage(r, stage, pid))
+		return;
 	*val = cg_read(cg, "memory.current");
 	r->go = stage;
+}
+
+/* Back near where it started, up to this long after the close. */
+#define CG_SLACK	(4LL * 1024 * 1024)
+#define CG_SETTLE_MS	30000
+
+/*
+ * After the close: the heaps' dead entries go, and with them the timers'
+ * charges, in a compact work queued by the close, which on a debug kernel
+ * under TCG may take seconds to get through a hundred thousand.  Measure
+ * until the charge is back near base or CG_SETTLE_MS pass; a leak stays.
+ */
+static void cg_settle(struct cg_report *r, const char *cg, pid_t pid)
+{
+	__s64 t0 = 0;
+
+	if (!cg_wait_stage(r, 2, pid))
+		return;
+	for (;;) {
+		r->after = cg_read(cg, "memory.current");
+		if (!t0) {
+			t0 = qt_now(CLOCK_MONOTONIC);
+			r->closed = r->after;
+		}
+		r->settle_ms = (qt_now(CLOCK_MONOTONIC) - t0) / 1000000;
+		if (r->after < r->base + CG_SLACK ||
+		    r->settle_ms >= CG_SETTLE_MS)
+			break;
+		qt_sleep_ms(50);
+	}
+	/* The child stays in the cgroup until now. */
+	r->go = 2;
 }
 
 /*
@@ -718,15 +758,15 @@ TEST_F_TIMEOUT(dos, memcg_charges_and_contains, 600)
 	if (!pid)
 		_exit(cg_child(cg, r));
 	cg_measure(r, cg, 1, &r->peak, pid);
-	cg_measure(r, cg, 2, &r->after, pid);
+	cg_settle(r, cg, pid);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, rmdir(cg));
 	if (added)
 		qt_write_str(CGROOT "cgroup.subtree_control", "-memory");
 
-	TH_LOG("base %lld, %ld timers %lld, failed at %ld timers with %d, peak %lld, after close %lld",
+	TH_LOG("base %lld, %ld timers %lld, failed at %ld timers with %d, peak %lld, after close %lld, %lld ms later %lld",
 	       r->base, r->mid_timers, r->mid, r->timers, r->fail_err, r->peak,
-	       r->after);
+	       r->closed, r->settle_ms, r->after);
 	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child killed by signal %d",
 					      WTERMSIG(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
@@ -737,7 +777,7 @@ TEST_F_TIMEOUT(dos, memcg_charges_and_contains, 600)
 	EXPECT_GE(2048LL * r->mid_timers, r->mid - r->base);
 	EXPECT_LT(r->mid, r->peak);
 	/* Back near where it started. */
-	EXPECT_GT(r->base + 4 * 1024 * 1024, r->after);
+	EXPECT_GT(r->base + CG_SLACK, r->after);
 	munmap(r, sizeof(*r));
 }
 
