@@ -13,7 +13,6 @@
 #define _GNU_SOURCE
 #include <sched.h>
 #include <sys/resource.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -351,17 +350,9 @@ static int arm_n(int fd, int n, int *first_err)
  * where the check below wants 3.2 MB.  KASAN's quarantine keeps the
  * memory from coming back there, so that is not checked.
  */
-static bool debug_kernel(void)
-{
-	struct utsname u;
-
-	return !uname(&u) && (strstr(u.release, "debug") ||
-			      strstr(u.release, "kcsan"));
-}
-
 static int million_or_less(void)
 {
-	return debug_kernel() ? 25000 : 1000000;
+	return qt_debug_kernel() ? 25000 : 1000000;
 }
 
 TEST_F_TIMEOUT(caps, million_timers_memory_comes_back, 280)
@@ -491,7 +482,7 @@ TEST_F_TIMEOUT(caps, million_timers_memory_comes_back, 280)
 TEST_F_TIMEOUT(caps, close_releases_armed_timers, 120)
 {
 	enum { B = QTIMER_SUBMIT_MAX };
-	const int total = debug_kernel() ? 25000 : 100000;
+	const int total = qt_debug_kernel() ? 25000 : 100000;
 	static struct qtimer_op ops[B];
 	long long base, after;
 	__u32 done;
