@@ -641,21 +641,16 @@ static void cg_measure(struct cg_report *r, const char *cg, int stage,
  */
 static void cg_settle(struct cg_report *r, const char *cg, pid_t pid)
 {
-	__s64 t0 = 0;
+	__s64 t0;
 
 	if (!cg_wait_stage(r, 2, pid))
 		return;
-	for (;;) {
-		r->after = cg_read(cg, "memory.current");
-		if (!t0) {
-			t0 = qt_now(CLOCK_MONOTONIC);
-			r->closed = r->after;
-		}
-		r->settle_ms = (qt_now(CLOCK_MONOTONIC) - t0) / 1000000;
-		if (r->after < r->base + CG_SLACK ||
-		    r->settle_ms >= CG_SETTLE_MS)
-			break;
+	t0 = qt_now(CLOCK_MONOTONIC);
+	r->closed = r->after = cg_read(cg, "memory.current");
+	while (r->after >= r->base + CG_SLACK && r->settle_ms < CG_SETTLE_MS) {
 		qt_sleep_ms(50);
+		r->after = cg_read(cg, "memory.current");
+		r->settle_ms = (qt_now(CLOCK_MONOTONIC) - t0) / 1000000;
 	}
 	/* The child stays in the cgroup until now. */
 	r->go = 2;
