@@ -240,15 +240,24 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 	return 0;
 }
 
+/*
+ * A read() settles the chunk it copied out under the same hold of the file's
+ * lock as it takes the next, and ends what it consumed (qt_ctx_end(), which
+ * takes the lock again) only every this many records, before it sleeps and
+ * before it returns: each hold is one the expirer may have to wait for.
+ */
+#define QT_READ_END_EVERY	256
+
 ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 {
 	struct qtimer_record recs[QT_READ_CHUNK];
-	struct qt_timer *taken[QT_READ_CHUNK], *dead;
+	struct qt_timer *taken[QT_READ_CHUNK], *dead = NULL;
 	size_t max = iov_iter_count(to) / sizeof(recs[0]), got = 0;
-	unsigned int nr, copied, done, clock;
+	unsigned int nr = 0, copied = 0, done, clock, unended = 0;
 	ktime_t ns_offset[QT_NR_CLOCKS];
 	struct qt_timer *t;
-	int ret, err;
+	ssize_t ret = 0;
+	int err = -EFAULT;
 
 	if (!max)
 		return -EINVAL;
@@ -258,50 +267,13 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	/* The reader's time namespace, looked up once rather than per record. */
 	for (clock = 0; clock < QT_NR_CLOCKS; clock++)
 		ns_offset[clock] = qt_timens_offset(qt_clock_id(clock));
-	while (got < max) {
-		spin_lock_irq(&ctx->wqh.lock);
-		if (!ctx->nr_ready) {
-			if (got || nonblock) {
-				spin_unlock_irq(&ctx->wqh.lock);
-				break;
-			}
-			ret = wait_event_interruptible_locked_irq(ctx->wqh,
-								  ctx->nr_ready);
-			if (ret) {
-				spin_unlock_irq(&ctx->wqh.lock);
-				return ret;
-			}
-		}
-		nr = 0;
-		while (nr < min_t(size_t, QT_READ_CHUNK, max - got) &&
-		       (t = qt_ready_pop(ctx))) {
-			if (t->state == QT_GHOST) {
-				ctx->nr_ghosts--;
-				qt_timer_free_when_unreferenced(t);
-				continue;
-			}
-			qt_take_record(ctx, t, &recs[nr], ns_offset);
-			taken[nr++] = t;
-		}
-		spin_unlock_irq(&ctx->wqh.lock);
-		if (!nr)
-			continue;
-
-		/* A record cut in the middle was not delivered. */
-		copied = copy_to_iter(recs, nr * sizeof(recs[0]), to) /
-			 sizeof(recs[0]);
-		err = -EFAULT;
+	spin_lock_irq(&ctx->wqh.lock);
+	for (;;) {
+		/* Settle what the last round copied out (or could not). */
 		done = 0;
-		for (;;) {
-			dead = NULL;
-			spin_lock_irq(&ctx->wqh.lock);
-			ret = qt_read_settle(ctx, taken, nr, copied, &done,
-					     &dead);
+		while (nr && qt_read_settle(ctx, taken, nr, copied, &done,
+					    &dead) == -EAGAIN) {
 			spin_unlock_irq(&ctx->wqh.lock);
-			qt_timers_free_list(dead);
-			qt_ctx_end(ctx);
-			if (ret != -EAGAIN)
-				break;
 			/*
 			 * A delivered ticker goes back into its heap, which
 			 * needs room.  Without memory for it, neither its
@@ -315,12 +287,66 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 				copied = done;
 				err = -ENOMEM;
 			}
+			spin_lock_irq(&ctx->wqh.lock);
 		}
 		got += copied;
-		if (copied < nr)
-			return got ? got * sizeof(recs[0]) : err;
+		unended += copied;
+		if (copied < nr) {
+			if (!got)
+				ret = err;
+			break;
+		}
+		nr = 0;
+		copied = 0;
+		if (got >= max)
+			break;
+		if (!ctx->nr_ready) {
+			if (got || nonblock) {
+				if (!got)
+					ret = -EAGAIN;
+				break;
+			}
+			/* What it consumed is not kept while it sleeps. */
+			if (unended || dead) {
+				spin_unlock_irq(&ctx->wqh.lock);
+				qt_timers_free_list(dead);
+				qt_ctx_end(ctx);
+				dead = NULL;
+				unended = 0;
+				spin_lock_irq(&ctx->wqh.lock);
+				continue;
+			}
+			ret = wait_event_interruptible_locked_irq(ctx->wqh,
+								  ctx->nr_ready);
+			if (ret)
+				break;
+		}
+		while (nr < min_t(size_t, QT_READ_CHUNK, max - got) &&
+		       (t = qt_ready_pop(ctx))) {
+			if (t->state == QT_GHOST) {
+				ctx->nr_ghosts--;
+				qt_timer_free_when_unreferenced(t);
+				continue;
+			}
+			qt_take_record(ctx, t, &recs[nr], ns_offset);
+			taken[nr++] = t;
+		}
+		spin_unlock_irq(&ctx->wqh.lock);
+		if (unended >= QT_READ_END_EVERY) {
+			qt_timers_free_list(dead);
+			qt_ctx_end(ctx);
+			dead = NULL;
+			unended = 0;
+		}
+		/* A record cut in the middle was not delivered. */
+		if (nr)
+			copied = copy_to_iter(recs, nr * sizeof(recs[0]), to) /
+				 sizeof(recs[0]);
+		err = -EFAULT;
+		spin_lock_irq(&ctx->wqh.lock);
 	}
-	if (!got)
-		return -EAGAIN;
-	return got * sizeof(recs[0]);
+	spin_unlock_irq(&ctx->wqh.lock);
+	qt_timers_free_list(dead);
+	qt_ctx_end(ctx);
+	return got ? got * sizeof(recs[0]) : ret;
 }

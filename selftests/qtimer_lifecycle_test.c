@@ -649,6 +649,51 @@ TEST_F(caps, failed_submit_arms_give_back_their_places)
 	close(c);
 }
 
+/*
+ * One read() that takes hundreds of one-shots gives back every place they
+ * held under the per-file cap before it returns, not only the places of
+ * its last chunk: read() ends what it consumed in batches, and the last
+ * batch must not wait for the next call.
+ */
+TEST_F(caps, one_read_of_many_records_frees_every_place)
+{
+	enum { N = 600 };
+	static struct qtimer_record recs[N];
+	struct qtimer_op ops[N];
+	ssize_t len;
+	int fd, i, n;
+	__u32 done;
+
+	REQUIRE_CAPS();
+	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_fd", N));
+	fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < N; i++) {
+		ops[i] = qt_op(CLOCK_MONOTONIC, 0, 0, 0, i);
+		ops[i].opcode = QTIMER_OP_ARM;
+	}
+	ASSERT_EQ(N, qt_submit(fd, ops, N, 0, &done));
+	for (i = 0; i < N; i++)
+		ASSERT_EQ(0, ops[i].result);
+	ASSERT_EQ(1, qt_wait_pending(fd, N, QT_ARRIVE_MS));
+	len = read(fd, recs, sizeof(recs));
+	ASSERT_LT(0, len);
+	n = len / sizeof(recs[0]);
+	TH_LOG("one read() took %d records", n);
+	/* More than one batch of ends (QT_READ_END_EVERY, 256) to give back. */
+	ASSERT_LT(2 * 256, n);
+	for (i = 0; i < n; i++)
+		ops[i] = qt_op(CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, i);
+	for (i = 0; i < n; i++)
+		ops[i].opcode = QTIMER_OP_ARM;
+	/* N - n still count; n fit again, and not one more. */
+	ASSERT_EQ(n, qt_submit(fd, ops, n, 0, &done));
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(0, ops[i].result);
+	EXPECT_EQ(-ENOSPC, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
+	close(fd);
+}
+
 /* The per-user cap is per user: another uid has its own allowance. */
 TEST_F(caps, per_user_cap_is_per_user)
 {
