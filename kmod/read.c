@@ -248,6 +248,16 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
  */
 #define QT_READ_END_EVERY	256
 
+/* End what a read() consumed, once it dropped the file's lock. */
+static void qt_read_end(struct qt_ctx *ctx, struct qt_timer **dead,
+			unsigned int *unended)
+{
+	qt_timers_free_list(*dead);
+	qt_ctx_end(ctx);
+	*dead = NULL;
+	*unended = 0;
+}
+
 ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 {
 	struct qtimer_record recs[QT_READ_CHUNK];
@@ -309,10 +319,7 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			/* What it consumed is not kept while it sleeps. */
 			if (unended || dead) {
 				spin_unlock_irq(&ctx->wqh.lock);
-				qt_timers_free_list(dead);
-				qt_ctx_end(ctx);
-				dead = NULL;
-				unended = 0;
+				qt_read_end(ctx, &dead, &unended);
 				spin_lock_irq(&ctx->wqh.lock);
 				continue;
 			}
@@ -332,12 +339,8 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			taken[nr++] = t;
 		}
 		spin_unlock_irq(&ctx->wqh.lock);
-		if (unended >= QT_READ_END_EVERY) {
-			qt_timers_free_list(dead);
-			qt_ctx_end(ctx);
-			dead = NULL;
-			unended = 0;
-		}
+		if (unended >= QT_READ_END_EVERY)
+			qt_read_end(ctx, &dead, &unended);
 		/* A record cut in the middle was not delivered. */
 		if (nr)
 			copied = copy_to_iter(recs, nr * sizeof(recs[0]), to) /
@@ -346,7 +349,6 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		spin_lock_irq(&ctx->wqh.lock);
 	}
 	spin_unlock_irq(&ctx->wqh.lock);
-	qt_timers_free_list(dead);
-	qt_ctx_end(ctx);
+	qt_read_end(ctx, &dead, &unended);
 	return got ? got * sizeof(recs[0]) : ret;
 }

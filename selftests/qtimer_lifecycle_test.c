@@ -655,26 +655,25 @@ TEST_F(caps, failed_submit_arms_give_back_their_places)
  * its last chunk: read() ends what it consumed in batches, and the last
  * batch must not wait for the next call.
  */
+/* For qt_arm_many(): timer k due @arg ns from now (0: at once), cookie k. */
+static void in_ns_fill(struct qtimer_op *op, long k, void *arg)
+{
+	*op = qt_op(CLOCK_MONOTONIC, 0, *(__s64 *)arg, 0, k);
+}
+
 TEST_F(caps, one_read_of_many_records_frees_every_place)
 {
 	enum { N = 600 };
 	static struct qtimer_record recs[N];
-	struct qtimer_op ops[N];
+	__s64 now = 0, later = 20 * NSEC_PER_SEC;
 	ssize_t len;
-	int fd, i, n;
-	__u32 done;
+	int fd, n;
 
 	REQUIRE_CAPS();
 	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_fd", N));
 	fd = qt_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	for (i = 0; i < N; i++) {
-		ops[i] = qt_op(CLOCK_MONOTONIC, 0, 0, 0, i);
-		ops[i].opcode = QTIMER_OP_ARM;
-	}
-	ASSERT_EQ(N, qt_submit(fd, ops, N, 0, &done));
-	for (i = 0; i < N; i++)
-		ASSERT_EQ(0, ops[i].result);
+	ASSERT_EQ(0, qt_arm_many(fd, N, in_ns_fill, &now, NULL, 0));
 	ASSERT_EQ(1, qt_wait_pending(fd, N, QT_ARRIVE_MS));
 	len = read(fd, recs, sizeof(recs));
 	ASSERT_LT(0, len);
@@ -682,14 +681,8 @@ TEST_F(caps, one_read_of_many_records_frees_every_place)
 	TH_LOG("one read() took %d records", n);
 	/* More than one batch of ends (QT_READ_END_EVERY, 256) to give back. */
 	ASSERT_LT(2 * 256, n);
-	for (i = 0; i < n; i++)
-		ops[i] = qt_op(CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, i);
-	for (i = 0; i < n; i++)
-		ops[i].opcode = QTIMER_OP_ARM;
 	/* N - n still count; n fit again, and not one more. */
-	ASSERT_EQ(n, qt_submit(fd, ops, n, 0, &done));
-	for (i = 0; i < n; i++)
-		EXPECT_EQ(0, ops[i].result);
+	EXPECT_EQ(0, qt_arm_many(fd, n, in_ns_fill, &later, NULL, 0));
 	EXPECT_EQ(-ENOSPC, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
 	close(fd);
 }
