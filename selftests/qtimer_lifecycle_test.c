@@ -649,18 +649,18 @@ TEST_F(caps, failed_submit_arms_give_back_their_places)
 	close(c);
 }
 
-/*
- * One read() that takes hundreds of one-shots gives back every place they
- * held under the per-file cap before it returns, not only the places of
- * its last chunk: read() ends what it consumed in batches, and the last
- * batch must not wait for the next call.
- */
 /* For qt_arm_many(): timer k due @arg ns from now (0: at once), cookie k. */
 static void in_ns_fill(struct qtimer_op *op, long k, void *arg)
 {
 	*op = qt_op(CLOCK_MONOTONIC, 0, *(__s64 *)arg, 0, k);
 }
 
+/*
+ * One read() that takes hundreds of one-shots gives back every place they
+ * held under the per-file cap before it returns, not only the places of
+ * its last chunk: read() ends what it consumed in batches, and the last
+ * batch must not wait for the next call.
+ */
 TEST_F(caps, one_read_of_many_records_frees_every_place)
 {
 	enum { N = 600 };
