@@ -32,6 +32,10 @@
  *    this guards against a walk in the teardown coming back.  Idle
  *    here means the same CPU going offline without timers, as that alone
  *    holds every CPU for 15-50 ms under TCG (stop_machine()).
+ *  - ring_read_rewalks_taken_records: read() a mapped ring whose records
+ *    were all claimed, with one more waiting for room, while another
+ *    thread keeps writing the old tail back (see its comment for what it
+ *    can and cannot show under TCG).
  *
  * Each attack is sized from the module's thresholds, not from the time it
  * is given, so that a slow host reaches the walk too; the compaction,
@@ -312,6 +316,8 @@ FIXTURE(latency)
 	int fds[3];
 	__u64 *ids;
 	long nr_ids;
+	struct qt_ring ring;	/* fds[0]'s, for the ring's attack */
+	__u64 left_cookie;	/* the record the ring's attack leaves to read() */
 	long ops;		/* what the attack did, for the log */
 	struct victim victim;
 	struct lat_window *idle, *attack;
@@ -406,6 +412,7 @@ FIXTURE_TEARDOWN(latency)
 		irqsoff_write(tracer, "current_tracer", "nop");
 	victim_stop(&self->victim);
 	qt_pin_self(0);
+	qt_ring_unmap(&self->ring);
 	if (self->offline >= 0)
 		EXPECT_EQ(0, qt_cpu_set_online(self->offline, 1));
 	close_files(self);
@@ -1143,6 +1150,150 @@ TEST_F_TIMEOUT(latency, cpu_offline_merges_heap, 300)
 		ASSERT_EQ(0, qt_pin_self(self->home_cpu));
 	}
 	run_attack(_metadata, self, &doomed_cpu);
+}
+
+/*
+ * A consumer of the mapped ring that claims every record and leaves its
+ * tail behind them, while another of its threads writes that tail back
+ * over and over.  read() looks at every record from the tail on, with
+ * interrupts off, and stores the tail past them; with one more record
+ * waiting in the kernel for room, it looks again at once.  Should the
+ * other thread put the tail back every time before the kernel reads it
+ * again, the looks would follow each other within one hold of the file's
+ * lock for as long as that went on.  Today the kernel reads the tail
+ * again a few instructions after storing it and the other thread wins
+ * that race only a few times in a row (in five runs on stock 6.1 under
+ * TCG: 2-10 looks of 0.3-0.7 ms each, 3-7 ms in read()), and a lost race
+ * reaps the records, which drops the lock.  So this passes on the code it
+ * was written for; it fails if read() ever looks again without reading
+ * the tail afresh first, or holds the lock across a slower step between
+ * the two, and it checks that the record that waited is the one read()
+ * returns, whatever the tail did meanwhile.
+ */
+struct rewinder {
+	pthread_t thread;
+	__u32 *tail_p;
+	__u32 tail;
+	__s64 until;
+	long stores;
+};
+
+static void *rewinder_fn(void *arg)
+{
+	struct rewinder *w = arg;
+	int i;
+
+	while (qt_now(CLOCK_MONOTONIC) < w->until) {
+		for (i = 0; i < 1024; i++)
+			__atomic_store_n(w->tail_p, w->tail, __ATOMIC_RELEASE);
+		w->stores += i;
+	}
+	return NULL;
+}
+
+/*
+ * A ring as large as the file's timers allow (QTIMER_RING_MAX at most),
+ * filled by one-shots that fired, and one more record waiting in the
+ * kernel for room; every record in the ring claimed, the tail where it
+ * was.  The timers fire on the home CPU, not the victim's.
+ */
+static void prepare_taken_ring(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(latency) *self)
+{
+	struct qt_ring *r = &self->ring;
+	__u32 entries = QTIMER_RING_MIN, head, i;
+	__u64 cookies = 0;
+	__s64 deadline;
+	int fd;
+
+	while (entries < QTIMER_RING_MAX && 2 * (long)entries <= self->n)
+		entries *= 2;
+	fd = qt_open(0);
+	ASSERT_LE(0, fd);
+	self->fds[0] = fd;
+	ASSERT_EQ(0, qt_ring_map(r, fd, entries));
+	ASSERT_EQ(0, arm_range(self, fd, 0, entries + 1, self->home_cpu,
+			       qt_now(CLOCK_MONOTONIC) - NSEC_PER_MSEC,
+			       NSEC_PER_MSEC));
+	ASSERT_EQ(1, qt_ring_wait_pending(r, entries, 120 * 1000))
+		TH_LOG("the ring of %u did not fill within 120 s", entries);
+	deadline = qt_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
+	while (!(qt_ring_flags(r) & QTIMER_RING_OVERFLOW) &&
+	       qt_now(CLOCK_MONOTONIC) < deadline)
+		qt_sleep_ms(10);
+	ASSERT_TRUE(qt_ring_flags(r) & QTIMER_RING_OVERFLOW)
+		TH_LOG("the last record never waited in the kernel");
+	head = qt_ring_head(r);
+	ASSERT_EQ(entries, head - qt_ring_tail(r));
+	for (i = qt_ring_tail(r); i != head; i++) {
+		struct qtimer_record rec;
+
+		ASSERT_TRUE(qt_ring_claim(r, i, &rec));
+		cookies += rec.cookie;
+	}
+	/* The cookies are 0..entries: the one not in the ring waits. */
+	self->left_cookie = (__u64)entries * (entries + 1) / 2 - cookies;
+	TH_LOG("a ring of %u records, all claimed, the tail left at %u; record %llu waits",
+	       entries, qt_ring_tail(r), (unsigned long long)self->left_cookie);
+}
+
+/*
+ * On the victim's CPU, a blocking read() while a thread on the home CPU
+ * writes the old tail back for ATTACK_NS.  Once it stops, the read() must
+ * return the record that waited, and only that.
+ */
+static void run_ring_read_rewound(struct __test_metadata *_metadata,
+				  FIXTURE_DATA(latency) *self)
+{
+	struct rewinder w = {
+		.tail_p = self->ring.tail,
+		.tail = qt_ring_tail(&self->ring),
+		.until = qt_now(CLOCK_MONOTONIC) + ATTACK_NS,
+	};
+	struct qtimer_record rec[2];
+	pthread_attr_t attr;
+	cpu_set_t set;
+	__s64 t;
+	ssize_t n;
+	int ret;
+
+	CPU_ZERO(&set);
+	CPU_SET(self->home_cpu, &set);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	ret = pthread_create(&w.thread, &attr, rewinder_fn, &w);
+	pthread_attr_destroy(&attr);
+	ASSERT_EQ(0, ret);
+	t = qt_now(CLOCK_MONOTONIC);
+	n = read(self->fds[0], rec, sizeof(rec));
+	ret = errno;
+	self->ops = (qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
+	pthread_join(w.thread, NULL);
+	TH_LOG("the other thread wrote the tail back %ld times", w.stores);
+	ASSERT_EQ((ssize_t)sizeof(rec[0]), n) TH_LOG("read(): %s", strerror(ret));
+	EXPECT_EQ(self->left_cookie, rec[0].cookie);
+	EXPECT_EQ(QTIMER_REC_LAST, rec[0].flags);
+}
+
+static void unmap_ring(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(latency) *self)
+{
+	qt_ring_unmap(&self->ring);
+}
+
+static const struct attack ring_read_rewound = {
+	.what = "read() of a ring whose tail is written back",
+	.prepare = prepare_taken_ring,
+	.run = run_ring_read_rewound,
+	.restore = unmap_ring,
+	.ops = "ms in read()",
+};
+
+TEST_F_TIMEOUT(latency, ring_read_rewalks_taken_records, 300)
+{
+	if (!self->skip[0] && !qt_ring_offered())
+		snprintf(self->skip, sizeof(self->skip), "no record ring");
+	run_attack(_metadata, self, &ring_read_rewound);
 }
 
 TEST_HARNESS_MAIN
