@@ -154,17 +154,20 @@ static void qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
 }
 
 /*
- * End what read() or a ring reap consumed (qt_timer_end()): called by the
- * ender once it dropped the delivery lock, before returning to user space,
- * so that a consumed one-shot's id and place under the caps are free when
- * its record is.  Any context; in an expirer, within its RCU read section.
+ * End what read() or a ring reap consumed (qt_timer_end()), and free the
+ * timers it let die on *@dead (qt_timer_let_die()), which it empties:
+ * called by the ender once it dropped the delivery lock, before returning
+ * to user space, so that a consumed one-shot's id and place under the caps
+ * are free when its record is.  Any context; in an expirer, within its RCU
+ * read section.
  */
-void qt_ctx_end(struct qt_ctx *ctx)
+void qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead)
 {
-	struct qt_timer *dead = NULL;
 	unsigned long flags;
 	unsigned int i;
 
+	qt_timers_free_list(*dead);
+	*dead = NULL;
 	for (i = 0; i < ctx->nr_shards; i++) {
 		struct qt_shard *shard = &ctx->shards[i];
 
@@ -173,11 +176,12 @@ void qt_ctx_end(struct qt_ctx *ctx)
 			continue;
 		spin_lock_irqsave(&shard->lock, flags);
 		spin_lock(&ctx->wqh.lock);
-		qt_shard_end_locked(ctx, shard, &dead);
+		qt_shard_end_locked(ctx, shard, dead);
 		spin_unlock(&ctx->wqh.lock);
 		spin_unlock_irqrestore(&shard->lock, flags);
 	}
-	qt_timers_free_list(dead);
+	qt_timers_free_list(*dead);
+	*dead = NULL;
 }
 
 struct qt_ctx *qt_ctx_create(void)

@@ -208,10 +208,8 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 		if (woke)
 			qt_wake_later(wake, ctx);
 		spin_unlock_irqrestore(&ctx->wqh.lock, flags);
-		if (dead_or_ended) {
-			qt_timers_free_list(dead);
-			qt_ctx_end(ctx);
-		}
+		if (dead_or_ended)
+			qt_ctx_end(ctx, &dead);
 		nr = rest;
 	}
 	return nr;

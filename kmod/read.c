@@ -252,9 +252,7 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 static void qt_read_end(struct qt_ctx *ctx, struct qt_timer **dead,
 			unsigned int *unended)
 {
-	qt_timers_free_list(*dead);
-	qt_ctx_end(ctx);
-	*dead = NULL;
+	qt_ctx_end(ctx, dead);
 	*unended = 0;
 }
 

@@ -314,7 +314,7 @@ int qt_ring_cancel(struct qt_ring *ring, struct qt_timer *t)
  * @budget: records to look at, reaped and refilled together.
  * @need: set to the base whose heap needs room, on -EAGAIN.
  * @dead: where timers that died go, linked by ->next, for the caller to
- *	free with qt_timers_free_list() once it dropped the file's lock.
+ *	free with qt_ctx_end() once it dropped the file's lock.
  *
  * Wakes the file's waiters when it wrote records.
  *
@@ -388,9 +388,7 @@ static void qt_ring_settle_all(struct qt_ctx *ctx, struct qt_timer **dead)
 		if (!ret)
 			return;
 		spin_unlock_irq(&ctx->wqh.lock);
-		qt_timers_free_list(*dead);
-		qt_ctx_end(ctx);
-		*dead = NULL;
+		qt_ctx_end(ctx, dead);
 		if (ret == -EAGAIN && qt_base_reserve(need, 1))
 			ret = 0;
 		cond_resched();
@@ -459,8 +457,7 @@ __poll_t qt_ring_poll(struct qt_ctx *ctx)
 		spin_lock_irq(&ctx->wqh.lock);
 	}
 	spin_unlock_irq(&ctx->wqh.lock);
-	qt_timers_free_list(dead);
-	qt_ctx_end(ctx);
+	qt_ctx_end(ctx, &dead);
 	return pending ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
@@ -541,9 +538,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			/* Not kept while we sleep. */
 			if (dead || qt_ctx_ending(ctx)) {
 				spin_unlock_irq(&ctx->wqh.lock);
-				qt_timers_free_list(dead);
-				qt_ctx_end(ctx);
-				dead = NULL;
+				qt_ctx_end(ctx, &dead);
 				spin_lock_irq(&ctx->wqh.lock);
 				continue;
 			}
@@ -554,9 +549,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			continue;
 		}
 		spin_unlock_irq(&ctx->wqh.lock);
-		qt_timers_free_list(dead);
-		qt_ctx_end(ctx);
-		dead = NULL;
+		qt_ctx_end(ctx, &dead);
 		/* A record cut in the middle was not delivered. */
 		copied = copy_to_iter(recs, nr * sizeof(recs[0]), to) /
 			 sizeof(recs[0]);
@@ -583,8 +576,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	qt_ring_settle_all(ctx, &dead);
 	spin_unlock_irq(&ctx->wqh.lock);
 	mutex_unlock(&ring->read_mutex);
-	qt_timers_free_list(dead);
-	qt_ctx_end(ctx);
+	qt_ctx_end(ctx, &dead);
 	if (got)
 		return got * sizeof(recs[0]);
 	return ret ? ret : -EAGAIN;
