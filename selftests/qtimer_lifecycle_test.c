@@ -649,12 +649,6 @@ TEST_F(caps, failed_submit_arms_give_back_their_places)
 	close(c);
 }
 
-/* For qt_arm_many(): timer k due @arg ns from now (0: at once), cookie k. */
-static void in_ns_fill(struct qtimer_op *op, long k, void *arg)
-{
-	*op = qt_op(CLOCK_MONOTONIC, 0, *(__s64 *)arg, 0, k);
-}
-
 /*
  * One read() that takes hundreds of one-shots gives back every place they
  * held under the per-file cap before it returns, not only the places of
@@ -673,7 +667,7 @@ TEST_F(caps, one_read_of_many_records_frees_every_place)
 	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_fd", N));
 	fd = qt_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_arm_many(fd, N, in_ns_fill, &now, NULL, 0));
+	ASSERT_EQ(0, qt_arm_many(fd, N, qt_fill_in_ns, &now, NULL, 0));
 	ASSERT_EQ(1, qt_wait_pending(fd, N, QT_ARRIVE_MS));
 	len = read(fd, recs, sizeof(recs));
 	ASSERT_LT(0, len);
@@ -682,7 +676,7 @@ TEST_F(caps, one_read_of_many_records_frees_every_place)
 	/* More than one batch of ends (QT_READ_END_EVERY, 256) to give back. */
 	ASSERT_LT(2 * 256, n);
 	/* N - n still count; n fit again, and not one more. */
-	EXPECT_EQ(0, qt_arm_many(fd, n, in_ns_fill, &later, NULL, 0));
+	EXPECT_EQ(0, qt_arm_many(fd, n, qt_fill_in_ns, &later, NULL, 0));
 	EXPECT_EQ(-ENOSPC, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
 	close(fd);
 }

@@ -531,12 +531,6 @@ TEST_F(hostile, kernel_survives)
 	EXPECT_EQ(0, fresh_file_works()) TH_LOG("after %s", variant->what);
 }
 
-/* Op @k of claimed_ring_polls_cheaply()'s timers: due at once. */
-static void now_fill(struct qtimer_op *op, long k, void *arg)
-{
-	*op = qt_op(CLOCK_MONOTONIC, 0, 0, 0, k);
-}
-
 /*
  * CPU time of this thread for @n polls of @fd that must find nothing
  * (*@woke counts those that did not), or the first figure past @give_up,
@@ -588,7 +582,7 @@ TEST(claimed_ring_polls_cheaply)
 	ASSERT_EQ(0, woke);
 	bound = CHEAP_FACTOR * idle + CHEAP_FLOOR_NS;
 
-	ASSERT_EQ(0, qt_arm_many(fd, n, now_fill, NULL, NULL, 0));
+	ASSERT_EQ(0, qt_arm_many(fd, n, qt_fill_in_ns, NULL, NULL, 0));
 	ASSERT_EQ(1, qt_ring_wait_pending(&r, n, 120 * 1000));
 	tail = qt_ring_tail(&r);
 	for (i = 0; i < n; i++)

@@ -121,12 +121,7 @@ TEST_F(deliver, in_deadline_order_nothing_lost)
 		ids[plan.order[i]] = armed[i];
 
 	if (variant->overflow) {
-		__s64 deadline = qt_now(CLOCK_MONOTONIC) +
-				 QT_ARRIVE_MS * NSEC_PER_MSEC;
-
-		while (!(qt_ring_flags(&self->r) & QTIMER_RING_OVERFLOW) &&
-		       qt_now(CLOCK_MONOTONIC) < deadline)
-			qt_sleep_ms(1);
+		qt_ring_wait_overflow(&self->r, QT_ARRIVE_MS);
 		ASSERT_EQ(QTIMER_RING_OVERFLOW,
 			  qt_ring_flags(&self->r) & QTIMER_RING_OVERFLOW);
 		/* Full, and not one record past full. */

@@ -1203,7 +1203,6 @@ static void prepare_taken_ring(struct __test_metadata *_metadata,
 	struct qt_ring *r = &self->ring;
 	__u32 entries = QTIMER_RING_MIN, head, i;
 	__u64 cookies = 0;
-	__s64 deadline;
 	int fd;
 
 	while (entries < QTIMER_RING_MAX && 2 * (long)entries <= self->n)
@@ -1217,11 +1216,7 @@ static void prepare_taken_ring(struct __test_metadata *_metadata,
 			       NSEC_PER_MSEC));
 	ASSERT_EQ(1, qt_ring_wait_pending(r, entries, 120 * 1000))
 		TH_LOG("the ring of %u did not fill within 120 s", entries);
-	deadline = qt_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
-	while (!(qt_ring_flags(r) & QTIMER_RING_OVERFLOW) &&
-	       qt_now(CLOCK_MONOTONIC) < deadline)
-		qt_sleep_ms(10);
-	ASSERT_TRUE(qt_ring_flags(r) & QTIMER_RING_OVERFLOW)
+	ASSERT_EQ(1, qt_ring_wait_overflow(r, 10 * 1000))
 		TH_LOG("the last record never waited in the kernel");
 	head = qt_ring_head(r);
 	ASSERT_EQ(entries, head - qt_ring_tail(r));

@@ -98,6 +98,11 @@ typedef void qt_fill_op_fn(struct qtimer_op *op, long k, void *arg);
  */
 int qt_arm_many(int fd, long n, qt_fill_op_fn *fill, void *arg,
 		__u64 *ids, long nr_ids);
+/*
+ * For qt_arm_many(): a CLOCK_MONOTONIC one-shot due *(__s64 *)@arg ns from
+ * now (NULL or 0: at once), cookie k.
+ */
+qt_fill_op_fn qt_fill_in_ns;
 
 /* Both return the QTIMER_CANCEL_* mask or -errno. */
 int qt_cancel(int fd, __u64 id);
@@ -379,6 +384,11 @@ int qt_ring_collect(struct qt_ring *r, struct qtimer_record *out, int want,
  * 1, or 0 on timeout.
  */
 int qt_ring_wait_pending(const struct qt_ring *r, __u32 n, int timeout_ms);
+/*
+ * Waits, without a system call on the file, until the ring's flags say
+ * QTIMER_RING_OVERFLOW (records wait in the kernel): 1, or 0 on timeout.
+ */
+int qt_ring_wait_overflow(const struct qt_ring *r, int timeout_ms);
 /*
  * Arms a one-shot that fires at once and waits until its record is in the
  * ring: its slot's index, or -1 if it never came.

@@ -85,6 +85,11 @@ int qt_arm_at_cpu0(int fd, __s64 when, __u64 cookie, __u64 *id)
 			  cookie, 0, id);
 }
 
+void qt_fill_in_ns(struct qtimer_op *op, long k, void *arg)
+{
+	*op = qt_op(CLOCK_MONOTONIC, 0, arg ? *(__s64 *)arg : 0, 0, k);
+}
+
 /*
  * The suites that need 10^5-10^6 timers arm them this way: one ioctl per
  * timer would take minutes under TCG.  With STOP_ON_ERROR the kernel stops

@@ -226,6 +226,18 @@ int qt_ring_wait_pending(const struct qt_ring *r, __u32 n, int timeout_ms)
 	return 1;
 }
 
+int qt_ring_wait_overflow(const struct qt_ring *r, int timeout_ms)
+{
+	__s64 deadline = qt_now(CLOCK_MONOTONIC) + timeout_ms * NSEC_PER_MSEC;
+
+	while (!(qt_ring_flags(r) & QTIMER_RING_OVERFLOW)) {
+		if (qt_now(CLOCK_MONOTONIC) > deadline)
+			return 0;
+		qt_sleep_ms(1);
+	}
+	return 1;
+}
+
 long qt_ring_fire_one(struct qt_ring *r, __u64 cookie, __u64 *id)
 {
 	__u32 idx = qt_ring_head(r);
