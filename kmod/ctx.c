@@ -166,8 +166,7 @@ void qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead)
 	unsigned long flags;
 	unsigned int i;
 
-	qt_timers_free_list(*dead);
-	*dead = NULL;
+	/* The ended that die join @dead: one bulk free for all. */
 	for (i = 0; i < ctx->nr_shards; i++) {
 		struct qt_shard *shard = &ctx->shards[i];
 
