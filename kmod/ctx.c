@@ -219,7 +219,6 @@ void qt_ctx_release(struct qt_ctx *ctx)
 	u32 slot;
 
 	qt_cos_untrack(ctx);
-	qt_ring_quiesce(ctx->ring);
 
 	for (i = 0; i < ctx->nr_shards; i++) {
 		struct qt_shard *shard = &ctx->shards[i];

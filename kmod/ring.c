@@ -13,9 +13,8 @@
  * pending, as on the ready queue.  When the ring is full, records wait on
  * the ready queue (the overflow) and move into the ring as it drains:
  * nothing is dropped.  Reaping and refilling happen on the expirer's
- * delivery into the file and in read(), a bounded amount per hold of the
- * file's lock; poll() reaps only what cannot wait for the expirer, and a
- * delayed reap takes the expirer's place once the file goes quiet.
+ * delivery into the file, in poll() and in read(), a bounded amount per
+ * hold of the file's lock.
  */
 
 #include <linux/math64.h>
@@ -41,15 +40,6 @@ static inline u32 qt_ring_idx(const struct qt_ring *ring, u32 pos)
 {
 	return pos & (ring->entries - 1);
 }
-
-/*
- * How long after poll() left consumed one-shots for the expirer to reap, and
- * then again for as long as the expirer keeps delivering, the reap looks
- * whether the file went quiet and reaps them itself.
- */
-#define QT_RING_REAP_DELAY	(HZ / 50 ?: 1)
-
-static void qt_ring_reap_work(struct work_struct *work);
 
 int qt_ring_setup(struct qt_ctx *ctx, struct qtimer_ring_setup *setup)
 {
@@ -89,8 +79,6 @@ int qt_ring_setup(struct qt_ctx *ctx, struct qtimer_ring_setup *setup)
 	ring->flags_p = ring->vaddr + QT_RING_FLAGS_OFF;
 	ring->recs = ring->vaddr + QT_RING_RECS_OFF;
 	mutex_init(&ring->read_mutex);
-	INIT_DELAYED_WORK(&ring->reap_work, qt_ring_reap_work);
-	ring->ctx = ctx;
 	/* A file keeps the namespace of whoever set its ring up. */
 	for (clock = 0; clock < QT_NR_CLOCKS; clock++)
 		ring->ns_offset[clock] = qt_timens_offset(qt_clock_id(clock));
@@ -168,8 +156,6 @@ static void qt_ring_write(struct qt_ctx *ctx, struct qt_ring *ring,
 	WRITE_ONCE(slot->flags, rec.flags | QTIMER_REC_READY);
 	ring->owner[idx] = t;
 	ring->nr_owned++;
-	if (t->period)
-		ring->nr_tickers++;
 	t->ring_pos = ring->head;
 	t->state = QT_RINGED;
 	ring->head++;
@@ -226,8 +212,6 @@ void qt_ring_detach(struct qt_ring *ring, struct qt_timer *t)
 {
 	ring->owner[qt_ring_idx(ring, t->ring_pos)] = NULL;
 	ring->nr_owned--;
-	if (t->period)
-		ring->nr_tickers--;
 }
 
 /*
@@ -458,65 +442,15 @@ static bool qt_ring_pending(struct qt_ctx *ctx)
 	return qt_ring_scan(ctx) != 0;
 }
 
-/*
- * The reap poll() left to the expirer, should the file go quiet: while
- * records keep coming, the expirer reaps before each delivery, and this
- * only looks again later.  Reaps in the expirer's place once nothing came
- * for QT_RING_REAP_DELAY, so that consumed one-shots free their ids and
- * their places under the caps within about that of the last expiry.
- */
-static void qt_ring_reap_work(struct work_struct *work)
-{
-	struct qt_ring *ring = container_of(to_delayed_work(work),
-					    struct qt_ring, reap_work);
-	struct qt_ctx *ctx = ring->ctx;
-	struct qt_timer *dead = NULL;
-
-	spin_lock_irq(&ctx->wqh.lock);
-	if (ring->head != ring->reap_head) {
-		ring->reap_head = ring->head;
-		queue_delayed_work(system_wq, &ring->reap_work,
-				   QT_RING_REAP_DELAY);
-	} else {
-		qt_ring_settle_all(ctx, &dead);
-	}
-	spin_unlock_irq(&ctx->wqh.lock);
-	qt_ctx_end(ctx, &dead);
-}
-
-/* The last close: no poll() is left to queue the reap, which stops. */
-void qt_ring_quiesce(struct qt_ring *ring)
-{
-	if (ring)
-		cancel_delayed_work_sync(&ring->reap_work);
-}
-
-/*
- * poll() reaps only what cannot wait: records waiting in the kernel for
- * room, and tickers, which are armed again only when reaped.  A mapped
- * consumer calls poll() each time it empties the ring, and reaping every
- * consumed one-shot there put the ids' and timers' cache misses, and the
- * file's lock, on the consumer's CPU, on timers it never touched.  The
- * expirer reaps them before its next delivery instead, on timers it
- * popped a moment before; the delayed reap covers a file that goes quiet.
- */
 __poll_t qt_ring_poll(struct qt_ctx *ctx)
 {
-	struct qt_ring *ring = ctx->ring;
 	struct qt_timer *dead = NULL;
 	int pending;
 
 	/* Records a clock set cancelled are void by the time poll() says. */
 	qt_clock_set_sync();
 	spin_lock_irq(&ctx->wqh.lock);
-	if (ctx->ready || ring->nr_tickers) {
-		qt_ring_settle_all(ctx, &dead);
-	} else if (qt_ring_tail(ring) != ring->reaped &&
-		   !delayed_work_pending(&ring->reap_work)) {
-		ring->reap_head = ring->head;
-		queue_delayed_work(system_wq, &ring->reap_work,
-				   QT_RING_REAP_DELAY);
-	}
+	qt_ring_settle_all(ctx, &dead);
 	while ((pending = qt_ring_scan(ctx)) < 0) {
 		spin_unlock_irq(&ctx->wqh.lock);
 		cond_resched();

@@ -15,7 +15,6 @@
 #include <linux/mutex.h>
 #include <linux/poll.h>
 #include <linux/types.h>
-#include <linux/workqueue.h>
 #include <linux/qtimer.h>
 
 #include "clock.h"
@@ -43,7 +42,6 @@ struct qt_ring {
 	u32 head;			/* (C) records written */
 	u32 reaped;			/* (C) records settled after consumption */
 	u32 nr_owned;			/* (C) non-NULL owner[] entries */
-	u32 nr_tickers;			/* (C) of those, periodic ones */
 	/* (C) no READY record in [tail, scanned): qt_ring_scan()'s cursor */
 	u32 scanned;
 	/* (C) the RINGED timer of each record in [reaped, head), or NULL */
@@ -51,10 +49,6 @@ struct qt_ring {
 	/* The namespace offsets of the thread that set the ring up. */
 	ktime_t ns_offset[QT_NR_CLOCKS];
 	struct mutex read_mutex;	/* one read() at a time */
-	/* poll()'s reap of consumed one-shots, if the expirer goes quiet */
-	struct delayed_work reap_work;
-	u32 reap_head;			/* (C) head when it last looked */
-	struct qt_ctx *ctx;
 
 	void *vaddr;			/* the kernel's view of pages[] */
 	struct page **pages;
@@ -73,7 +67,6 @@ int qt_ring_settle(struct qt_ctx *ctx, struct qt_base **held,
 		   unsigned int budget, struct qt_base **need,
 		   struct qt_timer **dead);
 __poll_t qt_ring_poll(struct qt_ctx *ctx);
-void qt_ring_quiesce(struct qt_ring *ring);
 ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock);
 
 #endif /* _QT_RING_H */

@@ -135,11 +135,7 @@
  * exactly one of them succeeds.  A record found VOID (or anything but
  * READY) is skipped.  The consumer then stores the new tail with release
  * semantics, once it is done with the records before it: the kernel reuses
- * their slots, and re-arms a periodic timer once tail passed its record
- * (on the next expiry in the file, poll() or read()).  A one-shot whose
- * record tail passed keeps its id and its place under the caps until the
- * kernel reaps it: on the next expiry in the file or read(), and otherwise
- * within about 20 ms of poll() once the file has no more expiries.
+ * their slots, and re-arms a periodic timer once tail passed its record.
  *
  *	head = __atomic_load_n(head_p, __ATOMIC_ACQUIRE);
  *	while (tail != head) {
