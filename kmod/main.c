@@ -6,7 +6,9 @@
  * and exit undoes them all in reverse order.
  */
 
+#include <linux/kernel.h>
 #include <linux/module.h>
+#include <linux/qtimer_netlink.h>
 
 #include "base.h"
 #include "ctx.h"
@@ -14,10 +16,53 @@
 #include "netlink.h"
 #include "user.h"
 
-module_param_named(max_timers_per_fd, qt_max_timers_per_fd, ulong, 0644);
+/*
+ * The caps take the range the netlink config enforces (qtimer_netlink.h),
+ * at load time and through sysfs alike: 0 would refuse every ARM, and a
+ * per-user cap above LONG_MAX would read as negative where it is compared.
+ */
+static int qt_param_set_cap(const char *val, unsigned long limit,
+			    const struct kernel_param *kp)
+{
+	unsigned long v;
+	int ret;
+
+	ret = kstrtoul(val, 0, &v);
+	if (ret)
+		return ret;
+	if (!v || v > limit)
+		return -EINVAL;
+	WRITE_ONCE(*(unsigned long *)kp->arg, v);
+	return 0;
+}
+
+static int qt_param_set_per_fd(const char *val, const struct kernel_param *kp)
+{
+	return qt_param_set_cap(val, QTIMER_MAX_TIMERS_PER_FD_LIMIT, kp);
+}
+
+static int qt_param_set_per_user(const char *val,
+				 const struct kernel_param *kp)
+{
+	return qt_param_set_cap(val, QTIMER_MAX_TIMERS_PER_USER_LIMIT, kp);
+}
+
+static const struct kernel_param_ops qt_param_per_fd_ops = {
+	.set = qt_param_set_per_fd,
+	.get = param_get_ulong,
+};
+
+static const struct kernel_param_ops qt_param_per_user_ops = {
+	.set = qt_param_set_per_user,
+	.get = param_get_ulong,
+};
+
+module_param_cb(max_timers_per_fd, &qt_param_per_fd_ops,
+		&qt_max_timers_per_fd, 0644);
 MODULE_PARM_DESC(max_timers_per_fd,
 		 "Most timers one open file may hold; beyond, ARM fails with ENOSPC");
-module_param_named(max_timers_per_user, qt_max_timers_per_user, ulong, 0644);
+module_param_cb(max_timers_per_user, &qt_param_per_user_ops,
+		&qt_max_timers_per_user, 0644);
 MODULE_PARM_DESC(max_timers_per_user,
 		 "Most timers one user may hold across files; beyond, ARM fails with EDQUOT");
 

@@ -572,6 +572,49 @@ TEST_F(caps, per_fd_cap)
 	close(fd);
 }
 
+/*
+ * The parameters take the range the netlink config enforces: 0 (which
+ * would refuse every ARM) and values above the limit are -EINVAL, through
+ * sysfs as through netlink, and leave the cap as it was.
+ */
+TEST_F(caps, out_of_range_caps_rejected)
+{
+	static const struct {
+		const char *name;
+		const char *val;
+	} bad[] = {
+		{ "max_timers_per_fd", "0" },
+		{ "max_timers_per_fd", "16777217" },		/* LIMIT + 1 */
+		{ "max_timers_per_fd", "-1" },
+		{ "max_timers_per_fd", "lots" },
+		{ "max_timers_per_user", "0" },
+		{ "max_timers_per_user", "4294967296" },	/* LIMIT + 1 */
+		{ "max_timers_per_user", "9223372036854775808" }, /* LONG_MAX + 1 */
+	};
+	unsigned long long before, after;
+	char path[128];
+	unsigned int i;
+	int fd;
+
+	REQUIRE_CAPS();
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		snprintf(path, sizeof(path), QT_PARAMS "%s", bad[i].name);
+		ASSERT_EQ(0, qt_sysfs_read(path, &before));
+		EXPECT_EQ(-EINVAL, qt_write_str(path, bad[i].val))
+			TH_LOG("%s = %s", bad[i].name, bad[i].val);
+		ASSERT_EQ(0, qt_sysfs_read(path, &after));
+		EXPECT_EQ(before, after) TH_LOG("%s = %s", bad[i].name, bad[i].val);
+	}
+	/* The limits themselves are fine, and an ARM still works. */
+	EXPECT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_fd", 1ULL << 24));
+	EXPECT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user",
+				    0xffffffffULL));
+	fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(1, arm_n(fd, 1, NULL));
+	close(fd);
+}
+
 TEST_F(caps, per_user_cap)
 {
 	struct qtimer_version v;
