@@ -234,6 +234,15 @@ static long qt_ioctl_single(struct qt_ctx *ctx, struct qtimer_op __user *uop,
 	if (op.opcode && op.opcode != opcode)
 		return -EINVAL;
 	op.opcode = opcode;
+	/*
+	 * An ARM whose id cannot be written back must not run: armed and
+	 * then cancelled, its timer could fire in between and its record
+	 * reach a reader, under an id the caller never learns.  Only a
+	 * mapping changed by another thread meanwhile is left for the
+	 * cancel below.
+	 */
+	if (opcode == QTIMER_OP_ARM && put_user(0ULL, &uop->id))
+		return -EFAULT;
 	ret = qt_op_run_alone(ctx, &op);
 	if (opcode == QTIMER_OP_ARM && !ret && put_user(op.id, &uop->id)) {
 		qt_cancel_unreported(ctx, op.id);
@@ -409,10 +418,20 @@ static long qt_ioctl_ring_setup(struct qt_ctx *ctx,
 	if (setup.entries < QTIMER_RING_MIN || setup.entries > QTIMER_RING_MAX ||
 	    !is_power_of_2(setup.entries))
 		return -EINVAL;
+	/*
+	 * A struct that cannot take the answer sets nothing up: the ring
+	 * would take over the file's records with no way to map it, and a
+	 * second try would be -EBUSY.
+	 */
+	if (copy_to_user(usetup, &setup, sizeof(setup)))
+		return -EFAULT;
 	ret = qt_ring_setup(ctx, &setup);
 	if (ret)
 		return ret;
-	/* The ring stays: its layout is fixed, and the file works without it. */
+	/*
+	 * Unwritable only if another thread changed the mapping meanwhile:
+	 * the ring stays (its layout is fixed, and the file works without it).
+	 */
 	return copy_to_user(usetup, &setup, sizeof(setup)) ? -EFAULT : 0;
 }
 

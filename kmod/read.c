@@ -235,8 +235,12 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 		qt_ready_prepend(ctx, t);
 		ctx->nr_ready++;
 	}
-	if (nr > copied)
+	if (nr > copied) {
+		/* Set up meanwhile: what went back is the ring's overflow. */
+		if (ctx->ring)
+			WRITE_ONCE(*ctx->ring->flags_p, QTIMER_RING_OVERFLOW);
 		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+	}
 	return 0;
 }
 
@@ -266,6 +270,7 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	struct qt_timer *t;
 	ssize_t ret = 0;
 	int err = -EFAULT;
+	bool handoff = false;
 
 	if (!max)
 		return -EINVAL;
@@ -308,6 +313,15 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		copied = 0;
 		if (got >= max)
 			break;
+		/*
+		 * A ring set up meanwhile takes the file's records from now
+		 * on (qt_ring_add()): what is queued is its overflow, for
+		 * qt_ring_read() to move in order.
+		 */
+		if (ctx->ring) {
+			handoff = !got;
+			break;
+		}
 		if (!ctx->nr_ready) {
 			if (got || nonblock) {
 				if (!got)
@@ -322,9 +336,11 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 				continue;
 			}
 			ret = wait_event_interruptible_locked_irq(ctx->wqh,
-								  ctx->nr_ready);
+								  ctx->nr_ready ||
+								  ctx->ring);
 			if (ret)
 				break;
+			continue;
 		}
 		while (nr < min_t(size_t, QT_READ_CHUNK, max - got) &&
 		       (t = qt_ready_pop(ctx))) {
@@ -348,5 +364,7 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	}
 	spin_unlock_irq(&ctx->wqh.lock);
 	qt_read_end(ctx, &dead, &unended);
+	if (handoff)
+		return qt_ring_read(ctx, to, nonblock);
 	return got ? got * sizeof(recs[0]) : ret;
 }

@@ -92,6 +92,8 @@ int qt_ring_setup(struct qt_ctx *ctx, struct qtimer_ring_setup *setup)
 			WRITE_ONCE(*ring->flags_p, QTIMER_RING_OVERFLOW);
 		/* Unlocked readers (read, poll, mmap) see it set up. */
 		smp_store_release(&ctx->ring, ring);
+		/* A read() asleep without it goes on with it (qt_ctx_read()). */
+		wake_up_locked(&ctx->wqh);
 		ret = 0;
 	}
 	spin_unlock_irq(&ctx->wqh.lock);

@@ -14,6 +14,8 @@
  * skips the rest.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -223,6 +225,131 @@ TEST(setup_twice_busy)
 	EXPECT_EQ(id, rec.id);
 	qt_ring_unmap(&r);
 	close(fd);
+}
+
+/*
+ * A struct that can be read but not written: -EFAULT, and nothing set up
+ * (no ring to map, and a good RING_SETUP afterwards is not -EBUSY).
+ */
+TEST(setup_readonly_struct_sets_nothing_up)
+{
+	struct qtimer_ring_setup *ro, s;
+	int fd;
+	void *p;
+
+	SKIP_WITHOUT_RING();
+	fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	ro = mmap(NULL, page_size(), PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	memset(ro, 0, sizeof(*ro));
+	ro->entries = 16;
+	ASSERT_EQ(0, mprotect(ro, page_size(), PROT_READ));
+	EXPECT_EQ(-EFAULT, qt_ioctl(fd, QTIMER_IOC_RING_SETUP, ro));
+
+	p = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(ENODEV, errno);
+	if (p != MAP_FAILED)
+		munmap(p, page_size());
+	EXPECT_EQ(0, qt_ring_setup(fd, 16, &s));
+	munmap(ro, page_size());
+	close(fd);
+}
+
+/*
+ * An ARM whose id cannot be written back never runs: armed and cancelled
+ * instead, its timer, due at once, could fire in between and its record
+ * reach a consumer under an id the caller never learned.  With a ring the
+ * kernel writes records at expiry, so head shows whether it ever fired.
+ */
+TEST(readonly_arm_never_fires)
+{
+	struct qtimer_op *ro;
+	struct qt_ring r;
+	int fd, i;
+
+	SKIP_WITHOUT_RING();
+	fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_ring_map(&r, fd, 16));
+	ro = mmap(NULL, page_size(), PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	*ro = qt_op(CLOCK_MONOTONIC, 0, 0, 0, 0x5e);
+	ASSERT_EQ(0, mprotect(ro, page_size(), PROT_READ));
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(-EFAULT, qt_ioctl(fd, QTIMER_IOC_ARM, ro));
+	qt_sleep_ms(100);
+	EXPECT_EQ(0, qt_ring_head(&r));
+	EXPECT_EQ(0, qt_fdinfo_get(fd, QT_FI_TIMERS));
+	munmap(ro, page_size());
+	qt_ring_unmap(&r);
+	close(fd);
+}
+
+struct blocked_read {
+	int fd;
+	struct qtimer_record rec;
+	ssize_t n;
+	int err;
+	volatile int done;
+};
+
+static void *blocked_read_fn(void *arg)
+{
+	struct blocked_read *b = arg;
+
+	b->n = read(b->fd, &b->rec, sizeof(b->rec));
+	b->err = errno;
+	__atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void wake_only(int sig)
+{
+}
+
+/*
+ * A read() asleep on a file without a ring when RING_SETUP gives it one:
+ * the records go into the ring from then on, and the read() must take
+ * them from there rather than sleep on until a signal.
+ */
+TEST(read_blocked_across_setup)
+{
+	struct sigaction sa = { .sa_handler = wake_only };
+	struct blocked_read b = {};
+	struct qt_ring r;
+	pthread_t th;
+	__s64 deadline;
+	__u64 id;
+	bool late;
+
+	SKIP_WITHOUT_RING();
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));	/* no SA_RESTART */
+	b.fd = qt_open(0);
+	ASSERT_LE(0, b.fd);
+	ASSERT_EQ(0, pthread_create(&th, NULL, blocked_read_fn, &b));
+	qt_sleep_ms(200);
+	ASSERT_EQ(0, __atomic_load_n(&b.done, __ATOMIC_ACQUIRE));
+	ASSERT_EQ(0, qt_ring_map(&r, b.fd, 16));
+	ASSERT_EQ(0, qt_arm(b.fd, CLOCK_MONOTONIC, 0, 0, 0, 0x77, &id));
+	deadline = qt_now(CLOCK_MONOTONIC) + QT_ARRIVE_MS * NSEC_PER_MSEC;
+	while (!__atomic_load_n(&b.done, __ATOMIC_ACQUIRE) &&
+	       qt_now(CLOCK_MONOTONIC) < deadline)
+		qt_sleep_ms(10);
+	late = !__atomic_load_n(&b.done, __ATOMIC_ACQUIRE);
+	if (late)
+		pthread_kill(th, SIGUSR1);
+	pthread_join(th, NULL);
+	ASSERT_FALSE(late) TH_LOG("read() slept on with a record in the ring");
+	ASSERT_EQ((ssize_t)sizeof(b.rec), b.n) TH_LOG("read(): %s", strerror(b.err));
+	EXPECT_EQ(id, b.rec.id);
+	EXPECT_EQ(0x77, b.rec.cookie);
+	EXPECT_EQ(QTIMER_REC_LAST, b.rec.flags);
+	qt_ring_unmap(&r);
+	close(b.fd);
 }
 
 /* --- mmap() ------------------------------------------------------------- */

@@ -34,7 +34,8 @@
  *	calling thread may run on now, as sched_getaffinity() reports
  *	(which keeps it inside the caller's cpuset), unless the caller has
  *	CAP_SYS_NICE).  Out: id.
- *	opcode must be 0 or QTIMER_OP_ARM.  Returns 0.
+ *	opcode must be 0 or QTIMER_OP_ARM.  Returns 0.  If id cannot be
+ *	written, -EFAULT and nothing is armed.
  *
  * QTIMER_IOC_CANCEL (struct qtimer_op, read/write)
  *	Cancels timer id.  After it returns, no record of that timer is ever
@@ -48,7 +49,8 @@
  *	that record is delivered by that read or never (should its copy to
  *	user space fault, it is dropped, not queued again): no record of a
  *	timer is read after a call was told that the timer does not exist.
- *	Only opcode (0 or QTIMER_OP_CANCEL) and id may be non-zero.
+ *	Only opcode (0 or QTIMER_OP_CANCEL), id and result (an output,
+ *	ignored on input) may be non-zero.
  *
  * QTIMER_IOC_MODIFY (struct qtimer_op, read/write)
  *	Re-arms timer id with a new expires_ns, period_ns and slack_ns, as ARM
@@ -122,8 +124,10 @@
  *	QTIMER_RING_MIN to QTIMER_RING_MAX; flags and reserved zero.  Out: the
  *	offsets of head, tail, flags and the records in the mapping, and its
  *	size; mmap() it MAP_SHARED, read and write, at offset 0.  Once per
- *	file (-EBUSY after); without QTIMER_FEAT_RING, -ENOTTY.  The ring's
- *	memory is charged to the caller's memory cgroup.
+ *	file (-EBUSY after); without QTIMER_FEAT_RING, -ENOTTY.  If the
+ *	struct cannot be written, -EFAULT and no ring is set up.  The ring's
+ *	memory is charged to the caller's memory cgroup.  A read() blocked
+ *	on the file when the ring is set up goes on with the ring's records.
  *
  * From then on the kernel writes each expiry's record into the ring when the
  * timer fires, at index head (modulo entries), and then advances head with
