@@ -266,15 +266,18 @@ void qt_ctx_release(struct qt_ctx *ctx)
 	 * The ready queue is GHOSTs now.  Those that nothing else can reach
 	 * are freed in bulk, a chunk at a time and with interrupts on: one
 	 * by one under the lock, a million unread records held a CPU with
-	 * interrupts off for as long as freeing them took.
+	 * interrupts off for as long as freeing them took.  The chunk counts
+	 * those left to their heaps' expirer too (a stale entry of a MODIFY
+	 * to earlier keeps a fired timer in its heap), and so does the base
+	 * lock carried from one to the next.
 	 */
 	do {
 		struct qt_base *base = NULL;
 		void *dead[QT_RELEASE_CHUNK];
-		unsigned int nr = 0;
+		unsigned int nr = 0, popped = 0;
 
 		spin_lock_irq(&ctx->wqh.lock);
-		while (nr < QT_RELEASE_CHUNK && (t = qt_ready_pop(ctx)))
+		while (popped++ < QT_RELEASE_CHUNK && (t = qt_ready_pop(ctx)))
 			if (qt_timer_let_die(t, &base))
 				dead[nr++] = t;
 		if (base)

@@ -265,7 +265,7 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	struct qtimer_record recs[QT_READ_CHUNK];
 	struct qt_timer *taken[QT_READ_CHUNK], *dead = NULL;
 	size_t max = iov_iter_count(to) / sizeof(recs[0]), got = 0;
-	unsigned int nr = 0, copied = 0, done, clock, unended = 0;
+	unsigned int nr = 0, copied = 0, done, clock, unended = 0, popped;
 	ktime_t ns_offset[QT_NR_CLOCKS];
 	struct qt_timer *t;
 	ssize_t ret = 0;
@@ -342,8 +342,14 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 				break;
 			continue;
 		}
+		/*
+		 * GHOSTs count against the hold too: up to as many as there
+		 * are live records can lead the queue without a sweep (see
+		 * qt_ready_sweep()), and each may be freed here.
+		 */
+		popped = 0;
 		while (nr < min_t(size_t, QT_READ_CHUNK, max - got) &&
-		       (t = qt_ready_pop(ctx))) {
+		       popped++ < QT_SWEEP_CHUNK && (t = qt_ready_pop(ctx))) {
 			if (t->state == QT_GHOST) {
 				ctx->nr_ghosts--;
 				qt_timer_free_when_unreferenced(t);
@@ -353,6 +359,8 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			taken[nr++] = t;
 		}
 		spin_unlock_irq(&ctx->wqh.lock);
+		if (!nr)
+			cond_resched();
 		if (unended >= QT_READ_END_EVERY)
 			qt_read_end(ctx, &dead, &unended);
 		/* A record cut in the middle was not delivered. */

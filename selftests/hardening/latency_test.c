@@ -32,6 +32,8 @@
  *    this guards against a walk in the teardown coming back.  Idle
  *    here means the same CPU going offline without timers, as that alone
  *    holds every CPU for 15-50 ms under TCG (stop_machine()).
+ *  - read_frees_leading_cancelled_records: read() one record behind 5 x
+ *    10^5 cancelled ones, as many as may wait without a sweep.
  *  - ring_read_rewalks_taken_records: read() a mapped ring whose records
  *    were all claimed, with one more waiting for room, while another
  *    thread keeps writing the old tail back (see its comment for what it
@@ -975,6 +977,60 @@ static const struct attack close_unread = {
 TEST_F_TIMEOUT(latency, close_frees_ready_queue, 300)
 {
 	run_attack(_metadata, self, &close_unread);
+}
+
+/*
+ * Up to half of a file's unread records may be cancelled without a sweep
+ * (qt_ready_sweep() waits until they outnumber the others), and the half
+ * that fired first leads the queue: a read() of one record works through
+ * all of them.  Half of 10^6 fire first, the other half after, all on the
+ * victim's CPU; the first half is cancelled.
+ */
+static void prepare_ghosts_ahead(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(latency) *self)
+{
+	__s64 now = qt_now(CLOCK_MONOTONIC);
+	long half = self->n / 2;
+	int fd = qt_open(0);
+
+	ASSERT_LE(0, fd);
+	self->fds[0] = fd;
+	ASSERT_EQ(0, arm_range(self, fd, 0, half, self->cpu,
+			       now - 2 * NSEC_PER_MSEC, NSEC_PER_MSEC));
+	ASSERT_EQ(0, arm_range(self, fd, half, self->n - half, self->cpu,
+			       now - NSEC_PER_MSEC, NSEC_PER_MSEC));
+	ASSERT_EQ(1, qt_wait_pending(fd, self->n, 120 * 1000))
+		TH_LOG("not all %ld fired within 120 s", self->n);
+	cancel_ids(_metadata, fd, self->ids, half, QTIMER_CANCEL_QUEUED);
+	ASSERT_EQ(self->n - half, qt_fdinfo_get(fd, QT_FI_PENDING));
+	TH_LOG("%ld cancelled records ahead of %ld unread ones", half,
+	       self->n - half);
+}
+
+/* On the victim's CPU, a read() of one record: the first one not cancelled. */
+static void run_read_past_ghosts(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(latency) *self)
+{
+	struct qtimer_record rec;
+	__s64 t = qt_now(CLOCK_MONOTONIC);
+
+	ASSERT_EQ((ssize_t)sizeof(rec), read(self->fds[0], &rec, sizeof(rec)));
+	self->ops = (qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
+	EXPECT_LE(self->n / 2, (long)rec.cookie);
+}
+
+static const struct attack read_ghosts = {
+	.what = "read() behind cancelled records",
+	.idle = control_cancel_queued,
+	.idle_what = "CANCELs on small files",
+	.prepare = prepare_ghosts_ahead,
+	.run = run_read_past_ghosts,
+	.ops = "ms in read()",
+};
+
+TEST_F_TIMEOUT(latency, read_frees_leading_cancelled_records, 300)
+{
+	run_attack(_metadata, self, &read_ghosts);
 }
 
 /*
