@@ -201,7 +201,7 @@ struct qt_ctx *qt_ctx_create(void)
 	ctx->nr_shards = nr_shards;
 	for (i = 0; i < nr_shards; i++) {
 		spin_lock_init(&ctx->shards[i].lock);
-		ctx->shards[i].ids.free_slot = QT_NO_SLOT;
+		qt_ids_init(&ctx->shards[i].ids, get_random_u32());
 	}
 	INIT_LIST_HEAD(&ctx->cos_node);
 	return ctx;

@@ -70,7 +70,7 @@ int qt_ids_reserve(struct qt_ids *ids, spinlock_t *lock)
 		u32 link = i + 1 < QT_SLOTS_PER_BLOCK ? first + i + 1 : ids->free_slot;
 
 		block->word[i] = (unsigned long)link << 1 | 1;
-		block->gen[i] = 0;
+		block->gen[i] = ids->gen_base;
 	}
 	bitmap_zero(block->marked, QT_SLOTS_PER_BLOCK);
 	if (dir) {

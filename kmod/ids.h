@@ -97,7 +97,19 @@ struct qt_ids {
 	u32 nr_blocks;			/* dir->block[] allocated */
 	u32 nr_slots;			/* in the blocks attached */
 	u32 free_slot;			/* head of the free list, or QT_NO_SLOT */
+	/*
+	 * Every slot's first generation, random per table (qt_ids_init()),
+	 * so that ids do not repeat from file to file: another file's id
+	 * fails the generation check, but for a chance of one in 2^30.
+	 */
+	u32 gen_base;
 };
+
+static inline void qt_ids_init(struct qt_ids *ids, u32 gen_base)
+{
+	ids->free_slot = QT_NO_SLOT;
+	ids->gen_base = gen_base & QT_ID_GEN_MASK;
+}
 
 static inline struct qt_slot_block *qt_ids_block(const struct qt_ids *ids,
 						 u32 slot)
@@ -183,7 +195,7 @@ static inline u32 qt_ids_alloc(struct qt_ids *ids, struct qt_timer *t,
 }
 
 /*
- * A slot whose generation has wrapped: odd, so it names no timer, and on
+ * A slot whose generation has come round: odd, so it names no timer, and on
  * no free list, so it is never used again.
  */
 #define QT_SLOT_RETIRED		(~0UL)
@@ -224,13 +236,14 @@ static inline void qt_ids_free(struct qt_ids *ids, u32 slot)
 
 	/*
 	 * An id carries 30 bits of the generation: a slot whose generation
-	 * wraps would give out again the ids of timers it held 2^30 uses ago,
-	 * and a stale id kept that long would name someone else's timer.
-	 * Retire the slot instead, at 12 bytes per 2^30 timers.
+	 * comes round to where it started would give out again the ids of
+	 * timers it held 2^30 uses ago, and a stale id kept that long would
+	 * name someone else's timer.  Retire the slot instead, at 12 bytes
+	 * per 2^30 timers.
 	 */
 	qt_ids_mark(ids, slot, false);
 	*gen = (*gen + 1) & QT_ID_GEN_MASK;
-	if (!*gen) {
+	if (*gen == ids->gen_base) {
 		*qt_ids_word(ids, slot) = QT_SLOT_RETIRED;
 		return;
 	}

@@ -308,6 +308,40 @@ TEST_F(cancel, other_files_id)
 	close(other);
 }
 
+/*
+ * The same, with the other file holding timers of its own, armed in the
+ * same order from the same CPU: ids must not repeat from file to file,
+ * or another file's id would cancel or move one of this file's timers.
+ */
+TEST_F(cancel, other_files_id_when_both_hold_timers)
+{
+	enum { N = 16 };
+	__u64 mine[N], theirs[N];
+	int other = qt_open(O_NONBLOCK), i;
+
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, qt_pin_self(0));
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0,
+				    20 * NSEC_PER_SEC, 0, i, &mine[i]));
+		ASSERT_EQ(0, qt_arm(other, CLOCK_MONOTONIC, 0,
+				    20 * NSEC_PER_SEC, 0, i, &theirs[i]));
+	}
+	for (i = 0; i < N; i++) {
+		EXPECT_EQ(-ENOENT, qt_cancel(other, mine[i]))
+			TH_LOG("id %#llx", (unsigned long long)mine[i]);
+		EXPECT_EQ(-ENOENT, qt_modify(other, mine[i], 0,
+					     NSEC_PER_MSEC, 0, 0));
+	}
+	/* Each file's timers are all still armed, and only there. */
+	for (i = 0; i < N; i++) {
+		EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(other, theirs[i]));
+		EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, mine[i]));
+	}
+	EXPECT_EQ(0, qt_nothing_pending(other));
+	close(other);
+}
+
 TEST_F(cancel, cancel_half_of_many)
 {
 	enum { N = 256 };

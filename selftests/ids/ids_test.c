@@ -24,7 +24,7 @@ FIXTURE(ids) {
 FIXTURE_SETUP(ids)
 {
 	memset(self, 0, sizeof(*self));
-	self->ids.free_slot = QT_NO_SLOT;
+	qt_ids_init(&self->ids, 0);
 }
 
 FIXTURE_TEARDOWN(ids)
@@ -141,6 +141,44 @@ TEST_F(ids, a_slot_whose_generation_wraps_is_retired)
 	}
 	EXPECT_EQ(NULL, qt_ids_lookup(&self->ids, first));
 	EXPECT_EQ(NULL, qt_ids_get(&self->ids, slot));
+}
+
+/*
+ * A table whose generations start at a random base (one per file): the
+ * ids differ from those of a table with another base, and a slot retires
+ * when its generation comes back to the base, not at 0.
+ */
+TEST_F(ids, generations_start_at_the_tables_base)
+{
+	struct qt_ids other;
+	struct qt_timer *t = &self->timers[0], *u = &self->timers[1];
+	u64 id, other_id;
+	u32 slot;
+	int i;
+
+	qt_ids_init(&other, 12345);
+	id = arm(&self->ids, &self->lock, t, 1);
+	other_id = arm(&other, &self->lock, u, 1);
+	ASSERT_NE(0, id);
+	ASSERT_NE(0, other_id);
+	EXPECT_NE(id, other_id);
+	EXPECT_EQ(NULL, qt_ids_lookup(&self->ids, other_id));
+	EXPECT_EQ(NULL, qt_ids_lookup(&other, id));
+	EXPECT_EQ(u, qt_ids_lookup(&other, other_id));
+
+	/* 0 is an ordinary generation there, and the base the last one. */
+	slot = u->slot;
+	*qt_ids_gen(&other, slot) = QT_ID_GEN_MASK | 1U << QT_GEN_CLOCK_SHIFT;
+	qt_ids_free(&other, slot);
+	ASSERT_NE(0, arm(&other, &self->lock, u, 1));
+	EXPECT_EQ(slot, (u32)u->slot);
+	*qt_ids_gen(&other, slot) = 12344 | 1U << QT_GEN_CLOCK_SHIFT;
+	qt_ids_free(&other, slot);
+	for (i = 2; i < 2 * QT_SLOTS_PER_BLOCK; i++) {
+		ASSERT_NE(0, arm(&other, &self->lock, &self->timers[i], 1));
+		ASSERT_NE(slot, (u32)self->timers[i].slot);
+	}
+	qt_ids_destroy(&other);
 }
 
 /* The generation below the wrap still frees the slot for reuse. */

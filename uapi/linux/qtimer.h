@@ -195,7 +195,9 @@
  *		record.
  * EOVERFLOW	the expiry or period does not fit the clock's range.
  * ENOENT	the id does not name a live timer of this file (stale, forged,
- *		or another file's).
+ *		or another file's: ids start from a random generation per
+ *		file, so another file's id names one of this file's timers
+ *		only by a chance of one in 2^30).
  * ENOSPC	the file holds its maximum number of timers (module parameter
  *		max_timers_per_fd, or the netlink config).
  * EDQUOT	the user holds its maximum number of timers across all files
