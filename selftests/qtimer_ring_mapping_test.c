@@ -233,19 +233,15 @@ TEST(setup_twice_busy)
  */
 TEST(setup_readonly_struct_sets_nothing_up)
 {
-	struct qtimer_ring_setup *ro, s;
+	struct qtimer_ring_setup *ro, s = { .entries = 16 };
 	int fd;
 	void *p;
 
 	SKIP_WITHOUT_RING();
 	fd = qt_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	ro = mmap(NULL, page_size(), PROT_READ | PROT_WRITE,
-		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, ro);
-	memset(ro, 0, sizeof(*ro));
-	ro->entries = 16;
-	ASSERT_EQ(0, mprotect(ro, page_size(), PROT_READ));
+	ro = qt_readonly_copy(&s, sizeof(s));
+	ASSERT_NE(NULL, ro);
 	EXPECT_EQ(-EFAULT, qt_ioctl(fd, QTIMER_IOC_RING_SETUP, ro));
 
 	p = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -254,7 +250,7 @@ TEST(setup_readonly_struct_sets_nothing_up)
 	if (p != MAP_FAILED)
 		munmap(p, page_size());
 	EXPECT_EQ(0, qt_ring_setup(fd, 16, &s));
-	munmap(ro, page_size());
+	qt_readonly_free(ro);
 	close(fd);
 }
 
@@ -266,7 +262,7 @@ TEST(setup_readonly_struct_sets_nothing_up)
  */
 TEST(readonly_arm_never_fires)
 {
-	struct qtimer_op *ro;
+	struct qtimer_op op = qt_op(CLOCK_MONOTONIC, 0, 0, 0, 0x5e), *ro;
 	struct qt_ring r;
 	int fd, i;
 
@@ -274,17 +270,14 @@ TEST(readonly_arm_never_fires)
 	fd = qt_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, qt_ring_map(&r, fd, 16));
-	ro = mmap(NULL, page_size(), PROT_READ | PROT_WRITE,
-		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, ro);
-	*ro = qt_op(CLOCK_MONOTONIC, 0, 0, 0, 0x5e);
-	ASSERT_EQ(0, mprotect(ro, page_size(), PROT_READ));
+	ro = qt_readonly_copy(&op, sizeof(op));
+	ASSERT_NE(NULL, ro);
 	for (i = 0; i < 8; i++)
 		EXPECT_EQ(-EFAULT, qt_ioctl(fd, QTIMER_IOC_ARM, ro));
 	qt_sleep_ms(100);
 	EXPECT_EQ(0, qt_ring_head(&r));
 	EXPECT_EQ(0, qt_fdinfo_get(fd, QT_FI_TIMERS));
-	munmap(ro, page_size());
+	qt_readonly_free(ro);
 	qt_ring_unmap(&r);
 	close(fd);
 }

@@ -399,21 +399,19 @@ TEST_F(submit, readonly_ops_arm_leaves_nothing_armed)
 TEST_F(submit, readonly_submit_struct_runs_nothing)
 {
 	struct qtimer_op ops[2];
-	struct qtimer_submit *sub;
+	struct qtimer_submit s = {}, *sub;
 
 	ops[0] = arm_op(0, 1);
 	ops[1] = arm_op(0, 2);
-	sub = mmap(NULL, self->page, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, sub);
-	sub->ops = (uintptr_t)ops;
-	sub->nr = 2;
-	ASSERT_EQ(0, mprotect(sub, self->page, PROT_READ));
+	s.ops = (uintptr_t)ops;
+	s.nr = 2;
+	sub = qt_readonly_copy(&s, sizeof(s));
+	ASSERT_NE(NULL, sub);
 	EXPECT_EQ(-EFAULT, qt_ioctl(self->fd, QTIMER_IOC_SUBMIT, sub));
 	EXPECT_EQ(UNTOUCHED, ops[0].result);
 	EXPECT_EQ(UNTOUCHED, ops[1].result);
 	ASSERT_NOTHING_ARMED(self->fd);
-	munmap(sub, self->page);
+	qt_readonly_free(sub);
 }
 
 /* Same, for the second op: the first is done and counted, the second not. */

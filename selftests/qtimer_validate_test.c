@@ -578,18 +578,14 @@ TEST_F(validate, null_and_unmapped_arg)
  */
 TEST_F(validate, readonly_arg)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	struct qtimer_op *op;
+	struct qtimer_op arm = good_arm(), *op;
 
-	op = mmap(NULL, page, PROT_READ | PROT_WRITE,
-		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, op);
-	*op = good_arm();
-	ASSERT_EQ(0, mprotect(op, page, PROT_READ));
+	op = qt_readonly_copy(&arm, sizeof(arm));
+	ASSERT_NE(NULL, op);
 	EXPECT_EQ(-EFAULT, qt_ioctl(self->fd, QTIMER_IOC_VERSION, op));
 	EXPECT_EQ(-EFAULT, qt_ioctl(self->fd, QTIMER_IOC_ARM, op));
 	EXPECT_NOTHING_ARMED(self->fd);
-	munmap(op, page);
+	qt_readonly_free(op);
 }
 
 TEST_F(validate, unknown_ioctl)

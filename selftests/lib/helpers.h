@@ -135,6 +135,12 @@ int qt_nothing_pending(int fd);
 int qt_find_cookie(const struct qtimer_record *recs, int n, __u64 cookie);
 /* A page the kernel can neither read nor write (mapped, then unmapped). */
 void *qt_unmapped_page(void);
+/*
+ * A page holding a copy of @len bytes of @src, which the kernel can read
+ * but not write; NULL on failure.  Free it with qt_readonly_free().
+ */
+void *qt_readonly_copy(const void *src, size_t len);
+void qt_readonly_free(void *p);
 
 /* --- /proc/self/fdinfo/<fd> (fdinfo.c) ---------------------------------- */
 

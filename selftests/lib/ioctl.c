@@ -287,3 +287,27 @@ void *qt_unmapped_page(void)
 	munmap(p, pg);
 	return p;
 }
+
+void *qt_readonly_copy(const void *src, size_t len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (len > (size_t)pg)
+		return NULL;
+	p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	memcpy(p, src, len);
+	if (mprotect(p, pg, PROT_READ)) {
+		munmap(p, pg);
+		return NULL;
+	}
+	return p;
+}
+
+void qt_readonly_free(void *p)
+{
+	munmap(p, sysconf(_SC_PAGESIZE));
+}
