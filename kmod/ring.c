@@ -371,14 +371,18 @@ out:
 /*
  * Settle all there is, dropping the lock between chunks and to make room
  * for tickers.  Process context only; called and returns with the lock
- * held.  Out of memory, a ticker stays behind its record, settled later.
- * The timers of the last chunk that died are left on @dead (see
+ * held.  The timers of the last chunk that died are left on @dead (see
  * qt_ring_settle()); the others it frees itself.
+ *
+ * Return: true when a ticker the consumer is done with could not be
+ * re-armed for want of memory: it stays behind its record, and the next
+ * poll() or read() tries again.
  */
-static void qt_ring_settle_all(struct qt_ctx *ctx, struct qt_timer **dead)
+static bool qt_ring_settle_all(struct qt_ctx *ctx, struct qt_timer **dead)
 	__must_hold(&ctx->wqh.lock)
 {
 	struct qt_base *base, *need;
+	bool stuck = false;
 	int ret;
 
 	do {
@@ -388,14 +392,17 @@ static void qt_ring_settle_all(struct qt_ctx *ctx, struct qt_timer **dead)
 		if (base)
 			qt_base_unlock_carried(base);
 		if (!ret)
-			return;
+			break;
 		spin_unlock_irq(&ctx->wqh.lock);
 		qt_ctx_end(ctx, dead);
-		if (ret == -EAGAIN && qt_base_reserve(need, 1))
+		if (ret == -EAGAIN && qt_base_reserve(need, 1)) {
+			stuck = true;
 			ret = 0;
+		}
 		cond_resched();
 		spin_lock_irq(&ctx->wqh.lock);
 	} while (ret);
+	return stuck;
 }
 
 /*
@@ -447,20 +454,25 @@ static bool qt_ring_pending(struct qt_ctx *ctx)
 __poll_t qt_ring_poll(struct qt_ctx *ctx)
 {
 	struct qt_timer *dead = NULL;
-	int pending;
+	int pending = 0;
+	bool stuck;
 
 	/* Records a clock set cancelled are void by the time poll() says. */
 	qt_clock_set_sync();
 	spin_lock_irq(&ctx->wqh.lock);
-	qt_ring_settle_all(ctx, &dead);
-	while ((pending = qt_ring_scan(ctx)) < 0) {
+	stuck = qt_ring_settle_all(ctx, &dead);
+	/*
+	 * A ticker stuck for want of memory fires again only once something
+	 * retries: not a reason to sleep.  read() says -ENOMEM.
+	 */
+	while (!stuck && (pending = qt_ring_scan(ctx)) < 0) {
 		spin_unlock_irq(&ctx->wqh.lock);
 		cond_resched();
 		spin_lock_irq(&ctx->wqh.lock);
 	}
 	spin_unlock_irq(&ctx->wqh.lock);
 	qt_ctx_end(ctx, &dead);
-	return pending ? EPOLLIN | EPOLLRDNORM : 0;
+	return stuck || pending ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 /*
@@ -521,22 +533,26 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	qt_clock_set_sync();
 	spin_lock_irq(&ctx->wqh.lock);
 	while (got < max) {
-		qt_ring_settle_all(ctx, &dead);
+		stuck = qt_ring_settle_all(ctx, &dead);
 		tail = qt_ring_tail(ring);
-		/* A ticker could not be re-armed for want of memory. */
-		stuck = ring->reaped != tail;
 		nr = qt_ring_claim(ring, &tail, recs, pos,
 				   min_t(size_t, QT_RING_READ_CHUNK, max - got));
 		if (!nr) {
 			/* Past the void records, if any. */
 			smp_store_release(ring->tail_p, tail);
-			if (got || nonblock)
+			if (got)
 				break;
-			/* What waits cannot move in: say so rather than spin. */
-			if (stuck && ctx->nr_ready) {
+			/*
+			 * A ticker could not be re-armed for want of memory:
+			 * say so, as read() without a ring does, rather than
+			 * wait for an expiry that cannot come.
+			 */
+			if (stuck) {
 				ret = -ENOMEM;
 				break;
 			}
+			if (nonblock)
+				break;
 			/* Not kept while we sleep. */
 			if (dead || qt_ctx_ending(ctx)) {
 				spin_unlock_irq(&ctx->wqh.lock);
@@ -574,8 +590,9 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			break;
 		}
 	}
-	/* Re-arm the tickers whose records this read took. */
-	qt_ring_settle_all(ctx, &dead);
+	/* Re-arm the tickers whose records this read took (if it can). */
+	if (ret != -ENOMEM)
+		qt_ring_settle_all(ctx, &dead);
 	spin_unlock_irq(&ctx->wqh.lock);
 	mutex_unlock(&ring->read_mutex);
 	qt_ctx_end(ctx, &dead);

@@ -6,8 +6,9 @@
  * faults using fail-nth"): for open() and each operation that allocates
  * (ARM on a new file and on a file whose id table and heap must grow past
  * kmalloc sizes, MODIFY of a fired-unread timer, SUBMIT, and the read of a
- * ticker that must re-enter a full heap), fail the 1st, 2nd, ... allocation
- * of the call in turn, until the call no longer reaches the n-th one.  Every
+ * ticker that must re-enter a full heap, with a ring or without), fail the
+ * 1st, 2nd, ... allocation of the call in turn, until the call no longer
+ * reaches the n-th one.  Every
  * call must then return success or a clean -ENOMEM that changed nothing:
  * the timer counts in fdinfo are unchanged, a failed ARM never fires, a
  * failed MODIFY leaves the old record pending, and the file keeps working.
@@ -636,6 +637,91 @@ TEST_F_TIMEOUT(failnth, read_regrows_heap, 300)
 	ASSERT_EQ(0, qt_fdinfo(fd, &fi));
 	EXPECT_EQ(fillers + 1, fi.timers);
 	EXPECT_LE(0, qt_cancel(fd, tick));
+	close(fd);
+}
+
+/*
+ * The same with a ring: the consumer is done with a ticker's record, and
+ * re-arming the ticker must grow its full heap.  With that allocation
+ * failed, the ticker cannot fire again until something retries, so poll()
+ * must report EPOLLIN rather than let the consumer sleep on an expiry that
+ * cannot come, and read(), O_NONBLOCK or not, must fail with ENOMEM (as
+ * without a ring) rather than say "nothing yet" or sleep; the next poll()
+ * that gets the memory re-arms it, and it ticks on.  Same heap and fillers
+ * as above; the period is long enough that the re-arm usually goes into the
+ * heap rather than firing at once for periods missed.  The failed
+ * allocation may be another one (the debug kernel's object trackers
+ * allocate when a re-armed ticker starts the base's hrtimer, and a page
+ * allocation failure may be absorbed by the slab): then the ticker was
+ * re-armed, and its next record must come.  The pages variant stops at
+ * the first failure, whatever it was.
+ */
+TEST_F_TIMEOUT(failnth, ring_rearm_regrows_heap, 300)
+{
+	int fd, fillers = 0, cpu = qt_nr_cpus() - 1, n = 0, ready;
+	struct qtimer_record rec;
+	struct qt_ring ring;
+	struct qt_fdinfo fi;
+	bool fired = false;
+	__u64 tick;
+
+	REQUIRE_FAILNTH();
+	if (!qt_ring_offered())
+		SKIP(return, "the module offers no ring");
+	fd = qt_open(O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, qt_ring_map(&ring, fd, 64));
+	if (!qt_cpu_online(cpu))
+		cpu = 0;
+	ASSERT_EQ(0, qt_pin_self(cpu));
+	ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_BOOTTIME, 0, 0, 20 * NSEC_PER_MSEC,
+				7, cpu, &tick));
+	while (n != -ENOMEM && !(variant->pages && fired) && fillers < 1200) {
+		/* Its record is in the ring: the ticker is out of its heap. */
+		ASSERT_EQ(1, qt_ring_wait_pending(&ring, 1, QT_ARRIVE_MS))
+			TH_LOG("the ticker stopped after %d fillers%s", fillers,
+			       fired ? ", with poll() saying nothing was pending" : "");
+		ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_BOOTTIME, 0, 60 * NSEC_PER_SEC,
+					0, 1000 + fillers, cpu, NULL));
+		fillers++;
+		ASSERT_EQ(1, qt_ring_consume(&ring, &rec, 1));
+		ASSERT_EQ(tick, rec.id);
+		ASSERT_EQ(7, rec.cookie);
+		ASSERT_LE(1, rec.count);
+		/* The tail passed it: poll() re-arms it. */
+		ASSERT_EQ(0, nth_arm(self->nth, 1));
+		ready = qt_wait_readable(fd, 0);
+		fired = nth_fired(self->nth);
+		ASSERT_LE(0, ready);
+		/* Nothing pending: it was re-armed, as the next wait checks. */
+		if (!fired || !ready)
+			continue;
+		/* Either stuck, or re-armed and already in the ring again. */
+		ASSERT_EQ(0, nth_arm(self->nth, 1));
+		n = qt_read(fd, &rec, 1);
+		if (n == -ENOMEM) {
+			ASSERT_TRUE(nth_fired(self->nth));
+		} else {
+			nth_fired(self->nth);
+			ASSERT_EQ(1, n) TH_LOG("read() of a pending record: %d", n);
+			ASSERT_EQ(tick, rec.id);
+		}
+	}
+	ASSERT_TRUE(fired) TH_LOG("no re-arm needed to grow the heap");
+	TH_LOG("the re-arm after %d fillers grew the heap (read: %d)",
+	       fillers, n);
+	if (!variant->pages)
+		ASSERT_EQ(-ENOMEM, n);
+	/* With the memory, poll() re-arms it: still ticking, nothing lost. */
+	ASSERT_EQ(1, qt_ring_collect(&ring, &rec, 1, QT_ARRIVE_MS,
+				     CLOCK_BOOTTIME, NULL));
+	EXPECT_EQ(tick, rec.id);
+	EXPECT_EQ(7, rec.cookie);
+	EXPECT_LE(1, rec.count);
+	ASSERT_EQ(0, qt_fdinfo(fd, &fi));
+	EXPECT_EQ(fillers + 1, fi.timers);
+	EXPECT_LE(0, qt_cancel(fd, tick));
+	qt_ring_unmap(&ring);
 	close(fd);
 }
 

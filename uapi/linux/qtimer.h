@@ -181,7 +181,11 @@
  * the clock and before claiming.
  * expires_ns is in the time namespace of the thread that set the ring up.
  * poll() reports EPOLLIN while a READY record is in [tail, head) or records
- * wait in the kernel.
+ * wait in the kernel, and also when a periodic timer whose record tail
+ * passed cannot be re-armed for want of memory: read() then returns the
+ * READY records there are, or -ENOMEM (O_NONBLOCK or not), and each
+ * later poll() or read() tries again, so a mapped consumer that finds the
+ * ring empty after poll() said EPOLLIN just calls poll() again.
  *
  * Errors
  * ------
