@@ -49,6 +49,8 @@ host_packages=(
 	liburing-dev libuv1-dev libmnl-dev pkg-config
 	gnuplot-nox valgrind sparse python3-docutils python3-yaml
 	groff-base
+	# i386 libc and gcc -m32, for the 32-bit ABI suites (selftests/compat32)
+	gcc-multilib
 	# the real dkms, for scripts/dkms-check.sh (it never touches /var/lib/dkms)
 	dkms
 	linux-source-6.1
