@@ -89,12 +89,12 @@ static void qt_clock_set_cancel(struct qt_ctx *ctx, struct qt_timer *t)
 		return;
 	}
 	/*
-	 * A read() has its record, taken before the set: that read settles
-	 * it into a cancellation record instead of re-arming it
-	 * (qt_read_settle()).
+	 * A read() has its record, taken before the set: if it delivers it,
+	 * a ticker becomes a cancellation record instead of re-arming; if
+	 * the copy fails, the record it puts back is the cancellation, a
+	 * one-shot's too, since nobody read it (qt_read_settle()).
 	 */
-	if (t->state == QT_READING && t->period &&
-	    !(t->flags & QT_TF_CANCELED)) {
+	if (t->state == QT_READING && !(t->flags & QT_TF_CANCELED)) {
 		t->flags |= QT_TF_SET_WHILE_READ;
 		return;
 	}

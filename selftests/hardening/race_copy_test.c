@@ -310,16 +310,17 @@ static int set_realtime_now(void)
 }
 
 /*
- * Arm a cancel-on-set realtime ticker (due now, every 20 ms) with @cookie,
- * wait for its record, hold a read of it mid-copy and set the clock.
+ * Arm a cancel-on-set realtime timer due now (a ticker every @period ns, or
+ * a one-shot) with @cookie, wait for its record, hold a read of it mid-copy
+ * and set the clock.
  * 0; 1 without userfaultfd; 2 when the clock cannot be set; or -errno.
  */
-static int cos_ticker_held_across_set(int fd, __u64 cookie,
-				      struct held_read *h, __u64 *id)
+static int cos_held_across_set(int fd, __u64 cookie, __u64 period,
+			       struct held_read *h, __u64 *id)
 {
 	int ret = qt_arm(fd, CLOCK_REALTIME,
 			 QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
-			 qt_now(CLOCK_REALTIME), 20 * NSEC_PER_MSEC, cookie, id);
+			 qt_now(CLOCK_REALTIME), period, cookie, id);
 
 	if (ret)
 		return ret;
@@ -331,8 +332,8 @@ static int cos_ticker_held_across_set(int fd, __u64 cookie,
 	return set_realtime_now() ? 2 : 0;
 }
 
-#define COS_TICKER_HELD_OR_SKIP(fd, cookie, h, id) do {			\
-	int __r = cos_ticker_held_across_set(fd, cookie, h, id);		\
+#define COS_HELD_OR_SKIP(fd, cookie, period, h, id) do {		\
+	int __r = cos_held_across_set(fd, cookie, period, h, id);		\
 	if (__r == 1)								\
 		SKIP(return, "no userfaultfd (CONFIG_USERFAULTFD)");		\
 	if (__r == 2)								\
@@ -354,7 +355,7 @@ TEST(clock_set_while_a_tickers_record_is_copied)
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	COS_TICKER_HELD_OR_SKIP(fd, 85, &h, &id);
+	COS_HELD_OR_SKIP(fd, 85, 20 * NSEC_PER_MSEC, &h, &id);
 	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
 	EXPECT_EQ(85, rec.cookie);
 	EXPECT_EQ(0, rec.flags);
@@ -387,12 +388,62 @@ TEST(clock_set_while_a_tickers_record_is_copied_and_fails)
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	COS_TICKER_HELD_OR_SKIP(fd, 86, &h, &id);
+	COS_HELD_OR_SKIP(fd, 86, 20 * NSEC_PER_MSEC, &h, &id);
 	EXPECT_EQ(-EFAULT, held_read_fail(&h));
 	ASSERT_EQ(1, qt_read(fd, &rec, 1));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, rec.flags);
 	EXPECT_LE(1, rec.count);
+	qt_sleep_ms(100);
+	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1));
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/*
+ * The same for a one-shot: nobody read its record, so the record that goes
+ * back is the cancellation (as for one still queued when the clock is set),
+ * not the plain expiry.  (It used to come back plain: the clock-set walk
+ * left a one-shot in the middle of a read alone.)
+ */
+TEST(clock_set_while_a_oneshots_record_is_copied_and_fails)
+{
+	int fd = qt_open(O_NONBLOCK);
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	COS_HELD_OR_SKIP(fd, 87, 0, &h, &id);
+	EXPECT_EQ(-EFAULT, held_read_fail(&h));
+	ASSERT_EQ(1, qt_read(fd, &rec, 1));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(87, rec.cookie);
+	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, rec.flags);
+	EXPECT_EQ(1, rec.count);
+	qt_sleep_ms(100);
+	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1));
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/*
+ * And when its copy succeeds, the record in flight is delivered as it was
+ * taken, before the set, and nothing follows it.
+ */
+TEST(clock_set_while_a_oneshots_record_is_copied)
+{
+	int fd = qt_open(O_NONBLOCK);
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	COS_HELD_OR_SKIP(fd, 88, 0, &h, &id);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	EXPECT_EQ(1, rec.count);
 	qt_sleep_ms(100);
 	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1));
 	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
