@@ -93,6 +93,7 @@ static inline bool td_has_ring(const struct td_ctx *ctx)
 unsigned int td_ring_consume(struct td_ctx *ctx, struct qtimer_record *records,
 			     unsigned int max);
 bool td_ring_overflowed(const struct td_ctx *ctx);
+bool td_ring_empty(const struct td_ctx *ctx);
 
 /* timer.c: fill an op from a spec; -EINVAL for what the library rejects. */
 int td_op_from_spec(struct qtimer_op *op, const struct td_timer_spec *spec);

@@ -14,7 +14,9 @@
  * caller may have changed with fcntl(2) since td_open, as libuv's
  * uv_poll_init() does), or poll(2), which moves them too.  Those system
  * calls also let the kernel re-arm the tickers whose records were taken
- * from the mapping.
+ * from the mapping, and free the one-shots' places under the caps; so a
+ * take that empties the ring ends with a poll(2) that cannot block, as the
+ * header tells a consumer that finds the ring empty (td_ring_reap()).
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -52,7 +54,29 @@ static void td_ring_unlock(void *arg)
 	pthread_mutex_unlock(&((struct td_ctx *)arg)->ring.lock);
 }
 
-/* What the ring holds, and no system call. */
+/* Are records pending right now?  Never blocks. */
+static bool td_pending(struct td_ctx *ctx)
+{
+	struct pollfd pfd = { .fd = ctx->fd, .events = POLLIN };
+	const struct timespec zero = { 0, 0 };
+
+	return td_sys_ppoll(&pfd, 1, &zero) > 0 && (pfd.revents & POLLIN);
+}
+
+/*
+ * After taking @nr records from the ring, outside its lock: if that emptied
+ * it, poll(2) has the kernel reap what the tail passed.  Without it a
+ * ticker taken from the mapping stayed unarmed, and a one-shot kept its
+ * place under the caps, until the next system call on the file, which an
+ * edge-triggered epoll loop around td_dispatch() never makes.
+ */
+static void td_ring_reap(struct td_ctx *ctx, unsigned int nr)
+{
+	if (nr && td_ring_empty(ctx))
+		(void)td_pending(ctx);
+}
+
+/* What the ring holds; a system call only if that empties it. */
 static unsigned int td_ring_take(struct td_ctx *ctx,
 				 struct qtimer_record *records, unsigned int max)
 {
@@ -61,12 +85,14 @@ static unsigned int td_ring_take(struct td_ctx *ctx,
 	pthread_mutex_lock(&ctx->ring.lock);
 	nr = td_ring_consume(ctx, records, max);
 	pthread_mutex_unlock(&ctx->ring.lock);
+	td_ring_reap(ctx, nr);
 	return nr;
 }
 
 TD_EXPORT int td_read(struct td_ctx *ctx, struct qtimer_record *records,
 		      unsigned int max)
 {
+	unsigned int taken;
 	int ret;
 
 	if (!ctx || !records || !max)
@@ -84,19 +110,13 @@ TD_EXPORT int td_read(struct td_ctx *ctx, struct qtimer_record *records,
 	pthread_mutex_lock(&ctx->ring.lock);
 	pthread_cleanup_push(td_ring_unlock, ctx);
 	ret = (int)td_ring_consume(ctx, records, max);
+	taken = (unsigned int)ret;
 	if (!ret)
 		ret = td_read_file(ctx, records, max);
 	pthread_cleanup_pop(1);
+	/* read(2) reaped; a take from the mapping did not. */
+	td_ring_reap(ctx, taken);
 	return ret;
-}
-
-/* Are records pending right now?  Never blocks. */
-static bool td_pending(struct td_ctx *ctx)
-{
-	struct pollfd pfd = { .fd = ctx->fd, .events = POLLIN };
-	const struct timespec zero = { 0, 0 };
-
-	return td_sys_ppoll(&pfd, 1, &zero) > 0 && (pfd.revents & POLLIN);
 }
 
 /*
@@ -111,6 +131,8 @@ static int td_read_more(struct td_ctx *ctx, struct qtimer_record *records,
 	if (!td_has_ring(ctx))
 		return td_pending(ctx) ? td_read_file(ctx, records, max) : 0;
 	pthread_mutex_lock(&ctx->ring.lock);
+	/* ppoll(2) is a cancellation point, as in td_read(). */
+	pthread_cleanup_push(td_ring_unlock, ctx);
 	nr = td_ring_consume(ctx, records, max);
 	/*
 	 * Drained, but records wait in the kernel for room: poll(2) moves
@@ -121,7 +143,8 @@ static int td_read_more(struct td_ctx *ctx, struct qtimer_record *records,
 		(void)td_pending(ctx);
 		nr = td_ring_consume(ctx, records, max);
 	}
-	pthread_mutex_unlock(&ctx->ring.lock);
+	pthread_cleanup_pop(1);
+	td_ring_reap(ctx, nr);
 	return (int)nr;
 }
 

@@ -138,3 +138,10 @@ bool td_ring_overflowed(const struct td_ctx *ctx)
 	return __atomic_load_n(ctx->ring.flags, __ATOMIC_RELAXED) &
 	       QTIMER_RING_OVERFLOW;
 }
+
+/* The consumer's tail has reached head.  A hint: no ordering. */
+bool td_ring_empty(const struct td_ctx *ctx)
+{
+	return __atomic_load_n(ctx->ring.tail, __ATOMIC_RELAXED) ==
+	       __atomic_load_n(ctx->ring.head, __ATOMIC_RELAXED);
+}

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,12 +384,32 @@ static size_t fake_ring_read(void *buf, size_t len)
 	return done;
 }
 
+/*
+ * The library polls without its ring lock (after a take that emptied the
+ * ring) while another thread reads under it, as the kernel allows; the
+ * fake's state, the eventfd's count among it, is kept under this lock on
+ * those paths.
+ */
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static ssize_t fake_read(void *buf, size_t len);
+
 ssize_t __wrap_read(int fd, void *buf, size_t len)
 {
-	size_t size = sizeof(struct qtimer_record), done = 0;
+	ssize_t ret;
 
 	if (fd != fake.fd || fd < 0)
 		return __real_read(fd, buf, len);
+	pthread_mutex_lock(&fake_lock);
+	ret = fake_read(buf, len);
+	pthread_mutex_unlock(&fake_lock);
+	return ret;
+}
+
+static ssize_t fake_read(void *buf, size_t len)
+{
+	size_t size = sizeof(struct qtimer_record), done = 0;
+
 	fake.read_calls++;
 	if (len < size) {
 		errno = EINVAL;
@@ -484,9 +505,11 @@ int __wrap_ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo,
 
 	for (i = 0; i < nfds; i++) {
 		if (fake.fd >= 0 && fds[i].fd == fake.fd) {
+			pthread_mutex_lock(&fake_lock);
 			fake.poll_calls++;
 			fake_ring_settle();
 			fake_sync_ready();
+			pthread_mutex_unlock(&fake_lock);
 		}
 	}
 	return __real_ppoll(fds, nfds, tmo, sigmask);
@@ -497,8 +520,10 @@ int __wrap_epoll_wait(int epfd, struct epoll_event *events, int max,
 		      int timeout)
 {
 	if (fake.fd >= 0) {
+		pthread_mutex_lock(&fake_lock);
 		fake_ring_settle();
 		fake_sync_ready();
+		pthread_mutex_unlock(&fake_lock);
 	}
 	return __real_epoll_wait(epfd, events, max, timeout);
 }

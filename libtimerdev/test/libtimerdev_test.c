@@ -1368,6 +1368,93 @@ TEST_F_TIMEOUT(qt, ring_overflow_each_record_once, 120)
 	free(t);
 }
 
+static void count_cb(const struct qtimer_record *rec, void *arg)
+{
+	(void)rec;
+	++*(unsigned int *)arg;
+}
+
+/*
+ * An edge-triggered epoll loop that takes each tick with td_dispatch()
+ * and makes no other system call on the file: the ticker goes on ticking.
+ * (It used to stop after its first record: taking it from the mapping
+ * never let the kernel re-arm it, so no second edge ever came.)
+ */
+TEST_F(qt, ring_ticker_edge_triggered)
+{
+	struct td_timer_spec spec = mono(20 * MSEC, 0);
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+	unsigned int n = 0;
+	int ep, i;
+
+	NEED_RING(self->ctx);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, td_fd(self->ctx), &ev));
+	spec.period_ns = 20 * MSEC;
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(1, epoll_wait(ep, &ev, 1, PATIENCE / MSEC))
+			TH_LOG("no edge for tick %d", i + 1);
+		ASSERT_LT(0, td_dispatch(self->ctx, count_cb, &n, 64));
+	}
+	ASSERT_LE(3, n);
+	close(ep);
+}
+
+static void cancel_self_cb(const struct qtimer_record *rec, void *arg)
+{
+	(void)rec;
+	(void)arg;
+	pthread_cancel(pthread_self());
+}
+
+static void *dispatch_and_die(void *arg)
+{
+	td_dispatch(arg, cancel_self_cb, NULL, OVERFLOW_TIMERS);
+	pthread_testcancel();
+	return NULL;
+}
+
+static void *read_one(void *arg)
+{
+	struct qtimer_record rec;
+
+	return (void *)(intptr_t)td_read(arg, &rec, 1);
+}
+
+/*
+ * A thread cancelled while td_dispatch() drains an overflowing ring must not
+ * keep the context's lock: another thread's td_read() still returns.  (It
+ * used to stay blocked: td_dispatch() polls for the records waiting in the
+ * kernel, a cancellation point, with the lock held and no handler.)
+ */
+TEST_F_TIMEOUT(qt, ring_dispatch_cancelled_keeps_no_lock, 120)
+{
+	struct td_timer_spec spec = mono(5 * MSEC, 0);
+	struct timespec until;
+	pthread_t th;
+	void *ret;
+	unsigned int i;
+
+	NEED_RING(self->ctx);
+	for (i = 0; i < OVERFLOW_TIMERS; i++) {
+		spec.cookie = i;
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	}
+	ASSERT_TRUE(wait_pending(self->ctx, OVERFLOW_TIMERS));
+	ASSERT_EQ(0, pthread_create(&th, NULL, dispatch_and_die, self->ctx));
+	ASSERT_EQ(0, pthread_join(th, &ret));
+	ASSERT_EQ(PTHREAD_CANCELED, ret);
+	/* The records the dying dispatch left are still there to read. */
+	ASSERT_EQ(0, pthread_create(&th, NULL, read_one, self->ctx));
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += PATIENCE / SEC;
+	ASSERT_EQ(0, pthread_timedjoin_np(th, &ret, &until))
+		TH_LOG("td_read() still blocked on the lock");
+	ASSERT_EQ(1, (int)(intptr_t)ret);
+}
+
 /* read(2) on the descriptor still works with the ring mapped. */
 TEST_F(qt, ring_plain_read_still_works)
 {
