@@ -119,22 +119,31 @@ void qt_timer_end(struct qt_timer *t, struct qt_base **held)
 	WRITE_ONCE(shard->ended, t);
 }
 
+/* ENDED timers qt_shard_end_locked() handles per hold of the two locks. */
+#define QT_END_CHUNK	256
+
 /*
- * Free the ids of @shard's ENDED timers, and the timers, now or at their
- * last heap entry: those nothing reaches any more go on @dead, linked by
- * ->next, for the caller to free.  Under the shard's and the delivery lock.
+ * Free the ids of up to QT_END_CHUNK of @shard's ENDED timers, and the
+ * timers, now or at their last heap entry: those nothing reaches any more
+ * go on @dead, linked by ->next, for the caller to free.  Under the shard's
+ * and the delivery lock.  The list is the shard's, not one ender's: a
+ * read() ends what it consumed only every QT_READ_END_EVERY records and
+ * before it sleeps or returns, so each read() parked mid-copy (by a page
+ * fault) leaves up to that many on it, and all of them in one hold,
+ * interrupts off, was a length the file's owner chose.
+ *
+ * Return: true when ENDED timers are left for another hold.
  */
-static void qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
+static bool qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
 				struct qt_timer **dead)
 {
 	struct qt_base *base = NULL;
 	struct qt_timer *t, *ended = shard->ended;
-	unsigned int freed = 0;
+	unsigned int freed = 0, n = 0;
 
 	lockdep_assert_held(&shard->lock);
 	lockdep_assert_held(&ctx->wqh.lock);
-	WRITE_ONCE(shard->ended, NULL);
-	while ((t = ended)) {
+	while ((t = ended) && n++ < QT_END_CHUNK) {
 		ended = t->next;
 		qt_ctx_forget(ctx, t, &freed);
 		if (qt_timer_let_die(t, &base)) {
@@ -142,6 +151,7 @@ static void qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
 			*dead = t;
 		}
 	}
+	WRITE_ONCE(shard->ended, ended);
 	if (base)
 		qt_base_unlock_carried(base);
 	/*
@@ -151,6 +161,41 @@ static void qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
 	 */
 	if (freed)
 		qt_ctx_give_back(ctx, freed);
+	return ended;
+}
+
+static void __qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead,
+			 bool resched)
+{
+	unsigned long flags;
+	unsigned int i;
+	bool more;
+
+	/* The ended that die join @dead, freed in bulk. */
+	for (i = 0; i < ctx->nr_shards; i++) {
+		struct qt_shard *shard = &ctx->shards[i];
+
+		/* Racy peek: another ender may have taken them meanwhile. */
+		if (!READ_ONCE(shard->ended))
+			continue;
+		for (;;) {
+			spin_lock_irqsave(&shard->lock, flags);
+			spin_lock(&ctx->wqh.lock);
+			more = qt_shard_end_locked(ctx, shard, dead);
+			spin_unlock(&ctx->wqh.lock);
+			spin_unlock_irqrestore(&shard->lock, flags);
+			if (!more)
+				break;
+			if (resched) {
+				/* Freed a chunk at a time too. */
+				qt_timers_free_list(*dead);
+				*dead = NULL;
+				cond_resched();
+			}
+		}
+	}
+	qt_timers_free_list(*dead);
+	*dead = NULL;
 }
 
 /*
@@ -158,29 +203,18 @@ static void qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
  * timers it let die on *@dead (qt_timer_let_die()), which it empties:
  * called by the ender once it dropped the delivery lock, before returning
  * to user space, so that a consumed one-shot's id and place under the caps
- * are free when its record is.  Any context; in an expirer, within its RCU
- * read section.
+ * are free when its record is.  Process context: the ended list may be
+ * long (see qt_shard_end_locked()), so it lets others run between chunks.
  */
 void qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead)
 {
-	unsigned long flags;
-	unsigned int i;
+	__qt_ctx_end(ctx, dead, true);
+}
 
-	/* The ended that die join @dead: one bulk free for all. */
-	for (i = 0; i < ctx->nr_shards; i++) {
-		struct qt_shard *shard = &ctx->shards[i];
-
-		/* Racy peek: another ender may have taken them meanwhile. */
-		if (!READ_ONCE(shard->ended))
-			continue;
-		spin_lock_irqsave(&shard->lock, flags);
-		spin_lock(&ctx->wqh.lock);
-		qt_shard_end_locked(ctx, shard, dead);
-		spin_unlock(&ctx->wqh.lock);
-		spin_unlock_irqrestore(&shard->lock, flags);
-	}
-	qt_timers_free_list(*dead);
-	*dead = NULL;
+/* The same for an expirer, within its RCU read section: any context. */
+void qt_ctx_end_atomic(struct qt_ctx *ctx, struct qt_timer **dead)
+{
+	__qt_ctx_end(ctx, dead, false);
 }
 
 struct qt_ctx *qt_ctx_create(void)
@@ -249,7 +283,13 @@ void qt_ctx_release(struct qt_ctx *ctx)
 		if (base)
 			qt_base_unlock_carried(base);
 		/* An expirer's reap may have ended some while we let go. */
-		qt_shard_end_locked(ctx, shard, &dead);
+		while (qt_shard_end_locked(ctx, shard, &dead)) {
+			spin_unlock(&ctx->wqh.lock);
+			spin_unlock_irq(&shard->lock);
+			cond_resched();
+			spin_lock_irq(&shard->lock);
+			spin_lock(&ctx->wqh.lock);
+		}
 		spin_unlock(&ctx->wqh.lock);
 		spin_unlock_irq(&shard->lock);
 		qt_timers_free_list(dead);

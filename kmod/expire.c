@@ -209,7 +209,7 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 			qt_wake_later(wake, ctx);
 		spin_unlock_irqrestore(&ctx->wqh.lock, flags);
 		if (dead_or_ended)
-			qt_ctx_end(ctx, &dead);
+			qt_ctx_end_atomic(ctx, &dead);
 		nr = rest;
 	}
 	return nr;
