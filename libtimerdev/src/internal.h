@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <sys/ioctl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "timerdev.h"
@@ -63,6 +64,23 @@ static inline ssize_t td_sys_read(int fd, void *buf, size_t len)
 {
 	int saved = errno;
 	ssize_t ret = read(fd, buf, len);
+
+	if (ret < 0)
+		ret = -errno;
+	errno = saved;
+	return ret;
+}
+
+/*
+ * read(2) that never blocks, whatever the file's O_NONBLOCK says: -EAGAIN
+ * when nothing is pending.  For the reads made after poll(2) said POLLIN,
+ * which a CANCEL on another thread may have voided meanwhile.
+ */
+static inline ssize_t td_sys_read_nowait(int fd, void *buf, size_t len)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	int saved = errno;
+	ssize_t ret = preadv2(fd, &iov, 1, -1, RWF_NOWAIT);
 
 	if (ret < 0)
 		ret = -errno;

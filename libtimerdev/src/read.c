@@ -34,13 +34,20 @@ static unsigned int td_min(unsigned int a, unsigned int b)
 	return a < b ? a : b;
 }
 
-/* read(2) counted in records; max is at most TD_READ_MAX. */
+/*
+ * read(2) counted in records; max is at most TD_READ_MAX.  @nowait: never
+ * block, whatever the file's mode (after poll(2) said POLLIN).
+ */
 static int td_read_file(struct td_ctx *ctx, struct qtimer_record *records,
-			unsigned int max)
+			unsigned int max, bool nowait)
 {
+	size_t len = (size_t)max * TD_RECORD_SIZE;
 	ssize_t ret;
 
-	ret = td_sys_read(ctx->fd, records, (size_t)max * TD_RECORD_SIZE);
+	if (nowait)
+		ret = td_sys_read_nowait(ctx->fd, records, len);
+	else
+		ret = td_sys_read(ctx->fd, records, len);
 	if (ret < 0)
 		return (int)ret;
 	/* The handshake checked the record size; a torn record is a bug. */
@@ -89,8 +96,8 @@ static unsigned int td_ring_take(struct td_ctx *ctx,
 	return nr;
 }
 
-TD_EXPORT int td_read(struct td_ctx *ctx, struct qtimer_record *records,
-		      unsigned int max)
+static int td_read_some(struct td_ctx *ctx, struct qtimer_record *records,
+			unsigned int max, bool nowait)
 {
 	unsigned int taken;
 	int ret;
@@ -99,7 +106,7 @@ TD_EXPORT int td_read(struct td_ctx *ctx, struct qtimer_record *records,
 		return -EINVAL;
 	max = td_min(max, TD_READ_MAX);
 	if (!td_has_ring(ctx))
-		return td_read_file(ctx, records, max);
+		return td_read_file(ctx, records, max, nowait);
 
 	/*
 	 * read(2) is the ring's consumer too, so it runs under the lock,
@@ -112,11 +119,17 @@ TD_EXPORT int td_read(struct td_ctx *ctx, struct qtimer_record *records,
 	ret = (int)td_ring_consume(ctx, records, max);
 	taken = (unsigned int)ret;
 	if (!ret)
-		ret = td_read_file(ctx, records, max);
+		ret = td_read_file(ctx, records, max, nowait);
 	pthread_cleanup_pop(1);
 	/* read(2) reaped; a take from the mapping did not. */
 	td_ring_reap(ctx, taken);
 	return ret;
+}
+
+TD_EXPORT int td_read(struct td_ctx *ctx, struct qtimer_record *records,
+		      unsigned int max)
+{
+	return td_read_some(ctx, records, max, false);
 }
 
 /*
@@ -127,9 +140,13 @@ static int td_read_more(struct td_ctx *ctx, struct qtimer_record *records,
 			unsigned int max)
 {
 	unsigned int nr;
+	int ret;
 
-	if (!td_has_ring(ctx))
-		return td_pending(ctx) ? td_read_file(ctx, records, max) : 0;
+	if (!td_has_ring(ctx)) {
+		/* Pending when polled, but maybe cancelled since: no blocking. */
+		ret = td_pending(ctx) ? td_read_file(ctx, records, max, true) : 0;
+		return ret == -EAGAIN ? 0 : ret;
+	}
 	pthread_mutex_lock(&ctx->ring.lock);
 	/* ppoll(2) is a cancellation point, as in td_read(). */
 	pthread_cleanup_push(td_ring_unlock, ctx);
@@ -186,8 +203,11 @@ TD_EXPORT int td_wait(struct td_ctx *ctx, struct qtimer_record *records,
 			return -EBADF;
 		if (!(pfd.revents & POLLIN))
 			return -EIO;	/* POLLERR or POLLHUP: not a qtimer file */
-		ret = td_read(ctx, records, max);
-		/* Another reader may have taken them (non-blocking files only). */
+		/*
+		 * Without blocking: another reader may have taken them, or a
+		 * CANCEL voided them, since poll(2) said so.
+		 */
+		ret = td_read_some(ctx, records, max, true);
 		if (ret != -EAGAIN)
 			return ret;
 		if (timeout_ns >= 0) {

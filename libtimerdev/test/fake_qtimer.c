@@ -16,6 +16,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 
 #include "fake_qtimer.h"
 
@@ -402,6 +403,26 @@ ssize_t __wrap_read(int fd, void *buf, size_t len)
 		return __real_read(fd, buf, len);
 	pthread_mutex_lock(&fake_lock);
 	ret = fake_read(buf, len);
+	pthread_mutex_unlock(&fake_lock);
+	return ret;
+}
+
+ssize_t __real_preadv2(int fd, const struct iovec *iov, int iovcnt,
+		       off_t offset, int flags);
+
+/* The library's read that never blocks: the fake's reads never do. */
+ssize_t __wrap_preadv2(int fd, const struct iovec *iov, int iovcnt,
+		       off_t offset, int flags)
+{
+	ssize_t ret;
+
+	if (fd != fake.fd || fd < 0)
+		return __real_preadv2(fd, iov, iovcnt, offset, flags);
+	if (iovcnt != 1 || offset != -1 || flags != RWF_NOWAIT)
+		abort();
+	pthread_mutex_lock(&fake_lock);
+	fake.nowait_reads++;
+	ret = fake_read(iov->iov_base, iov->iov_len);
 	pthread_mutex_unlock(&fake_lock);
 	return ret;
 }

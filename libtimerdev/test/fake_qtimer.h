@@ -64,7 +64,8 @@ struct fake_qtimer {
 	int open_flags;			/* as passed to the open() that succeeded */
 	int rdwr_errno;			/* an O_RDWR open() fails with this */
 	unsigned int open_calls;	/* of FAKE_PATH */
-	unsigned int read_calls;	/* read() of the fake fd */
+	unsigned int read_calls;	/* read() of the fake fd, RWF_NOWAIT ones too */
+	unsigned int nowait_reads;	/* of which preadv2(RWF_NOWAIT) */
 	unsigned int poll_calls;	/* ppoll() naming the fake fd */
 	int version_errno;		/* VERSION fails with this if non-zero */
 	struct qtimer_version version;	/* what VERSION reports */

@@ -7,6 +7,7 @@
  * is asserted one way only: never early, exactly; late, only within the
  * generous bounds that a QEMU TCG guest needs.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -765,6 +766,87 @@ TEST_F(qt, dispatch_bad_args)
 
 	ASSERT_EQ(-EINVAL, td_dispatch(self->ctx, NULL, &t, 1));
 	ASSERT_EQ(-EINVAL, td_dispatch(self->ctx, tally_cb, &t, 0));
+}
+
+/*
+ * The library's ppoll(2), interposed: when armed for a context, the first
+ * call for its descriptor arms a one-shot due at once before it polls, and
+ * once the poll reports POLLIN, cancels it, as another thread could in
+ * that window.
+ */
+static struct {
+	struct td_ctx *_Atomic ctx;
+	uint64_t id;
+	int cancelled;
+} hook;
+
+int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo,
+	  const sigset_t *sigmask)
+{
+	static int (*real)(struct pollfd *, nfds_t, const struct timespec *,
+			   const sigset_t *);
+	struct td_timer_spec spec = mono(0, 7);
+	struct td_ctx *ctx = hook.ctx;
+	int ret;
+
+	if (!real)
+		real = (int (*)(struct pollfd *, nfds_t, const struct timespec *,
+				const sigset_t *))dlsym(RTLD_NEXT, "ppoll");
+	/*
+	 * Only td_wait() polls while the hook is armed (glibc's declaration
+	 * forbids reading *fds before the call).
+	 */
+	if (ctx && nfds == 1 && !hook.id && td_arm(ctx, &spec, &hook.id))
+		abort();
+	ret = real(fds, nfds, tmo, sigmask);
+	if (ctx && ret > 0 && nfds == 1 && fds[0].fd == td_fd(ctx) &&
+	    (fds[0].revents & POLLIN)) {
+		hook.ctx = NULL;
+		hook.cancelled = td_cancel(ctx, hook.id);
+	}
+	return ret;
+}
+
+struct wait_call {
+	struct td_ctx *ctx;
+	int ret;
+};
+
+static void *wait_200ms(void *arg)
+{
+	struct wait_call *w = arg;
+	struct qtimer_record rec;
+
+	w->ret = td_wait(w->ctx, &rec, 1, 200 * MSEC);
+	return NULL;
+}
+
+/*
+ * A blocking context: td_wait() polls, a record arrives, and a CANCEL voids
+ * it before the library reads.  td_wait() must still give up at its
+ * timeout.  (Its read(2) after POLLIN used to block, on a blocking file,
+ * until some later expiry: here, for ever.)
+ */
+TEST(wait_after_poll_record_cancelled)
+{
+	struct wait_call w = { 0 };
+	struct timespec until;
+	pthread_t th;
+
+	ASSERT_EQ(0, td_open(&w.ctx, 0));
+	hook.id = 0;
+	hook.ctx = w.ctx;
+	ASSERT_EQ(0, pthread_create(&th, NULL, wait_200ms, &w));
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += PATIENCE / SEC;
+	ASSERT_EQ(0, pthread_timedjoin_np(th, NULL, &until))
+		TH_LOG("td_wait() still blocked %lld s after its 200 ms timeout",
+		       PATIENCE / SEC);
+	ASSERT_NE(0, hook.id);
+	ASSERT_EQ(NULL, hook.ctx) TH_LOG("the poll never reported the record");
+	EXPECT_EQ(QTIMER_CANCEL_QUEUED, hook.cancelled);
+	EXPECT_EQ(-ETIME, w.ret);
+	td_close(w.ctx);
 }
 
 /* ---- td_fd with epoll ---- */
