@@ -58,9 +58,10 @@ void qt_cos_track(struct qt_ctx *ctx)
 
 /*
  * Cancel @t, a cancel-on-set timer of @ctx, for a clock set: its record
- * says so.
+ * says so.  Returns true when it queued a record, for the walk to wake the
+ * file's waiters once per hold.
  */
-static void qt_clock_set_cancel(struct qt_ctx *ctx, struct qt_timer *t)
+static bool qt_clock_set_cancel(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	struct qt_base *base;
 
@@ -73,11 +74,12 @@ static void qt_clock_set_cancel(struct qt_ctx *ctx, struct qt_timer *t)
 	if (t->state == QT_RINGED) {
 		if (qt_ring_void(ctx->ring, t)) {
 			qt_ring_detach(ctx->ring, t);
-			qt_timer_queue_canceled(ctx, t, t->count);
-		} else if (t->period && !(t->flags & QT_TF_CANCELED)) {
-			t->flags |= QT_TF_SET_WHILE_READ;
+			__qt_timer_queue_canceled(ctx, t, t->count);
+			return true;
 		}
-		return;
+		if (t->period && !(t->flags & QT_TF_CANCELED))
+			t->flags |= QT_TF_SET_WHILE_READ;
+		return false;
 	}
 	/*
 	 * Its pending record becomes the cancellation record, a one-shot's
@@ -86,7 +88,7 @@ static void qt_clock_set_cancel(struct qt_ctx *ctx, struct qt_timer *t)
 	 */
 	if (t->state == QT_QUEUED) {
 		t->flags |= QT_TF_CANCELED;
-		return;
+		return false;
 	}
 	/*
 	 * A read() has its record, taken before the set: if it delivers it,
@@ -96,15 +98,16 @@ static void qt_clock_set_cancel(struct qt_ctx *ctx, struct qt_timer *t)
 	 */
 	if (t->state == QT_READING && !(t->flags & QT_TF_CANCELED)) {
 		t->flags |= QT_TF_SET_WHILE_READ;
-		return;
+		return false;
 	}
 	if (t->state != QT_ARMED)
-		return;
+		return false;
 	base = qt_base_lock_timer(t);
 	if (t->heap_key != QT_KEY_NONE)
 		qt_base_unlink(base, t);
 	spin_unlock(&base->lock);
-	qt_timer_queue_canceled(ctx, t, 0);
+	__qt_timer_queue_canceled(ctx, t, 0);
+	return true;
 }
 
 /*
@@ -144,6 +147,8 @@ static void qt_clock_set_workfn(struct work_struct *work)
 			spin_lock(&ctx->wqh.lock);
 			slot = 0;
 			while (shard->nr_cancel_on_set && slot < ids->nr_slots) {
+				bool queued = false;
+
 				end = min(slot + QT_WALK_SLOTS, ids->nr_slots);
 				done = 0;
 				while (done < QT_WALK_TIMERS &&
@@ -152,10 +157,12 @@ static void qt_clock_set_workfn(struct work_struct *work)
 
 					/* Only a live cancel-on-set timer's slot is marked. */
 					if (!WARN_ON_ONCE(!t || !(t->flags & QT_TF_CANCEL_ON_SET)))
-						qt_clock_set_cancel(ctx, t);
+						queued |= qt_clock_set_cancel(ctx, t);
 					slot++;
 					done++;
 				}
+				if (queued)
+					wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 				spin_unlock(&ctx->wqh.lock);
 				spin_unlock_irq(&shard->lock);
 				cond_resched();

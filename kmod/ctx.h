@@ -202,6 +202,8 @@ int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
 struct iov_iter;
 ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock);
 void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch);
+void __qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
+			       u32 count);
 void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
 			     u32 count);
 void qt_timer_queue(struct qt_ctx *ctx, struct qt_timer *t);

@@ -153,15 +153,24 @@ void qt_timer_queue(struct qt_ctx *ctx, struct qt_timer *t)
 
 /*
  * Queue the cancellation record of a cancel-on-set timer that is not armed
- * (any more) when the clock is set, with @count expirations pending.
+ * (any more) when the clock is set, with @count expirations pending.  The
+ * caller wakes the file's waiters: once for all it queued, as each wakeup
+ * calls every waiter, and their number is the file owner's choice.
  */
-void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
-			     u32 count)
+void __qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
+			       u32 count)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
 	t->flags = (t->flags & ~QT_TF_SET_WHILE_READ) | QT_TF_CANCELED;
 	t->count = count;
 	qt_timer_queue(ctx, t);
+}
+
+/* The same, and wake the file's waiters. */
+void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
+			     u32 count)
+{
+	__qt_timer_queue_canceled(ctx, t, count);
 	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 }
 

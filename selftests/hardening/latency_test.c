@@ -26,6 +26,10 @@
  *  - clock_set_walks_file: set CLOCK_REALTIME over and over while a file
  *    holds 10^6 timers and a cancel-on-set timer: each set walks the file.
  *    Its baseline is the same sets with a file of CONTROL_TIMERS.
+ *  - clock_set_wakes_watchers: set CLOCK_REALTIME once while a file of
+ *    1024 cancel-on-set timers is watched by 1000 epoll instances: each
+ *    cancellation queued used to wake every watcher.  Its baseline is the
+ *    same set with no watchers.
  *  - cpu_offline_merges_heap: take a CPU with 3 x 10^6 timers offline.
  *    Its heaps used to be merged into those of the CPU that ran the
  *    teardown; now they stay where they are (base.c, qt_cpu_dead()), and
@@ -83,7 +87,9 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
@@ -1266,6 +1272,116 @@ static const struct attack clock_sets_attack = {
 TEST_F_TIMEOUT(latency, clock_set_walks_file, 300)
 {
 	run_attack(_metadata, self, &clock_sets_attack);
+}
+
+/*
+ * A file of WATCHED_COS cancel-on-set timers (one hold of the clock set's
+ * walk) in WATCHERS epoll instances, which any user may make.  The walk
+ * queued each cancellation with a wakeup of the file's waiters, which
+ * calls every watcher: WATCHED_COS x WATCHERS callbacks in one hold,
+ * interrupts off.
+ */
+#define WATCHED_COS	1024
+#define WATCHERS	1000
+
+static int watchers[WATCHERS];
+
+static void arm_cos_op(struct qtimer_op *op, long k, void *arg)
+{
+	*op = qt_op(CLOCK_REALTIME, QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
+		    *(__s64 *)arg, 0, k);
+}
+
+static int cos_file(struct __test_metadata *_metadata)
+{
+	__s64 when = qt_now(CLOCK_REALTIME) + FAR_NS;
+	int fd = qt_open(0);
+
+	if (fd < 0)
+		return fd;
+	if (qt_arm_many(fd, WATCHED_COS, arm_cos_op, &when, NULL, 0)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One set, from the victim's CPU, and its walk over @fd: ends once all the
+ * cancellations are queued. */
+static void one_set(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(latency) *self, int fd)
+{
+	__s64 offset = qt_now(CLOCK_REALTIME) - qt_now(CLOCK_MONOTONIC);
+
+	ASSERT_EQ(0, qt_pin_self(self->cpu));
+	ASSERT_EQ(0, qt_set_realtime(qt_now(CLOCK_MONOTONIC) + offset));
+	ASSERT_EQ(1, qt_wait_pending(fd, WATCHED_COS, 60 * 1000));
+	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
+	self->ops++;
+}
+
+static void control_unwatched_set(struct __test_metadata *_metadata,
+				  FIXTURE_DATA(latency) *self)
+{
+	int fd = cos_file(_metadata);
+
+	ASSERT_LE(0, fd);
+	self->fds[1] = fd;
+	one_set(_metadata, self, fd);
+	close(fd);
+	self->fds[1] = -1;
+}
+
+static void prepare_watched(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(latency) *self)
+{
+	struct rlimit rl = { WATCHERS + 256, WATCHERS + 256 };
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd, i;
+
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	fd = cos_file(_metadata);
+	ASSERT_LE(0, fd);
+	self->fds[0] = fd;
+	for (i = 0; i < WATCHERS; i++) {
+		watchers[i] = epoll_create1(EPOLL_CLOEXEC);
+		ASSERT_LE(0, watchers[i]);
+		ASSERT_EQ(0, epoll_ctl(watchers[i], EPOLL_CTL_ADD, fd, &ev));
+	}
+}
+
+static void run_watched_set(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(latency) *self)
+{
+	one_set(_metadata, self, self->fds[0]);
+}
+
+static void restore_watched(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(latency) *self)
+{
+	int i;
+
+	for (i = 0; i < WATCHERS; i++) {
+		if (watchers[i] > 0)
+			close(watchers[i]);
+		watchers[i] = 0;
+	}
+}
+
+static const struct attack watched_set = {
+	.what = "a CLOCK_REALTIME set, the file watched by 1000 epolls",
+	.idle = control_unwatched_set,
+	.idle_what = "the same set, not watched",
+	.prepare = prepare_watched,
+	.run = run_watched_set,
+	.restore = restore_watched,
+	.ops = "sets",
+};
+
+TEST_F_TIMEOUT(latency, clock_set_wakes_watchers, 300)
+{
+	run_attack(_metadata, self, &watched_set);
+	restore_watched(_metadata, self);
 }
 
 /*
