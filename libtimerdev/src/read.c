@@ -5,7 +5,7 @@
  * Reading expirations.  td_read() is read(2) counted in records; td_wait()
  * adds a timeout with ppoll(2); td_dispatch() hands each record to a
  * callback.  A blocking file blocks only for the first record, as read(2)
- * does; further reads are made only when poll says records are pending.
+ * does; further reads never block (RWF_NOWAIT), whatever the file's mode.
  *
  * With a record ring (ring.c), each of them takes what the ring holds
  * first, with no system call, and goes to the kernel only when the ring is
@@ -143,8 +143,8 @@ static int td_read_more(struct td_ctx *ctx, struct qtimer_record *records,
 	int ret;
 
 	if (!td_has_ring(ctx)) {
-		/* Pending when polled, but maybe cancelled since: no blocking. */
-		ret = td_pending(ctx) ? td_read_file(ctx, records, max, true) : 0;
+		/* Nothing pending is -EAGAIN: no poll(2) needed first. */
+		ret = td_read_file(ctx, records, max, true);
 		return ret == -EAGAIN ? 0 : ret;
 	}
 	pthread_mutex_lock(&ctx->ring.lock);
