@@ -69,7 +69,9 @@ static bool qt_clock_set_cancel(struct qt_ctx *ctx, struct qt_timer *t)
 	/*
 	 * In the ring: a record nobody claimed yet is voided and followed by
 	 * the cancellation; one the consumer claimed is its, and a ticker's
-	 * reap then queues the cancellation (qt_ring_settle()).
+	 * reap then queues the cancellation (qt_ring_settle()).  If the
+	 * consumer is the kernel's read() and its copy fails, the record it
+	 * puts back is the cancellation, a one-shot's too (qt_ring_read()).
 	 */
 	if (t->state == QT_RINGED) {
 		if (qt_ring_void(ctx->ring, t)) {
@@ -77,7 +79,7 @@ static bool qt_clock_set_cancel(struct qt_ctx *ctx, struct qt_timer *t)
 			__qt_timer_queue_canceled(ctx, t, t->count);
 			return true;
 		}
-		if (t->period && !(t->flags & QT_TF_CANCELED))
+		if (!(t->flags & QT_TF_CANCELED))
 			t->flags |= QT_TF_SET_WHILE_READ;
 		return false;
 	}

@@ -506,6 +506,28 @@ static unsigned int qt_ring_claim(struct qt_ring *ring, u32 *tail,
 }
 
 /*
+ * read() claimed the record at @pos, with @flags, and could not copy it out:
+ * it is READY again, unless CANCEL or MODIFY came meanwhile (they were told
+ * it was consumed, and its timer no longer stands behind it).  If the clock
+ * was set meanwhile, nobody read it, so it becomes the cancellation record,
+ * as one still READY would have (qt_clock_set_cancel()), and as read()
+ * without a ring puts back (qt_read_settle()).
+ */
+static void qt_ring_unclaim(struct qt_ring *ring, u32 pos, u32 flags)
+{
+	u32 idx = qt_ring_idx(ring, pos);
+	struct qt_timer *t = ring->owner[idx];
+
+	if (!t || t->ring_pos != pos)
+		return;
+	if (t->flags & QT_TF_SET_WHILE_READ) {
+		t->flags = (t->flags & ~QT_TF_SET_WHILE_READ) | QT_TF_CANCELED;
+		flags |= QTIMER_REC_CANCELED | QTIMER_REC_LAST;
+	}
+	WRITE_ONCE(ring->recs[idx].flags, flags | QTIMER_REC_READY);
+}
+
+/*
  * read() on a file with a ring: the kernel is the consumer, by the same
  * claims, and moves the tail on only past records it copied out.  A record
  * it claimed but could not copy goes back to READY, unless CANCEL or
@@ -572,13 +594,8 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		copied = copy_to_iter(recs, nr * sizeof(recs[0]), to) /
 			 sizeof(recs[0]);
 		spin_lock_irq(&ctx->wqh.lock);
-		for (i = copied; i < nr; i++) {
-			u32 idx = qt_ring_idx(ring, pos[i]);
-
-			if (ring->owner[idx])
-				WRITE_ONCE(ring->recs[idx].flags,
-					   recs[i].flags | QTIMER_REC_READY);
-		}
+		for (i = copied; i < nr; i++)
+			qt_ring_unclaim(ring, pos[i], recs[i].flags);
 		/* READY again behind qt_ring_scan()'s cursor: look again. */
 		if (copied < nr)
 			ring->scanned = pos[copied];

@@ -450,6 +450,122 @@ TEST(clock_set_while_a_oneshots_record_is_copied)
 	close(fd);
 }
 
+/*
+ * The same four with a record ring, where read() takes records from the ring
+ * by claim: a file opened O_NONBLOCK with a ring of 16, unmapped.
+ */
+#define RINGED_FD_OR_SKIP(fd) do {					\
+	struct qtimer_ring_setup __s;					\
+									\
+	if (!qt_ring_offered())						\
+		SKIP(return, "the module offers no ring");		\
+	fd = qt_open(O_NONBLOCK);					\
+	ASSERT_LE(0, fd);						\
+	ASSERT_EQ(0, qt_ring_setup(fd, 16, &__s));			\
+} while (0)
+
+/*
+ * A one-shot's record that read() claimed from the ring when the clock was
+ * set, and could not copy: nobody read it, so it comes back as the
+ * cancellation.  (It used to come back READY as the plain expiry: the
+ * clock-set walk marked only a claimed ticker.)
+ */
+TEST(ring_clock_set_while_a_oneshots_record_is_copied_and_fails)
+{
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+	int fd;
+
+	RINGED_FD_OR_SKIP(fd);
+	COS_HELD_OR_SKIP(fd, 91, 0, &h, &id);
+	EXPECT_EQ(-EFAULT, held_read_fail(&h));
+	ASSERT_EQ(1, qt_read(fd, &rec, 1));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(91, rec.cookie);
+	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, rec.flags);
+	EXPECT_EQ(1, rec.count);
+	qt_sleep_ms(100);
+	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1));
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/*
+ * A ticker's: the record that comes back is the cancellation, with the
+ * expirations it counted, and nothing follows it.  (It used to come back
+ * plain, followed by a second, empty cancellation record.)
+ */
+TEST(ring_clock_set_while_a_tickers_record_is_copied_and_fails)
+{
+	struct qtimer_record recs[4];
+	struct held_read h;
+	int fd, got, i;
+	__u64 id;
+
+	RINGED_FD_OR_SKIP(fd);
+	COS_HELD_OR_SKIP(fd, 92, 20 * NSEC_PER_MSEC, &h, &id);
+	EXPECT_EQ(-EFAULT, held_read_fail(&h));
+	qt_sleep_ms(100);
+	got = qt_read(fd, recs, 4);
+	for (i = 0; i < got; i++)
+		TH_LOG("record %d: cookie %llu flags %#x count %u", i,
+		       (unsigned long long)recs[i].cookie, recs[i].flags,
+		       recs[i].count);
+	ASSERT_EQ(1, got);
+	EXPECT_EQ(id, recs[0].id);
+	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, recs[0].flags);
+	EXPECT_LE(1, recs[0].count);
+	qt_sleep_ms(100);
+	EXPECT_EQ(-EAGAIN, qt_read(fd, recs, 4));
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/* When the copy succeeds, a one-shot's record arrives as taken, alone. */
+TEST(ring_clock_set_while_a_oneshots_record_is_copied)
+{
+	struct qtimer_record rec;
+	struct held_read h;
+	__u64 id;
+	int fd;
+
+	RINGED_FD_OR_SKIP(fd);
+	COS_HELD_OR_SKIP(fd, 93, 0, &h, &id);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	EXPECT_EQ(1, rec.count);
+	qt_sleep_ms(100);
+	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1));
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
+/* And a ticker's arrives as taken, then the cancellation, then silence. */
+TEST(ring_clock_set_while_a_tickers_record_is_copied)
+{
+	struct qtimer_record rec, recs[4];
+	struct held_read h;
+	__u64 id;
+	int fd;
+
+	RINGED_FD_OR_SKIP(fd);
+	COS_HELD_OR_SKIP(fd, 94, 20 * NSEC_PER_MSEC, &h, &id);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_EQ(94, rec.cookie);
+	EXPECT_EQ(0, rec.flags);
+	qt_sleep_ms(100);
+	ASSERT_EQ(1, qt_read(fd, recs, 4));
+	EXPECT_EQ(id, recs[0].id);
+	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, recs[0].flags);
+	EXPECT_EQ(0, recs[0].count);
+	qt_sleep_ms(100);
+	EXPECT_EQ(-EAGAIN, qt_read(fd, recs, 4));
+	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	close(fd);
+}
+
 /* The last close of a file while a read() of it is mid-copy. */
 TEST(close_while_a_record_is_copied)
 {

@@ -108,7 +108,8 @@
  * moment clock_settime() returns, for a fired timer whose record was not
  * read yet too (its record becomes the cancellation).  A periodic one whose
  * record a read() is copying out when the clock is set delivers that record
- * and then the cancellation record.
+ * and then the cancellation record; if that copy fails, the record stays
+ * pending as the cancellation (a one-shot's too), with or without a ring.
  *
  * In a time namespace, absolute CLOCK_MONOTONIC and CLOCK_BOOTTIME expiries
  * and the expires_ns of records are in the namespace's view of the clock.
