@@ -282,19 +282,14 @@ void qt_ctx_release(struct qt_ctx *ctx)
 		}
 		if (base)
 			qt_base_unlock_carried(base);
-		/* An expirer's reap may have ended some while we let go. */
-		while (qt_shard_end_locked(ctx, shard, &dead)) {
-			spin_unlock(&ctx->wqh.lock);
-			spin_unlock_irq(&shard->lock);
-			cond_resched();
-			spin_lock_irq(&shard->lock);
-			spin_lock(&ctx->wqh.lock);
-		}
 		spin_unlock(&ctx->wqh.lock);
 		spin_unlock_irq(&shard->lock);
-		qt_timers_free_list(dead);
-		dead = NULL;
 	}
+	/*
+	 * The ENDED ones the walk left, with those an expirer's reap ended
+	 * while we let go: no more can come, as no timer has a record left.
+	 */
+	qt_ctx_end(ctx, &dead);
 	spin_lock_irq(&ctx->wqh.lock);
 	/* No timer stands behind a record now; expirers see no ring. */
 	ring = ctx->ring;
