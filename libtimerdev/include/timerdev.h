@@ -143,8 +143,20 @@ int td_dispatch(struct td_ctx *ctx, td_record_cb cb, void *arg,
 		unsigned int max);
 
 int64_t td_now(clockid_t clockid);
+/*
+ * A 32-bit program built with a 64-bit time_t (glibc's _TIME_BITS=64) has
+ * a struct timespec of another size than the library's: its calls go to
+ * the variants for that struct, as glibc's own time functions do.
+ */
+#if defined(__USE_TIME_BITS64) && defined(__TIMESIZE) && __TIMESIZE == 32
+int64_t td_ns_from_timespec(const struct timespec *ts)
+	__asm__("td_ns_from_timespec64");
+struct timespec td_timespec_from_ns(int64_t ns)
+	__asm__("td_timespec_from_ns64");
+#else
 int64_t td_ns_from_timespec(const struct timespec *ts);
 struct timespec td_timespec_from_ns(int64_t ns);
+#endif
 
 #ifdef __cplusplus
 }

@@ -3,12 +3,10 @@
  * Copyright (C) 2026 The qtimer authors
  *
  * Time helpers: qtimer speaks signed 64-bit nanoseconds, POSIX speaks
- * struct timespec.  Conversions saturate rather than wrap, so an absurd
- * input becomes an absurd but ordered time and never an early one.
+ * struct timespec (timespec.h; time64.c has the 64-bit time_t variants).
  */
 #include "internal.h"
-
-#define TD_NSEC_PER_SEC	1000000000LL
+#include "timespec.h"
 
 TD_EXPORT int64_t td_now(clockid_t clockid)
 {
@@ -24,26 +22,10 @@ TD_EXPORT int64_t td_now(clockid_t clockid)
 
 TD_EXPORT int64_t td_ns_from_timespec(const struct timespec *ts)
 {
-	int64_t ns;
-
-	if (__builtin_mul_overflow((int64_t)ts->tv_sec, TD_NSEC_PER_SEC, &ns) ||
-	    __builtin_add_overflow(ns, (int64_t)ts->tv_nsec, &ns))
-		return ts->tv_sec < 0 ? INT64_MIN : INT64_MAX;
-	return ns;
+	return td_ns_of_timespec(ts);
 }
 
 TD_EXPORT struct timespec td_timespec_from_ns(int64_t ns)
 {
-	struct timespec ts;
-	int64_t sec = ns / TD_NSEC_PER_SEC;
-	int64_t nsec = ns % TD_NSEC_PER_SEC;
-
-	/* C division truncates towards zero; tv_nsec must be in [0, 1e9). */
-	if (nsec < 0) {
-		nsec += TD_NSEC_PER_SEC;
-		sec--;
-	}
-	ts.tv_sec = (time_t)sec;
-	ts.tv_nsec = (long)nsec;
-	return ts;
+	return td_timespec_of_ns(ns);
 }

@@ -5,7 +5,8 @@
 # Install into a scratch DESTDIR, check the layout, then build a program
 # against the installed copy only, through pkg-config with a sysroot, both
 # with the shared and the static library, and run it.
-# Usage: install_check.sh SRCDIR   (O, MAKE, CC, PKG_CONFIG from the Makefile)
+# Usage: install_check.sh SRCDIR   (O, MAKE, CC, PKG_CONFIG, VERSION from the
+# Makefile)
 set -eu
 
 srcdir=$1
@@ -17,14 +18,14 @@ rm -rf "$dest"
 $MAKE -s -C "$srcdir" O="$O" DESTDIR="$dest/root" PREFIX="$prefix" install
 
 root=$dest/root$prefix
-for f in lib/libtimerdev.so.1.0.0 lib/libtimerdev.a \
+for f in lib/libtimerdev.so.$VERSION lib/libtimerdev.a \
 	 lib/pkgconfig/libtimerdev.pc include/timerdev.h include/linux/qtimer.h \
 	 share/man/man3/td_open.3 share/man/man3/td_batch_modify.3 \
 	 share/man/man7/libtimerdev.7; do
 	[ -f "$root/$f" ] || fail "$prefix/$f not installed"
 done
-[ "$(readlink "$root/lib/libtimerdev.so.1")" = libtimerdev.so.1.0.0 ] ||
-	fail "libtimerdev.so.1 is not a link to libtimerdev.so.1.0.0"
+[ "$(readlink "$root/lib/libtimerdev.so.1")" = "libtimerdev.so.$VERSION" ] ||
+	fail "libtimerdev.so.1 is not a link to libtimerdev.so.$VERSION"
 [ "$(readlink "$root/lib/libtimerdev.so")" = libtimerdev.so.1 ] ||
 	fail "libtimerdev.so is not a link to libtimerdev.so.1"
 # Nothing outside PREFIX.
@@ -37,7 +38,7 @@ unset PKG_CONFIG_PATH
 cflags=$($PKG_CONFIG --cflags libtimerdev)
 libs=$($PKG_CONFIG --libs libtimerdev)
 case $cflags in *"$dest/root$prefix/include"*) ;; *) fail "cflags '$cflags'" ;; esac
-[ "$($PKG_CONFIG --modversion libtimerdev)" = 1.0.0 ] || fail "modversion"
+[ "$($PKG_CONFIG --modversion libtimerdev)" = "$VERSION" ] || fail "modversion"
 
 # Only the installed headers: no -I into the source tree.
 prog=$dest/prog
