@@ -4,7 +4,8 @@
  *
  * qtimerctl config get|set: the module's caps, read and written through
  * the family's GET_CONFIG and SET_CONFIG.  The keys and their ranges are
- * the uapi's; the kernel checks the range again and has the last word.
+ * the uapi's; the kernel checks the range (ERANGE), which is reported
+ * here with the range the uapi gives.
  */
 
 #include <errno.h>
