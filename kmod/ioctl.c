@@ -115,23 +115,31 @@ static bool qt_cpu_allowed(u32 cpu)
 	       capable(CAP_SYS_NICE);
 }
 
-static int qt_op_arm(struct qt_ctx *ctx, struct qtimer_op *op,
-		     struct qt_batch *batch)
+/* Check an ARM and make @args of it: 0, or the error the ARM fails with. */
+static int qt_arm_prepare(const struct qtimer_op *op, struct qt_arm_args *args)
 {
-	struct qt_arm_args args = { .cookie = op->cookie };
 	int clock = qt_clock_from_user(op->clockid);
-	int ret;
 
 	if (clock < 0)
 		return clock;
+	*args = (struct qt_arm_args){ .cookie = op->cookie };
 	if (op->flags & QTIMER_F_CPU) {
 		if (!qt_cpu_allowed(op->cpu))
 			return -EINVAL;
-		args.cpu = op->cpu;
+		args->cpu = op->cpu;
 	} else if (op->cpu) {
 		return -EINVAL;
 	}
-	ret = qt_check_schedule(op, clock, &args);
+	return qt_check_schedule(op, clock, args);
+}
+
+static int qt_op_arm(struct qt_ctx *ctx, struct qtimer_op *op,
+		     struct qt_batch *batch)
+{
+	struct qt_arm_args args;
+	int ret;
+
+	ret = qt_arm_prepare(op, &args);
 	if (ret)
 		return ret;
 	return qt_ctx_arm(ctx, &args, batch, &op->id);
@@ -322,6 +330,7 @@ static unsigned int qt_submit_chunk(struct qt_ctx *ctx,
 				    struct qtimer_op *ops, unsigned int nr,
 				    u32 flags, bool *stop)
 {
+	struct qt_arm_args args[QT_SUBMIT_CHUNK];
 	int results[QT_SUBMIT_CHUNK];
 	struct qt_batch batch;
 	unsigned int readable, marked, ran, reported, nr_arm = 0, i;
@@ -332,13 +341,27 @@ static unsigned int qt_submit_chunk(struct qt_ctx *ctx,
 	if (marked < nr)
 		*stop = true;
 
-	for (i = 0; i < marked; i++)
-		if (ops[i].opcode == QTIMER_OP_ARM)
+	/*
+	 * The chunk's ARMs are checked first, and only those that pass take
+	 * places under the caps for it: places taken for ARMs that fail
+	 * anyway would make a concurrent ARM on the file, or anywhere of the
+	 * user's, fail against a cap nobody reached.
+	 */
+	for (i = 0; i < marked; i++) {
+		if (ops[i].opcode != QTIMER_OP_ARM)
+			continue;
+		results[i] = qt_arm_prepare(&ops[i], &args[i]);
+		if (!results[i])
 			nr_arm++;
+	}
 	qt_batch_begin(ctx, &batch, nr_arm);
 
 	for (ran = 0; ran < marked; ) {
-		results[ran] = qt_op_run(ctx, &ops[ran], &batch);
+		if (ops[ran].opcode != QTIMER_OP_ARM)
+			results[ran] = qt_op_run(ctx, &ops[ran], &batch);
+		else if (!results[ran])
+			results[ran] = qt_ctx_arm(ctx, &args[ran], &batch,
+						  &ops[ran].id);
 		if (results[ran++] < 0 && (flags & QTIMER_SUBMIT_STOP_ON_ERROR)) {
 			*stop = true;
 			break;

@@ -513,6 +513,86 @@ TEST_F(dos, per_file_cap_frees_up)
 	close(fd);
 }
 
+struct bad_submitter {
+	int fd;
+	volatile int stop;
+	long submits;
+	long not_einval;	/* ops whose result was not -EINVAL */
+};
+
+/* SUBMITs of 16 ARMs that are all invalid (clockid 99), until told. */
+static void *bad_submitter_fn(void *p)
+{
+	struct bad_submitter *b = p;
+	struct qtimer_op ops[16];
+	__u32 done;
+	int i;
+
+	while (!b->stop) {
+		for (i = 0; i < 16; i++) {
+			ops[i] = qt_op(CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, i);
+			ops[i].opcode = QTIMER_OP_ARM;
+			ops[i].clockid = 99;
+		}
+		if (qt_submit(b->fd, ops, 16, 0, &done) != 16)
+			b->not_einval++;
+		for (i = 0; i < 16; i++)
+			if (ops[i].result != -EINVAL)
+				b->not_einval++;
+		b->submits++;
+	}
+	return NULL;
+}
+
+/*
+ * A file 16 below its cap, one thread SUBMITting chunks of 16 invalid ARMs
+ * and another arming and cancelling one timer at a time, with a pause
+ * between (so that chunks start while it holds no place): the invalid ARMs
+ * create nothing, so the valid ARM never finds the file full.  (A chunk
+ * used to take places under the caps for all its ARMs before checking
+ * them, so the valid ARM got ENOSPC whenever it landed inside a chunk.)
+ */
+TEST_F(dos, submit_of_invalid_arms_takes_no_places)
+{
+	enum { CAP = 64, ROUNDS = 3000 };
+	struct bad_submitter b = { 0 };
+	long enospc = 0, other = 0, i;
+	pthread_t th;
+	__u64 id;
+	int ret;
+
+	if (!self->root)
+		SKIP(return, "needs root for the module parameters");
+	ASSERT_EQ(0, set_param(self, PARAM_FD, CAP));
+	b.fd = qt_open(0);
+	ASSERT_LE(0, b.fd);
+	for (i = 0; i < CAP - 16; i++)
+		ASSERT_EQ(0, qt_arm(b.fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC,
+				    0, i, NULL));
+	ASSERT_EQ(0, pthread_create(&th, NULL, bad_submitter_fn, &b));
+	for (i = 0; i < ROUNDS; i++) {
+		ret = qt_arm(b.fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0,
+			     0, &id);
+		if (!ret) {
+			if (qt_cancel(b.fd, id) != QTIMER_CANCEL_ARMED)
+				other++;
+		} else if (ret == -ENOSPC) {
+			enospc++;
+		} else {
+			other++;
+		}
+		usleep(20);
+	}
+	b.stop = 1;
+	pthread_join(th, NULL);
+	TH_LOG("%ld ARMs, %ld of them ENOSPC, against %ld SUBMITs", (long)ROUNDS,
+	       enospc, b.submits);
+	EXPECT_EQ(0, enospc);
+	EXPECT_EQ(0, other);
+	EXPECT_EQ(0, b.not_einval);
+	close(b.fd);
+}
+
 TEST_F(dos, per_user_cap_is_exact_and_per_user)
 {
 	enum { CAP = 3000 };
