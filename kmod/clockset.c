@@ -174,6 +174,12 @@ static void qt_clock_set_workfn(struct work_struct *work)
 			spin_unlock(&ctx->wqh.lock);
 			spin_unlock_irq(&shard->lock);
 		}
+		/*
+		 * A file stays on the list until it is closed, with or
+		 * without cancel-on-set timers left, and a user may have as
+		 * many files as it may open.
+		 */
+		cond_resched();
 	}
 	mutex_unlock(&qt_cos_mutex);
 	atomic_set(&qt_clock_sets_done, sets);

@@ -30,6 +30,9 @@
  *    1024 cancel-on-set timers is watched by 1000 epoll instances: each
  *    cancellation queued used to wake every watcher.  Its baseline is the
  *    same set with no watchers.
+ *  - clock_set_walks_many_files: set CLOCK_REALTIME once while 2 x 10^5
+ *    files that each had a cancel-on-set timer, and have none left, are on
+ *    the list a set walks.  Its baseline is the same set with one file.
  *  - cpu_offline_merges_heap: take a CPU with 3 x 10^6 timers offline.
  *    Its heaps used to be merged into those of the CPU that ran the
  *    teardown; now they stay where they are (base.c, qt_cpu_dead()), and
@@ -1382,6 +1385,115 @@ TEST_F_TIMEOUT(latency, clock_set_wakes_watchers, 300)
 {
 	run_attack(_metadata, self, &watched_set);
 	restore_watched(_metadata, self);
+}
+
+/*
+ * A file that once had a cancel-on-set timer stays on the list a clock set
+ * walks until it is closed, with none left, and any user may have as many
+ * such files as it may open.  The walk took each file's shard locks in
+ * turn with no rescheduling point between files.  EMPTY_COS_FILES of them
+ * (fewer on a debug kernel), then a file with one cancel-on-set timer, last
+ * on the list, whose cancellation record says the walk is done.
+ */
+#define EMPTY_COS_FILES		200000
+#define EMPTY_COS_FILES_DEBUG	5000
+
+static int *empty_cos_fds;
+static long nr_empty_cos;
+
+/* A file with one cancel-on-set timer, or with none left if @cancel. */
+static int cos_file_of_one(bool cancel)
+{
+	int fd = qt_open(0);
+	__u64 id;
+
+	if (fd < 0)
+		return fd;
+	if (qt_arm(fd, CLOCK_REALTIME, QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
+		   qt_now(CLOCK_REALTIME) + FAR_NS, 0, 0, &id) ||
+	    (cancel && qt_cancel(fd, id) != QTIMER_CANCEL_ARMED)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One set from the victim's CPU; ends once @fd's cancellation is queued. */
+static void one_set_of_one(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(latency) *self, int fd)
+{
+	__s64 offset = qt_now(CLOCK_REALTIME) - qt_now(CLOCK_MONOTONIC);
+
+	ASSERT_EQ(0, qt_pin_self(self->cpu));
+	ASSERT_EQ(0, qt_set_realtime(qt_now(CLOCK_MONOTONIC) + offset));
+	ASSERT_EQ(1, qt_wait_pending(fd, 1, 60 * 1000));
+	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
+	self->ops++;
+}
+
+static void control_one_cos_file(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(latency) *self)
+{
+	int fd = cos_file_of_one(false);
+
+	ASSERT_LE(0, fd);
+	self->fds[1] = fd;
+	one_set_of_one(_metadata, self, fd);
+	close(fd);
+	self->fds[1] = -1;
+}
+
+static void prepare_empty_cos_files(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(latency) *self)
+{
+	long n = qt_debug_kernel() ? EMPTY_COS_FILES_DEBUG : EMPTY_COS_FILES;
+	struct rlimit rl = { n + 256, n + 256 };
+	long i;
+
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	empty_cos_fds = calloc(n, sizeof(*empty_cos_fds));
+	ASSERT_NE(NULL, empty_cos_fds);
+	for (nr_empty_cos = 0; nr_empty_cos < n; nr_empty_cos++) {
+		i = nr_empty_cos;
+		empty_cos_fds[i] = cos_file_of_one(true);
+		ASSERT_LE(0, empty_cos_fds[i]);
+	}
+	self->fds[0] = cos_file_of_one(false);
+	ASSERT_LE(0, self->fds[0]);
+}
+
+static void run_empty_cos_set(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(latency) *self)
+{
+	one_set_of_one(_metadata, self, self->fds[0]);
+}
+
+static void restore_empty_cos_files(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(latency) *self)
+{
+	long i;
+
+	for (i = 0; i < nr_empty_cos; i++)
+		close(empty_cos_fds[i]);
+	nr_empty_cos = 0;
+	free(empty_cos_fds);
+	empty_cos_fds = NULL;
+}
+
+static const struct attack empty_cos_set = {
+	.what = "a CLOCK_REALTIME set walking files with no cancel-on-set timer left",
+	.idle = control_one_cos_file,
+	.idle_what = "the same set with one file",
+	.prepare = prepare_empty_cos_files,
+	.run = run_empty_cos_set,
+	.restore = restore_empty_cos_files,
+	.ops = "sets",
+};
+
+TEST_F_TIMEOUT(latency, clock_set_walks_many_files, 300)
+{
+	run_attack(_metadata, self, &empty_cos_set);
+	restore_empty_cos_files(_metadata, self);
 }
 
 /*
