@@ -184,14 +184,12 @@ static void __qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead,
 			more = qt_shard_end_locked(ctx, shard, dead);
 			spin_unlock(&ctx->wqh.lock);
 			spin_unlock_irqrestore(&shard->lock, flags);
-			if (!more)
+			if (!more || !resched)
 				break;
-			if (resched) {
-				/* Freed a chunk at a time too. */
-				qt_timers_free_list(*dead);
-				*dead = NULL;
-				cond_resched();
-			}
+			/* Freed a chunk at a time too. */
+			qt_timers_free_list(*dead);
+			*dead = NULL;
+			cond_resched();
 		}
 	}
 	qt_timers_free_list(*dead);
@@ -211,7 +209,14 @@ void qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead)
 	__qt_ctx_end(ctx, dead, true);
 }
 
-/* The same for an expirer, within its RCU read section: any context. */
+/*
+ * The same for an expirer, within its RCU read section, in any context, but
+ * at most one chunk per shard: it may run in softirq, where nothing can
+ * preempt it, and a shard's ended list may be long (parked read()s of a
+ * file that then set up a ring).  A chunk is more than its reap ended just
+ * before, so the list does not grow; what is left waits for the next
+ * delivery or for the file's poll(), read() or release (qt_ctx_end()).
+ */
 void qt_ctx_end_atomic(struct qt_ctx *ctx, struct qt_timer **dead)
 {
 	__qt_ctx_end(ctx, dead, false);

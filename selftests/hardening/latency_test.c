@@ -45,6 +45,9 @@
  *    file, each parked by a userfaultfd page after copying out 240
  *    records, which it ends only every 256; then a read() on the victim's
  *    CPU ends what all of them consumed, as the ended list is the shard's.
+ *  - expirer_ends_what_parked_readers_consumed: the same, then a ring set
+ *    up on the file and a timer of it firing on the victim's CPU: the
+ *    expirer, in softirq, ends what waits on the file's shards.
  *  - ring_read_rewalks_taken_records: read() a mapped ring whose records
  *    were all claimed, with one more waiting for room, while another
  *    thread keeps writing the old tail back (see its comment for what it
@@ -1200,6 +1203,62 @@ TEST_F_TIMEOUT(latency, read_ends_what_parked_readers_consumed, 300)
 	parked.uffd = -1;
 	run_attack(_metadata, self, &parked_readers);
 	restore_parked(_metadata, self);
+}
+
+/*
+ * The same backlog, with a ring set up on the file after the read()s
+ * parked: a timer of the file that fires on the victim's CPU makes the
+ * expirer, in softirq, deliver into a file with a ring, and it ended what
+ * the file's shards had waiting, all of it.
+ */
+static void prepare_parked_then_ring(struct __test_metadata *_metadata,
+				     FIXTURE_DATA(latency) *self)
+{
+	prepare_parked_readers(_metadata, self);
+	if (!parked.nr)
+		return;
+	ASSERT_EQ(0, qt_ring_map(&self->ring, self->fds[0], 64));
+}
+
+/* On the victim's CPU, arm a timer due at once there; wait for its record. */
+static void run_expire_after_parked(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(latency) *self)
+{
+	__s64 t = qt_now(CLOCK_MONOTONIC);
+	__u32 head;
+
+	ASSERT_NE(NULL, self->ring.map);
+	head = qt_ring_head(&self->ring);
+	ASSERT_EQ(0, qt_arm_cpu(self->fds[0], CLOCK_MONOTONIC, 0, 0, 0, 1,
+				self->cpu, NULL));
+	/* The 16 records left unread move into the ring first, then it. */
+	while (qt_ring_head(&self->ring) - head < 17) {
+		ASSERT_GT(60 * NSEC_PER_SEC, qt_now(CLOCK_MONOTONIC) - t);
+		qt_sleep_ms(1);
+	}
+	self->ops = (qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
+}
+
+static void restore_parked_then_ring(struct __test_metadata *_metadata,
+				     FIXTURE_DATA(latency) *self)
+{
+	restore_parked(_metadata, self);
+	qt_ring_unmap(&self->ring);
+}
+
+static const struct attack parked_then_ring = {
+	.what = "an expiry into a ring after parked read()s",
+	.prepare = prepare_parked_then_ring,
+	.run = run_expire_after_parked,
+	.restore = restore_parked_then_ring,
+	.ops = "ms to its record",
+};
+
+TEST_F_TIMEOUT(latency, expirer_ends_what_parked_readers_consumed, 300)
+{
+	parked.uffd = -1;
+	run_attack(_metadata, self, &parked_then_ring);
+	restore_parked_then_ring(_metadata, self);
 }
 
 /*
