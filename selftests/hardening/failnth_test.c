@@ -572,7 +572,17 @@ TEST_F_TIMEOUT(failnth, submit, 180)
 		TH_LOG("submit%s: %d allocation points", pass ? " (stop on error)" : "",
 		       n - 1);
 	}
-	ASSERT_LT(0, nomem_total);
+	/*
+	 * With failed page allocations counted too, which of them an op
+	 * needs depends on the slabs' and shards' state (a slab with room,
+	 * an id block already there): on one boot of debug-6.1 none of the
+	 * 12 failed an op, every op succeeded and all was as without
+	 * injection.  The slab variant must fail some.
+	 */
+	if (variant->pages)
+		TH_LOG("%d ops failed with -ENOMEM", nomem_total);
+	else
+		ASSERT_LT(0, nomem_total);
 }
 
 /*
