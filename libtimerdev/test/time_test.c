@@ -10,6 +10,7 @@
  */
 #include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "kselftest_harness.h"
 #include "timerdev.h"
@@ -36,10 +37,28 @@ TEST(ns_from_timespec)
 	ASSERT_EQ(-1500000000LL, td_ns_from_timespec(&ts));
 	ts = (struct timespec){ .tv_sec = 1, .tv_nsec = 999999999 };
 	ASSERT_EQ(1999999999LL, td_ns_from_timespec(&ts));
-	if (sizeof(time_t) == 8) {
-		ts = (struct timespec){ .tv_sec = (time_t)SEC_2100, .tv_nsec = 7 };
-		ASSERT_EQ(SEC_2100 * NSEC_PER_SEC + 7, td_ns_from_timespec(&ts));
-	}
+}
+
+/* Beyond 2038 and beyond int64_t nanoseconds: a 64-bit time_t only. */
+TEST(ns_from_timespec_wide)
+{
+	struct timespec ts;
+
+	if (sizeof(time_t) < 8)
+		SKIP(return, "a 32-bit time_t ends in 2038");
+	ts = (struct timespec){ .tv_sec = (time_t)SEC_2100, .tv_nsec = 7 };
+	ASSERT_EQ(SEC_2100 * NSEC_PER_SEC + 7, td_ns_from_timespec(&ts));
+	/* Saturates rather than wraps: never an early time. */
+	ts = (struct timespec){ .tv_sec = (time_t)(INT64_MAX / NSEC_PER_SEC + 1) };
+	ASSERT_EQ(INT64_MAX, td_ns_from_timespec(&ts));
+	ts = (struct timespec){ .tv_sec = (time_t)(INT64_MIN / NSEC_PER_SEC - 1) };
+	ASSERT_EQ(INT64_MIN, td_ns_from_timespec(&ts));
+	/* The largest representable second with room for its nanoseconds. */
+	ts = (struct timespec){ .tv_sec = (time_t)(INT64_MAX / NSEC_PER_SEC),
+				.tv_nsec = INT64_MAX % NSEC_PER_SEC };
+	ASSERT_EQ(INT64_MAX, td_ns_from_timespec(&ts));
+	ts.tv_nsec++;
+	ASSERT_EQ(INT64_MAX, td_ns_from_timespec(&ts));
 }
 
 TEST(timespec_from_ns)
@@ -48,9 +67,13 @@ TEST(timespec_from_ns)
 
 	ASSERT_EQ(3, ts.tv_sec);
 	ASSERT_EQ(5, ts.tv_nsec);
+	/* Negative times are floored so that tv_nsec stays in [0, 1e9). */
 	ts = td_timespec_from_ns(-1);
 	ASSERT_EQ(-1, ts.tv_sec);
 	ASSERT_EQ(999999999, ts.tv_nsec);
+	ts = td_timespec_from_ns(-2000000000LL);
+	ASSERT_EQ(-2, ts.tv_sec);
+	ASSERT_EQ(0, ts.tv_nsec);
 }
 
 /* Past 2038: exact with a 64-bit time_t, the latest time with a 32-bit one. */
@@ -69,22 +92,32 @@ TEST(timespec_from_ns_after_2038)
 	ASSERT_GT(0, (long long)ts.tv_sec);
 	ASSERT_LE(0, ts.tv_nsec);
 	ASSERT_GT(NSEC_PER_SEC, ts.tv_nsec);
-	if (sizeof(time_t) == 4)
+	if (sizeof(time_t) == 4) {
 		ASSERT_EQ(INT32_MIN, (long long)ts.tv_sec);
+	} else {
+		ASSERT_EQ(INT64_MIN, td_ns_from_timespec(&ts));
+	}
 }
 
+/* Within what the time_t holds, ns -> timespec -> ns is exact. */
 TEST(round_trip)
 {
-	static const int64_t ns[] = {
-		0, 1, -1, 999999999, 1000000000, -1000000001,
-		1700000000123456789LL, -1700000000123456789LL,
-	};
-	unsigned int i;
+	int64_t lim = sizeof(time_t) == 8 ? INT64_MAX : INT32_MAX * NSEC_PER_SEC;
+	int64_t ns;
+	int i;
 
-	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
-		struct timespec ts = td_timespec_from_ns(ns[i]);
+	srand(42);
+	for (i = 0; i < 100000; i++) {
+		struct timespec ts;
 
-		ASSERT_EQ(ns[i], td_ns_from_timespec(&ts));
+		ns = ((int64_t)rand() << 33) ^ ((int64_t)rand() << 2) ^ rand();
+		ns %= lim;
+		if (i & 1)
+			ns = -ns;
+		ts = td_timespec_from_ns(ns);
+		ASSERT_GE(ts.tv_nsec, 0);
+		ASSERT_LT(ts.tv_nsec, NSEC_PER_SEC);
+		ASSERT_EQ(ns, td_ns_from_timespec(&ts));
 	}
 }
 

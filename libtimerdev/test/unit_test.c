@@ -25,60 +25,7 @@
 
 /* ---- helpers ---- */
 
-TEST(ns_from_timespec)
-{
-	struct timespec ts = { .tv_sec = 3, .tv_nsec = 5 };
-
-	ASSERT_EQ(3000000005LL, td_ns_from_timespec(&ts));
-	ts = (struct timespec){ .tv_sec = -2, .tv_nsec = 500000000 };
-	ASSERT_EQ(-1500000000LL, td_ns_from_timespec(&ts));
-	ts = (struct timespec){ .tv_sec = INT64_MAX / NSEC_PER_SEC + 1 };
-	ASSERT_EQ(INT64_MAX, td_ns_from_timespec(&ts));
-	ts = (struct timespec){ .tv_sec = INT64_MIN / NSEC_PER_SEC - 1 };
-	ASSERT_EQ(INT64_MIN, td_ns_from_timespec(&ts));
-	/* The largest representable second with room for its nanoseconds. */
-	ts = (struct timespec){ .tv_sec = INT64_MAX / NSEC_PER_SEC,
-				.tv_nsec = INT64_MAX % NSEC_PER_SEC };
-	ASSERT_EQ(INT64_MAX, td_ns_from_timespec(&ts));
-	ts.tv_nsec++;
-	ASSERT_EQ(INT64_MAX, td_ns_from_timespec(&ts));
-}
-
-TEST(timespec_from_ns)
-{
-	struct timespec ts = td_timespec_from_ns(3000000005LL);
-
-	ASSERT_EQ(3, ts.tv_sec);
-	ASSERT_EQ(5, ts.tv_nsec);
-	/* Negative times are floored so that tv_nsec stays in [0, 1e9). */
-	ts = td_timespec_from_ns(-1);
-	ASSERT_EQ(-1, ts.tv_sec);
-	ASSERT_EQ(999999999, ts.tv_nsec);
-	ts = td_timespec_from_ns(-2000000000LL);
-	ASSERT_EQ(-2, ts.tv_sec);
-	ASSERT_EQ(0, ts.tv_nsec);
-	ts = td_timespec_from_ns(INT64_MIN);
-	ASSERT_EQ(INT64_MIN, td_ns_from_timespec(&ts));
-}
-
-TEST(timespec_round_trip)
-{
-	int64_t ns = 1;
-	int i;
-
-	srand(42);
-	for (i = 0; i < 100000; i++) {
-		struct timespec ts;
-
-		ns = ((int64_t)rand() << 33) ^ ((int64_t)rand() << 2) ^ rand();
-		if (i & 1)
-			ns = -ns;
-		ts = td_timespec_from_ns(ns);
-		ASSERT_GE(ts.tv_nsec, 0);
-		ASSERT_LT(ts.tv_nsec, NSEC_PER_SEC);
-		ASSERT_EQ(ns, td_ns_from_timespec(&ts));
-	}
-}
+/* The timespec conversions: time_test.c, built for each time_t. */
 
 TEST(now)
 {
