@@ -1368,16 +1368,18 @@ static int cos_file(struct __test_metadata *_metadata)
 	return fd;
 }
 
-/* One set, from the victim's CPU, and its walk over @fd: ends once all the
- * cancellations are queued. */
+/*
+ * One set, from the victim's CPU, and its walk: ends once @nr cancellations
+ * are queued on @fd.
+ */
 static void one_set(struct __test_metadata *_metadata,
-		    FIXTURE_DATA(latency) *self, int fd)
+		    FIXTURE_DATA(latency) *self, int fd, unsigned int nr)
 {
 	__s64 offset = qt_now(CLOCK_REALTIME) - qt_now(CLOCK_MONOTONIC);
 
 	ASSERT_EQ(0, qt_pin_self(self->cpu));
 	ASSERT_EQ(0, qt_set_realtime(qt_now(CLOCK_MONOTONIC) + offset));
-	ASSERT_EQ(1, qt_wait_pending(fd, WATCHED_COS, 60 * 1000));
+	ASSERT_EQ(1, qt_wait_pending(fd, nr, 60 * 1000));
 	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
 	self->ops++;
 }
@@ -1389,7 +1391,7 @@ static void control_unwatched_set(struct __test_metadata *_metadata,
 
 	ASSERT_LE(0, fd);
 	self->fds[1] = fd;
-	one_set(_metadata, self, fd);
+	one_set(_metadata, self, fd, WATCHED_COS);
 	close(fd);
 	self->fds[1] = -1;
 }
@@ -1415,7 +1417,7 @@ static void prepare_watched(struct __test_metadata *_metadata,
 static void run_watched_set(struct __test_metadata *_metadata,
 			    FIXTURE_DATA(latency) *self)
 {
-	one_set(_metadata, self, self->fds[0]);
+	one_set(_metadata, self, self->fds[0], WATCHED_COS);
 }
 
 static void restore_watched(struct __test_metadata *_metadata,
@@ -1477,19 +1479,6 @@ static int cos_file_of_one(bool cancel)
 	return fd;
 }
 
-/* One set from the victim's CPU; ends once @fd's cancellation is queued. */
-static void one_set_of_one(struct __test_metadata *_metadata,
-			   FIXTURE_DATA(latency) *self, int fd)
-{
-	__s64 offset = qt_now(CLOCK_REALTIME) - qt_now(CLOCK_MONOTONIC);
-
-	ASSERT_EQ(0, qt_pin_self(self->cpu));
-	ASSERT_EQ(0, qt_set_realtime(qt_now(CLOCK_MONOTONIC) + offset));
-	ASSERT_EQ(1, qt_wait_pending(fd, 1, 60 * 1000));
-	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
-	self->ops++;
-}
-
 static void control_one_cos_file(struct __test_metadata *_metadata,
 				 FIXTURE_DATA(latency) *self)
 {
@@ -1497,7 +1486,7 @@ static void control_one_cos_file(struct __test_metadata *_metadata,
 
 	ASSERT_LE(0, fd);
 	self->fds[1] = fd;
-	one_set_of_one(_metadata, self, fd);
+	one_set(_metadata, self, fd, 1);
 	close(fd);
 	self->fds[1] = -1;
 }
@@ -1524,7 +1513,7 @@ static void prepare_empty_cos_files(struct __test_metadata *_metadata,
 static void run_empty_cos_set(struct __test_metadata *_metadata,
 			      FIXTURE_DATA(latency) *self)
 {
-	one_set_of_one(_metadata, self, self->fds[0]);
+	one_set(_metadata, self, self->fds[0], 1);
 }
 
 static void restore_empty_cos_files(struct __test_metadata *_metadata,

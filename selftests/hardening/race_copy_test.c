@@ -342,169 +342,34 @@ static int cos_held_across_set(int fd, __u64 cookie, __u64 period,
 } while (0)
 
 /*
- * A cancel-on-set ticker whose record a read() is copying out when the
- * clock is set: the record in flight is delivered, then the cancellation
- * record, and the ticker stops.  (It used to go on ticking: the clock-set
- * walk skipped a timer in the middle of a read.)
+ * The clock-set cases, each on @fd (O_NONBLOCK; with or without a ring),
+ * with @cookie: a cancel-on-set timer due now (a ticker every 20 ms or a
+ * one-shot), its record held mid-copy by a read() when the clock is set.
+ * Each leaves nothing pending and the timer gone.
  */
-TEST(clock_set_while_a_tickers_record_is_copied)
+static void expect_gone(struct __test_metadata *_metadata, int fd, __u64 id)
 {
-	int fd = qt_open(0), got, i;
-	struct qtimer_record rec, recs[8];
-	struct held_read h;
-	__u64 id;
+	struct qtimer_record recs[4];
 
-	ASSERT_LE(0, fd);
-	COS_HELD_OR_SKIP(fd, 85, 20 * NSEC_PER_MSEC, &h, &id);
-	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
-	EXPECT_EQ(85, rec.cookie);
-	EXPECT_EQ(0, rec.flags);
-	/* Then exactly one more record, the cancellation, and silence. */
-	ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
-	EXPECT_EQ(id, rec.id);
-	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, rec.flags);
-	EXPECT_EQ(0, rec.count);
 	qt_sleep_ms(100);
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	got = qt_read(fd, recs, 8);
-	for (i = 0; i < got; i++)
-		TH_LOG("after the cancellation: cookie %llu flags %#x count %u",
-		       (unsigned long long)recs[i].cookie, recs[i].flags,
-		       recs[i].count);
-	EXPECT_EQ(-EAGAIN, got);
+	EXPECT_EQ(-EAGAIN, qt_read(fd, recs, 4));
 	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
-	close(fd);
 }
 
 /*
- * The same, but the copy fails: the record goes back and becomes the
- * cancellation record, with the expirations it counted.
+ * The copy fails: nobody read the record, so it comes back as the
+ * cancellation (as one still queued at the set does), with the count it
+ * had, and nothing follows it.
  */
-TEST(clock_set_while_a_tickers_record_is_copied_and_fails)
-{
-	int fd = qt_open(O_NONBLOCK);
-	struct qtimer_record rec;
-	struct held_read h;
-	__u64 id;
-
-	ASSERT_LE(0, fd);
-	COS_HELD_OR_SKIP(fd, 86, 20 * NSEC_PER_MSEC, &h, &id);
-	EXPECT_EQ(-EFAULT, held_read_fail(&h));
-	ASSERT_EQ(1, qt_read(fd, &rec, 1));
-	EXPECT_EQ(id, rec.id);
-	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, rec.flags);
-	EXPECT_LE(1, rec.count);
-	qt_sleep_ms(100);
-	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1));
-	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
-	close(fd);
-}
-
-/*
- * The same for a one-shot: nobody read its record, so the record that goes
- * back is the cancellation (as for one still queued when the clock is set),
- * not the plain expiry.  (It used to come back plain: the clock-set walk
- * left a one-shot in the middle of a read alone.)
- */
-TEST(clock_set_while_a_oneshots_record_is_copied_and_fails)
-{
-	int fd = qt_open(O_NONBLOCK);
-	struct qtimer_record rec;
-	struct held_read h;
-	__u64 id;
-
-	ASSERT_LE(0, fd);
-	COS_HELD_OR_SKIP(fd, 87, 0, &h, &id);
-	EXPECT_EQ(-EFAULT, held_read_fail(&h));
-	ASSERT_EQ(1, qt_read(fd, &rec, 1));
-	EXPECT_EQ(id, rec.id);
-	EXPECT_EQ(87, rec.cookie);
-	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, rec.flags);
-	EXPECT_EQ(1, rec.count);
-	qt_sleep_ms(100);
-	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1));
-	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
-	close(fd);
-}
-
-/*
- * And when its copy succeeds, the record in flight is delivered as it was
- * taken, before the set, and nothing follows it.
- */
-TEST(clock_set_while_a_oneshots_record_is_copied)
-{
-	int fd = qt_open(O_NONBLOCK);
-	struct qtimer_record rec;
-	struct held_read h;
-	__u64 id;
-
-	ASSERT_LE(0, fd);
-	COS_HELD_OR_SKIP(fd, 88, 0, &h, &id);
-	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
-	EXPECT_EQ(id, rec.id);
-	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
-	EXPECT_EQ(1, rec.count);
-	qt_sleep_ms(100);
-	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1));
-	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
-	close(fd);
-}
-
-/*
- * The same four with a record ring, where read() takes records from the ring
- * by claim: a file opened O_NONBLOCK with a ring of 16, unmapped.
- */
-#define RINGED_FD_OR_SKIP(fd) do {					\
-	struct qtimer_ring_setup __s;					\
-									\
-	if (!qt_ring_offered())						\
-		SKIP(return, "the module offers no ring");		\
-	fd = qt_open(O_NONBLOCK);					\
-	ASSERT_LE(0, fd);						\
-	ASSERT_EQ(0, qt_ring_setup(fd, 16, &__s));			\
-} while (0)
-
-/*
- * A one-shot's record that read() claimed from the ring when the clock was
- * set, and could not copy: nobody read it, so it comes back as the
- * cancellation.  (It used to come back READY as the plain expiry: the
- * clock-set walk marked only a claimed ticker.)
- */
-TEST(ring_clock_set_while_a_oneshots_record_is_copied_and_fails)
-{
-	struct qtimer_record rec;
-	struct held_read h;
-	__u64 id;
-	int fd;
-
-	RINGED_FD_OR_SKIP(fd);
-	COS_HELD_OR_SKIP(fd, 91, 0, &h, &id);
-	EXPECT_EQ(-EFAULT, held_read_fail(&h));
-	ASSERT_EQ(1, qt_read(fd, &rec, 1));
-	EXPECT_EQ(id, rec.id);
-	EXPECT_EQ(91, rec.cookie);
-	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, rec.flags);
-	EXPECT_EQ(1, rec.count);
-	qt_sleep_ms(100);
-	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1));
-	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
-	close(fd);
-}
-
-/*
- * A ticker's: the record that comes back is the cancellation, with the
- * expirations it counted, and nothing follows it.  (It used to come back
- * plain, followed by a second, empty cancellation record.)
- */
-TEST(ring_clock_set_while_a_tickers_record_is_copied_and_fails)
+static void copy_fails_across_set(struct __test_metadata *_metadata, int fd,
+				  __u64 cookie, __u64 period)
 {
 	struct qtimer_record recs[4];
 	struct held_read h;
-	int fd, got, i;
+	int got, i;
 	__u64 id;
 
-	RINGED_FD_OR_SKIP(fd);
-	COS_HELD_OR_SKIP(fd, 92, 20 * NSEC_PER_MSEC, &h, &id);
+	COS_HELD_OR_SKIP(fd, cookie, period, &h, &id);
 	EXPECT_EQ(-EFAULT, held_read_fail(&h));
 	qt_sleep_ms(100);
 	got = qt_read(fd, recs, 4);
@@ -514,55 +379,146 @@ TEST(ring_clock_set_while_a_tickers_record_is_copied_and_fails)
 		       recs[i].count);
 	ASSERT_EQ(1, got);
 	EXPECT_EQ(id, recs[0].id);
+	EXPECT_EQ(cookie, recs[0].cookie);
 	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, recs[0].flags);
-	EXPECT_LE(1, recs[0].count);
-	qt_sleep_ms(100);
-	EXPECT_EQ(-EAGAIN, qt_read(fd, recs, 4));
-	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
-	close(fd);
+	if (period) {
+		EXPECT_LE(1, recs[0].count);
+	} else {
+		EXPECT_EQ(1, recs[0].count);
+	}
+	expect_gone(_metadata, fd, id);
 }
 
-/* When the copy succeeds, a one-shot's record arrives as taken, alone. */
-TEST(ring_clock_set_while_a_oneshots_record_is_copied)
-{
-	struct qtimer_record rec;
-	struct held_read h;
-	__u64 id;
-	int fd;
-
-	RINGED_FD_OR_SKIP(fd);
-	COS_HELD_OR_SKIP(fd, 93, 0, &h, &id);
-	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
-	EXPECT_EQ(id, rec.id);
-	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
-	EXPECT_EQ(1, rec.count);
-	qt_sleep_ms(100);
-	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1));
-	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
-	close(fd);
-}
-
-/* And a ticker's arrives as taken, then the cancellation, then silence. */
-TEST(ring_clock_set_while_a_tickers_record_is_copied)
+/*
+ * The copy succeeds: the record arrives as it was taken, before the set;
+ * a ticker's cancellation record follows it, a one-shot's nothing.
+ */
+static void copied_across_set(struct __test_metadata *_metadata, int fd,
+			      __u64 cookie, __u64 period)
 {
 	struct qtimer_record rec, recs[4];
 	struct held_read h;
 	__u64 id;
+
+	COS_HELD_OR_SKIP(fd, cookie, period, &h, &id);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(cookie, rec.cookie);
+	EXPECT_EQ(period ? 0 : QTIMER_REC_LAST, rec.flags);
+	if (!period) {
+		EXPECT_EQ(1, rec.count);
+	} else {
+		qt_sleep_ms(100);
+		ASSERT_EQ(1, qt_read(fd, recs, 4));
+		EXPECT_EQ(id, recs[0].id);
+		EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, recs[0].flags);
+		EXPECT_EQ(0, recs[0].count);
+	}
+	expect_gone(_metadata, fd, id);
+}
+
+#define TICKER	(20 * NSEC_PER_MSEC)
+
+/*
+ * A ticker: the record in flight is delivered, then the cancellation
+ * record, and the ticker stops.  (It used to go on ticking: the clock-set
+ * walk skipped a timer in the middle of a read.)
+ */
+TEST(clock_set_while_a_tickers_record_is_copied)
+{
+	int fd = qt_open(O_NONBLOCK);
+
+	ASSERT_LE(0, fd);
+	copied_across_set(_metadata, fd, 85, TICKER);
+	close(fd);
+}
+
+TEST(clock_set_while_a_tickers_record_is_copied_and_fails)
+{
+	int fd = qt_open(O_NONBLOCK);
+
+	ASSERT_LE(0, fd);
+	copy_fails_across_set(_metadata, fd, 86, TICKER);
+	close(fd);
+}
+
+/* (A one-shot's used to come back plain: the walk left it alone.) */
+TEST(clock_set_while_a_oneshots_record_is_copied_and_fails)
+{
+	int fd = qt_open(O_NONBLOCK);
+
+	ASSERT_LE(0, fd);
+	copy_fails_across_set(_metadata, fd, 87, 0);
+	close(fd);
+}
+
+TEST(clock_set_while_a_oneshots_record_is_copied)
+{
+	int fd = qt_open(O_NONBLOCK);
+
+	ASSERT_LE(0, fd);
+	copied_across_set(_metadata, fd, 88, 0);
+	close(fd);
+}
+
+/*
+ * The same four with a record ring, where read() takes records from the ring
+ * by claim: a ring of 16, unmapped.  (The copy-fails ones used to come back
+ * as the plain record: the walk marked only a claimed ticker, whose plain
+ * record was then followed by a second, empty cancellation.)
+ */
+static int ringed_fd(void)
+{
+	struct qtimer_ring_setup s;
+	int fd = qt_open(O_NONBLOCK);
+
+	if (fd >= 0 && qt_ring_setup(fd, 16, &s)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+#define RINGED_FD_OR_SKIP(fd) do {					\
+	if (!qt_ring_offered())						\
+		SKIP(return, "the module offers no ring");		\
+	fd = ringed_fd();						\
+	ASSERT_LE(0, fd);						\
+} while (0)
+
+TEST(ring_clock_set_while_a_oneshots_record_is_copied_and_fails)
+{
 	int fd;
 
 	RINGED_FD_OR_SKIP(fd);
-	COS_HELD_OR_SKIP(fd, 94, 20 * NSEC_PER_MSEC, &h, &id);
-	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
-	EXPECT_EQ(94, rec.cookie);
-	EXPECT_EQ(0, rec.flags);
-	qt_sleep_ms(100);
-	ASSERT_EQ(1, qt_read(fd, recs, 4));
-	EXPECT_EQ(id, recs[0].id);
-	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, recs[0].flags);
-	EXPECT_EQ(0, recs[0].count);
-	qt_sleep_ms(100);
-	EXPECT_EQ(-EAGAIN, qt_read(fd, recs, 4));
-	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	copy_fails_across_set(_metadata, fd, 91, 0);
+	close(fd);
+}
+
+TEST(ring_clock_set_while_a_tickers_record_is_copied_and_fails)
+{
+	int fd;
+
+	RINGED_FD_OR_SKIP(fd);
+	copy_fails_across_set(_metadata, fd, 92, TICKER);
+	close(fd);
+}
+
+TEST(ring_clock_set_while_a_oneshots_record_is_copied)
+{
+	int fd;
+
+	RINGED_FD_OR_SKIP(fd);
+	copied_across_set(_metadata, fd, 93, 0);
+	close(fd);
+}
+
+TEST(ring_clock_set_while_a_tickers_record_is_copied)
+{
+	int fd;
+
+	RINGED_FD_OR_SKIP(fd);
+	copied_across_set(_metadata, fd, 94, TICKER);
 	close(fd);
 }
 
