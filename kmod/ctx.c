@@ -123,27 +123,28 @@ void qt_timer_end(struct qt_timer *t, struct qt_base **held)
 #define QT_END_CHUNK	256
 
 /*
- * Free the ids of up to QT_END_CHUNK of @shard's ENDED timers, and the
- * timers, now or at their last heap entry: those nothing reaches any more
- * go on @dead, linked by ->next, for the caller to free.  Under the shard's
- * and the delivery lock.  The list is the shard's, not one ender's: a
- * read() ends what it consumed only every QT_READ_END_EVERY records and
- * before it sleeps or returns, so each read() parked mid-copy (by a page
- * fault) leaves up to that many on it, and all of them in one hold,
- * interrupts off, was a length the file's owner chose.
+ * Free the ids of up to *@budget (at most QT_END_CHUNK) of @shard's ENDED
+ * timers, taking them off *@budget, and the timers, now or at their last
+ * heap entry: those nothing reaches any more go on @dead, linked by ->next,
+ * for the caller to free.  Under the shard's and the delivery lock.  The
+ * list is the shard's, not one ender's: a read() ends what it consumed only
+ * every QT_READ_END_EVERY records and before it sleeps or returns, so each
+ * read() parked mid-copy (by a page fault) leaves up to that many on it,
+ * and all of them in one hold, interrupts off, was a length the file's
+ * owner chose.
  *
  * Return: true when ENDED timers are left for another hold.
  */
 static bool qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
-				struct qt_timer **dead)
+				struct qt_timer **dead, unsigned int *budget)
 {
 	struct qt_base *base = NULL;
 	struct qt_timer *t, *ended = shard->ended;
-	unsigned int freed = 0, n = 0;
+	unsigned int freed = 0, n = min_t(unsigned int, *budget, QT_END_CHUNK);
 
 	lockdep_assert_held(&shard->lock);
 	lockdep_assert_held(&ctx->wqh.lock);
-	while ((t = ended) && n++ < QT_END_CHUNK) {
+	for (; (t = ended) && n; n--, (*budget)--) {
 		ended = t->next;
 		qt_ctx_forget(ctx, t, &freed);
 		if (qt_timer_let_die(t, &base)) {
@@ -164,26 +165,33 @@ static bool qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
 	return ended;
 }
 
+/*
+ * End what waits on @ctx's shards: all of it, a chunk per hold with a
+ * rescheduling point between (@resched), or at most QT_END_CHUNK in all.
+ */
 static void __qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead,
 			 bool resched)
 {
+	unsigned int i, budget = QT_END_CHUNK;
 	unsigned long flags;
-	unsigned int i;
 	bool more;
 
 	/* The ended that die join @dead, freed in bulk. */
-	for (i = 0; i < ctx->nr_shards; i++) {
+	for (i = 0; i < ctx->nr_shards && (resched || budget); i++) {
 		struct qt_shard *shard = &ctx->shards[i];
 
 		/* Racy peek: another ender may have taken them meanwhile. */
 		if (!READ_ONCE(shard->ended))
 			continue;
 		for (;;) {
+			if (resched)
+				budget = QT_END_CHUNK;
 			spin_lock_irqsave(&shard->lock, flags);
 			spin_lock(&ctx->wqh.lock);
-			more = qt_shard_end_locked(ctx, shard, dead);
+			more = qt_shard_end_locked(ctx, shard, dead, &budget);
 			spin_unlock(&ctx->wqh.lock);
 			spin_unlock_irqrestore(&shard->lock, flags);
+			/* Left over only when the budget ran out. */
 			if (!more || !resched)
 				break;
 			/* Freed a chunk at a time too. */
@@ -211,10 +219,10 @@ void qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead)
 
 /*
  * The same for an expirer, within its RCU read section, in any context, but
- * at most one chunk per shard: it may run in softirq, where nothing can
+ * at most QT_END_CHUNK in all: it may run in softirq, where nothing can
  * preempt it, and a shard's ended list may be long (parked read()s of a
  * file that then set up a ring).  A chunk is more than its reap ended just
- * before, so the list does not grow; what is left waits for the next
+ * before, so the lists do not grow; what is left waits for the next
  * delivery or for the file's poll(), read() or release (qt_ctx_end()).
  */
 void qt_ctx_end_atomic(struct qt_ctx *ctx, struct qt_timer **dead)
