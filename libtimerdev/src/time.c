@@ -2,23 +2,15 @@
 /*
  * Copyright (C) 2026 The qtimer authors
  *
- * Time helpers: qtimer speaks signed 64-bit nanoseconds, POSIX speaks
- * struct timespec (timespec.h; time64.c has the 64-bit time_t variants).
+ * The timespec conversions of LIBTIMERDEV_1.0, for the struct timespec of
+ * the time_t the platform had before 64-bit time_t was a choice: always
+ * built so, even when the rest of the library is built with
+ * _TIME_BITS=64 (time64.c has the variants for that struct, and td_now()).
  */
+#undef _TIME_BITS
+
 #include "internal.h"
 #include "timespec.h"
-
-TD_EXPORT int64_t td_now(clockid_t clockid)
-{
-	struct timespec ts;
-	int saved = errno;
-
-	if (clock_gettime(clockid, &ts)) {
-		errno = saved;
-		return -EINVAL;
-	}
-	return td_ns_from_timespec(&ts);
-}
 
 TD_EXPORT int64_t td_ns_from_timespec(const struct timespec *ts)
 {

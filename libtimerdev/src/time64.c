@@ -2,12 +2,14 @@
 /*
  * Copyright (C) 2026 The qtimer authors
  *
- * The timespec conversions for a 64-bit time_t.  A 32-bit program built
- * with _TIME_BITS=64 has a struct timespec twice the size of the one the
- * library is built with, and <timerdev.h> sends its calls here (as glibc
- * sends its own time functions to their time64 variants).  On a 64-bit
- * target these are the same as td_ns_from_timespec() and
+ * The timespec conversions for a 64-bit time_t, and td_now().  A 32-bit
+ * program built with _TIME_BITS=64 has a struct timespec twice the size of
+ * the plain one, and <timerdev.h> sends its calls here (as glibc sends its
+ * own time functions to their time64 variants).  On a 64-bit target, and
+ * on a 32-bit libc without a 64-bit time_t (where the header never sends
+ * calls here), these are the same as td_ns_from_timespec() and
  * td_timespec_from_ns(), exported all the same so that the ABI is one.
+ * td_now() takes no timespec: here it reads the clock past 2038 too.
  */
 #undef _FILE_OFFSET_BITS
 #define _FILE_OFFSET_BITS 64
@@ -16,8 +18,6 @@
 
 #include "internal.h"
 #include "timespec.h"
-
-_Static_assert(sizeof(time_t) == 8, "time_t is 64-bit here");
 
 TD_EXPORT int64_t td_ns_from_timespec64(const struct timespec *ts);
 TD_EXPORT struct timespec td_timespec_from_ns64(int64_t ns);
@@ -30,4 +30,16 @@ TD_EXPORT int64_t td_ns_from_timespec64(const struct timespec *ts)
 TD_EXPORT struct timespec td_timespec_from_ns64(int64_t ns)
 {
 	return td_timespec_of_ns(ns);
+}
+
+TD_EXPORT int64_t td_now(clockid_t clockid)
+{
+	struct timespec ts;
+	int saved = errno;
+
+	if (clock_gettime(clockid, &ts)) {
+		errno = saved;
+		return -EINVAL;
+	}
+	return td_ns_of_timespec(&ts);
 }
