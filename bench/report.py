@@ -14,6 +14,7 @@ import argparse
 import csv
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -234,6 +235,61 @@ def goals(rows, idx):
     return out, verdicts
 
 
+def process_cpu(flags, mech, batch, n):
+    """The consumer's own CPU per expiry from a fire run's notes (median)."""
+    vals = sorted(float(m.group(1)) for text in flags.get((mech, "fire", str(n), batch), [])
+                  for m in [re.search(r"this process (\d+) ns/expiry", text)] if m)
+    return vals[len(vals) // 2] if vals else None
+
+
+def delivery_goals(rows, idx, flags):
+    """Issue 20's goals on delivery and growth, from the same numbers."""
+    out = []
+    verdicts = {"PASS": 0, "MISS": 0, "n/a": 0}
+
+    def say(name, value, limit, below=False, fmt="%.0f", unit=""):
+        if value is None or limit is None:
+            verdicts["n/a"] += 1
+            out.append("  %-4s  %-52s not measured" % ("n/a", name))
+            return
+        ok = value <= limit
+        verdicts["PASS" if ok else "MISS"] += 1
+        out.append("  %-4s  %-52s %s (goal <= %s)" % (
+            "PASS" if ok else "MISS", name, (fmt % value) + unit, (fmt % limit) + unit))
+
+    def fire(mech, n, field):
+        batch = next((r["batch"] for r in rows if r["mechanism"] == mech
+                      and r["workload"] == "fire" and r["n"] == n), None)
+        return (None, None) if batch is None else (get(idx, mech, batch, "fire", n, field), batch)
+
+    ms = lambda v: None if v is None else v / 1e6
+    ring99, ring_b = fire("qtimer-ring", 1000000, "late_p99_ns")
+    read99, _ = fire("qtimer-batch", 1000000, "late_p99_ns")
+    say("qtimer-ring p99 lateness @1M", ms(ring99), 50, fmt="%.1f", unit=" ms")
+    say("qtimer-batch (read()) p99 lateness @1M", ms(read99), 100, fmt="%.1f", unit=" ms")
+    say("qtimer-ring consumer CPU per record @1M",
+        None if ring_b is None else process_cpu(flags, "qtimer-ring", ring_b, 1000000),
+        200, unit=" ns")
+    uring_cpu, _ = fire("io_uring", 1000000, "cpu_ns_per_expiry")
+    uring99k, _ = fire("io_uring", 100000, "late_p99_ns")
+    for mech in ("qtimer-ring", "qtimer-batch"):
+        cpu, _ = fire(mech, 1000000, "cpu_ns_per_expiry")
+        say("%s CPU/expiry over io_uring's @1M" % mech,
+            None if cpu is None or not uring_cpu else cpu / uring_cpu, 0.5, fmt="%.2f")
+        p99, _ = fire(mech, 100000, "late_p99_ns")
+        say("%s p99 lateness @100k, io_uring's as goal" % mech, ms(p99), ms(uring99k),
+            fmt="%.2f", unit=" ms")
+    big = sorted({r["n"] for r in rows if r["n"] > 1000000 and r["mechanism"] == "qtimer-batch"})
+    if big:
+        batch = next(r["batch"] for r in rows if r["mechanism"] == "qtimer-batch" and r["n"] == big[-1])
+        for op in ("arm", "modify", "cancel"):
+            a = get(idx, "qtimer-batch", batch, op, 1000000, "ns_per_op")
+            b = get(idx, "qtimer-batch", batch, op, big[-1], "ns_per_op")
+            say("qtimer-batch/%s %s growth 1M->%dM" % (batch, op, big[-1] // 1000000),
+                None if not a or b is None else b / a, 1.3, fmt="%.2f", unit="x")
+    return out, verdicts
+
+
 def plot(rows, plot_dir, kernel):
     """ns_per_op.png (one panel per op) and fire.png (CPU/expiry, p99)."""
     data_dir = os.path.join(plot_dir, "plotdata")
@@ -416,6 +472,10 @@ def main():
     print("\n".join(growth(rows, idx, flags)))
     print("\nGoals (information only; speed never fails the build):")
     lines, verdicts = goals(rows, idx)
+    print("\n".join(lines))
+    print("  => %d PASS, %d MISS, %d n/a" % (verdicts["PASS"], verdicts["MISS"], verdicts["n/a"]))
+    print("\nGoals of issue 20, delivery and growth (information only):")
+    lines, verdicts = delivery_goals(rows, idx, flags)
     print("\n".join(lines))
     print("  => %d PASS, %d MISS, %d n/a" % (verdicts["PASS"], verdicts["MISS"], verdicts["n/a"]))
     loud = [n for n in notes if any(k in n for k in
