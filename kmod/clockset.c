@@ -13,6 +13,7 @@
 #include <linux/mutex.h>
 #include <linux/pvclock_gtod.h>
 #include <linux/sched.h>
+#include <linux/timekeeper_internal.h>
 #include <linux/workqueue.h>
 
 #include "base.h"
@@ -207,13 +208,41 @@ void qt_clock_set_sync(void)
 	flush_work(&qt_clock_set_work);
 }
 
+/*
+ * CLOCK_MONOTONIC -> CLOCK_REALTIME offset at the last set counted; written
+ * only by the notifier, which the timekeeper lock serialises.
+ */
+static ktime_t qt_offs_real;
+static bool qt_offs_real_known;
+
+/*
+ * The timekeeper says "clock was set" for more than a set of the wall
+ * clock: a new clocksource, a new TAI offset, and once when the notifier
+ * is registered.  A set is what moves CLOCK_REALTIME against
+ * CLOCK_MONOTONIC (clock_settime(), settimeofday(), adjtimex()'s
+ * ADJ_SETOFFSET, a leap second, the time slept across a suspend), so only
+ * that counts, as for timerfd, which compares the same offset.  It is read
+ * from @priv, the timekeeper being updated: ktime_mono_to_real() would
+ * wait for the update we are called from.
+ */
 static int qt_clock_notify(struct notifier_block *nb, unsigned long was_set,
 			   void *priv)
 {
-	if (was_set) {
-		atomic_inc(&qt_clock_sets);
-		irq_work_queue(&qt_clock_set_iw);
-	}
+	bool known = qt_offs_real_known;
+	ktime_t offs;
+
+	if (!was_set)
+		return NOTIFY_OK;
+	offs = ((struct timekeeper *)priv)->offs_real;
+	if (known && offs == qt_offs_real)
+		return NOTIFY_OK;
+	qt_offs_real = offs;
+	qt_offs_real_known = true;
+	/* Registration's call: the offset armed timers have seen. */
+	if (!known)
+		return NOTIFY_OK;
+	atomic_inc(&qt_clock_sets);
+	irq_work_queue(&qt_clock_set_iw);
 	return NOTIFY_OK;
 }
 

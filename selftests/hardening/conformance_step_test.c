@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <sched.h>
 #include <sys/timerfd.h>
+#include <sys/timex.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -23,6 +24,8 @@
 FIXTURE(step) {
 	__s64 rt0, mono0;	/* realtime = rt0 + (monotonic - mono0) */
 	bool stepped;
+	int tai;		/* the TAI offset to put back, or -1 */
+	struct qt_knob clocksource;
 };
 
 /*
@@ -43,10 +46,16 @@ FIXTURE_SETUP(step)
 	ASSERT_EQ(0, pin_here());
 	self->mono0 = qt_now(CLOCK_MONOTONIC);
 	self->rt0 = qt_now(CLOCK_REALTIME);
+	self->tai = -1;
 }
 
 FIXTURE_TEARDOWN(step)
 {
+	struct timex tx = { .modes = ADJ_TAI, .constant = self->tai };
+
+	if (self->tai >= 0)
+		EXPECT_LE(0, adjtimex(&tx));
+	EXPECT_EQ(0, qt_knob_restore(&self->clocksource));
 	if (self->stepped)
 		EXPECT_EQ(0, qt_set_realtime(self->rt0 + qt_now(CLOCK_MONOTONIC) -
 					  self->mono0));
@@ -365,6 +374,72 @@ TEST_F(step, cancel_on_set_one_shot_fired_unread)
 		TH_LOG("timerfd: ECANCELED; qtimer: flags %#x, count %u",
 		       rec.flags, rec.count);
 	EXPECT_GE(1, rec.count);
+	close_pair(&cos);
+}
+
+/*
+ * The timekeeper announces "clock was set" for changes that leave the wall
+ * clock where it was against the monotonic one: a new TAI offset, a switch
+ * of clocksource.  timerfd cancels only when that offset moved, so neither
+ * may cancel a cancel-on-set timer: the pair armed before the change fires
+ * as armed, with no cancellation on either side (one would turn even a
+ * record already pending into CANCELED, so how soon it fires is moot).
+ */
+static void expect_fires_as_armed(struct __test_metadata *_metadata,
+				  struct pair *p)
+{
+	qt_sleep_ms(100);	/* for a cancellation's work item */
+	ASSERT_EQ(0, collect_one_shot(p));
+	EXPECT_EQ(0, check_one_shot(p));
+}
+
+TEST_F(step, cancel_on_set_not_by_a_tai_change)
+{
+	struct timex tx = { 0 };
+	struct pair cos;
+
+	ASSERT_LE(0, adjtimex(&tx));
+	ASSERT_EQ(0, arm_pair(&cos, "cancel-on-set, TAI offset changed",
+			      CLOCK_REALTIME, true,
+			      qt_now(CLOCK_REALTIME) + NSEC_PER_SEC, 0, true));
+	self->tai = tx.tai;
+	tx = (struct timex){ .modes = ADJ_TAI, .constant = self->tai + 1 };
+	if (adjtimex(&tx) < 0) {
+		self->tai = -1;
+		if (errno == EPERM)
+			SKIP(return, "cannot adjtimex(ADJ_TAI) (needs CAP_SYS_TIME)");
+		ASSERT_EQ(0, errno);
+	}
+	expect_fires_as_armed(_metadata, &cos);
+	close_pair(&cos);
+}
+
+TEST_F(step, cancel_on_set_not_by_a_clocksource_switch)
+{
+	const char *dir = "/sys/devices/system/clocksource/clocksource0";
+	char path[128], cur[64], avail[256], *other;
+	struct pair cos;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/current_clocksource", dir);
+	ASSERT_EQ(0, qt_read_str(path, cur, sizeof(cur)));
+	snprintf(path, sizeof(path), "%s/available_clocksource", dir);
+	ASSERT_EQ(0, qt_read_str(path, avail, sizeof(avail)));
+	for (other = strtok(avail, " "); other; other = strtok(NULL, " "))
+		if (strcmp(other, cur))
+			break;
+	if (!other)
+		SKIP(return, "one clocksource only (%s)", cur);
+	ASSERT_EQ(0, arm_pair(&cos, "cancel-on-set, clocksource switched",
+			      CLOCK_REALTIME, true,
+			      qt_now(CLOCK_REALTIME) + NSEC_PER_SEC, 0, true));
+	snprintf(path, sizeof(path), "%s/current_clocksource", dir);
+	ret = qt_knob_set(&self->clocksource, path, other);
+	if (ret == -EPERM || ret == -EACCES)
+		SKIP(return, "cannot switch clocksource: %s", strerror(-ret));
+	ASSERT_EQ(0, ret) TH_LOG("%s to %s", cur, other);
+	ASSERT_EQ(0, qt_knob_restore(&self->clocksource));
+	expect_fires_as_armed(_metadata, &cos);
 	close_pair(&cos);
 }
 

@@ -1262,8 +1262,12 @@ TEST_F_TIMEOUT(latency, expirer_ends_what_parked_readers_consumed, 300)
 }
 
 /*
- * The clock is set to what it reads, counted on the monotonic clock, so
- * that however many sets move it by nothing.  The notifier runs on the
+ * The clock is set to what it reads, counted on the monotonic clock, and a
+ * millisecond ahead every other time: so that however many sets move it by
+ * nothing overall, and yet each moves CLOCK_REALTIME against
+ * CLOCK_MONOTONIC, which is what a set is (to the module as to timerfd;
+ * two sets in a row to "what it reads" may leave that offset where it was,
+ * to the nanosecond, and then nothing was set).  The notifier runs on the
  * CPU that sets the clock, and queues its work there.  Each set walks
  * @fd, which the cancellation record of the timer it arms there for it
  * proves.  For ATTACK_NS, at least one set; returns how many.
@@ -1283,7 +1287,8 @@ static long clock_sets(struct __test_metadata *_metadata, int fd,
 				    QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
 				    qt_now(CLOCK_REALTIME) + FAR_NS, 0, cookie,
 				    &id));
-		ASSERT_EQ(0, qt_set_realtime(qt_now(CLOCK_MONOTONIC) + offset));
+		ASSERT_EQ(0, qt_set_realtime(qt_now(CLOCK_MONOTONIC) + offset +
+					     (sets & 1) * NSEC_PER_MSEC));
 		/* The walk is over when the cancellation record is queued. */
 		ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
 		ASSERT_EQ(id, rec.id);

@@ -104,7 +104,9 @@
  * QTIMER_F_CANCEL_ON_SET (only CLOCK_REALTIME with QTIMER_F_ABSTIME) is
  * cancelled when the realtime clock is set: it delivers one record with
  * QTIMER_REC_CANCELED | QTIMER_REC_LAST and count 0 (or the expirations it
- * had pending), like timerfd's TFD_TIMER_CANCEL_ON_SET.  That holds from the
+ * had pending), like timerfd's TFD_TIMER_CANCEL_ON_SET.  As for timerfd, a
+ * set is a change that moves CLOCK_REALTIME against CLOCK_MONOTONIC: a new
+ * TAI offset or clocksource is none.  That holds from the
  * moment clock_settime() returns, for a fired timer whose record was not
  * read yet too (its record becomes the cancellation).  A periodic one whose
  * record a read() is copying out when the clock is set delivers that record
