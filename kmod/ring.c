@@ -249,8 +249,14 @@ static int qt_ring_reap_one(struct qt_ctx *ctx, struct qt_timer *t,
 		qt_timer_end(t, held);
 		return 0;
 	}
-	if (t->flags & QT_TF_SET_WHILE_READ) {
-		/* The clock was set after the consumer claimed it. */
+	/*
+	 * The clock was set after the consumer claimed it; or it is being
+	 * set, and the walk has not reached this timer yet: the set came
+	 * first, as for a timer that fires meanwhile (qt_deliver_one()), so
+	 * the periods it skipped are no catch-up to count.
+	 */
+	if ((t->flags & QT_TF_SET_WHILE_READ) ||
+	    ((t->flags & QT_TF_CANCEL_ON_SET) && qt_clock_set_pending())) {
 		qt_ring_detach(ring, t);
 		qt_timer_queue_canceled(ctx, t, 0);
 		return 0;

@@ -167,6 +167,67 @@ TEST_F(clockset, claimed_record_stays_taken)
 	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 200));
 }
 
+/*
+ * A cancel-on-set ticker whose record the consumer took and passed, when
+ * the clock is set forward over a hundred of its periods.  If the ring is
+ * reaped before the set's work has run (here by the expirer delivering
+ * another timer of the file on another CPU, while this thread keeps the
+ * work's CPU busy), the set came first, as for a timer that fires then:
+ * the ticker's next record is the cancellation with count 0, not a
+ * catch-up over the periods the step skipped, which the cancellation
+ * would then inherit.
+ */
+TEST_F(clockset, ticker_reaped_while_set_pending_is_cancelled)
+{
+	const __s64 period = 100 * NSEC_PER_MSEC;
+	struct sched_param sp = { .sched_priority = 10 };
+	struct qtimer_record rec[2], *tick = NULL;
+	int cpus[2], here, other, got, i;
+	__u64 id, other_id;
+	__s64 deadline;
+	__u32 idx;
+
+	RETURN_IF_SETUP_SKIPPED();
+	if (qt_allowed_cpus(cpus, 2) < 2)
+		SKIP(return, "needs two CPUs");
+	here = cpus[0];
+	other = cpus[1];
+	ASSERT_EQ(0, qt_pin_self(here));
+	idx = qt_ring_head(&self->r);
+	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME,
+			    QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
+			    qt_now(CLOCK_REALTIME) + 10 * NSEC_PER_MSEC, period,
+			    0xc08, &id));
+	ASSERT_TRUE(qt_ring_wait_pending(&self->r, 1, QT_ARRIVE_MS));
+	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec[0]));
+	ASSERT_EQ(id, rec[0].id);
+	qt_ring_set_tail(&self->r, idx + 1);
+	ASSERT_EQ(0, qt_arm_cpu(self->fd, CLOCK_MONOTONIC, 0, 50 * NSEC_PER_MSEC,
+				0, 0xc09, other, &other_id));
+	if (sched_setscheduler(0, SCHED_FIFO, &sp))
+		SKIP(return, "cannot use SCHED_FIFO: %s", strerror(errno));
+	QT_STEP_REALTIME(10 * NSEC_PER_SEC);
+	/* No sleep: the set's work waits for this CPU. */
+	deadline = qt_now(CLOCK_MONOTONIC) + 500 * NSEC_PER_MSEC;
+	while (qt_ring_head(&self->r) == idx + 1 &&
+	       qt_now(CLOCK_MONOTONIC) < deadline)
+		;
+	sp.sched_priority = 0;
+	ASSERT_EQ(0, sched_setscheduler(0, SCHED_OTHER, &sp));
+	got = qt_ring_collect(&self->r, rec, 2, QT_ARRIVE_MS, CLOCK_MONOTONIC,
+			      NULL);
+	ASSERT_EQ(2, got);
+	for (i = 0; i < got; i++)
+		if (rec[i].id == id)
+			tick = &rec[i];
+	ASSERT_NE(NULL, tick);
+	EXPECT_EQ(QTIMER_REC_TAKEN | QTIMER_REC_CANCELED | QTIMER_REC_LAST,
+		  tick->flags);
+	EXPECT_EQ(0, tick->count)
+		TH_LOG("the cancellation counts %u periods of the step",
+		       tick->count);
+}
+
 /* --- time namespaces ---------------------------------------------------- */
 
 FIXTURE(timens)
