@@ -1208,8 +1208,9 @@ TEST_F_TIMEOUT(latency, read_ends_what_parked_readers_consumed, 300)
 /*
  * The same backlog, with a ring set up on the file after the read()s
  * parked: a timer of the file that fires on the victim's CPU makes the
- * expirer, in softirq, deliver into a file with a ring, and it ended what
- * the file's shards had waiting, all of it.
+ * expirer, in softirq, deliver into a file with a ring, which ends what
+ * the file's shards have waiting.  Before 3191a2c it ended all of it in
+ * that one delivery; now at most a chunk in all.
  */
 static void prepare_parked_then_ring(struct __test_metadata *_metadata,
 				     FIXTURE_DATA(latency) *self)
