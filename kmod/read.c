@@ -14,6 +14,7 @@
 #include <linux/math64.h>
 #include <linux/overflow.h>
 #include <linux/poll.h>
+#include <linux/sched/signal.h>
 #include <linux/uio.h>
 
 #include "base.h"
@@ -320,7 +321,8 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		}
 		nr = 0;
 		copied = 0;
-		if (got >= max)
+		/* What it has, rather than hold up a signal for the rest. */
+		if (got >= max || (got && signal_pending(current)))
 			break;
 		/*
 		 * A ring set up meanwhile takes the file's records from now
@@ -368,8 +370,13 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			taken[nr++] = t;
 		}
 		spin_unlock_irq(&ctx->wqh.lock);
-		if (!nr)
-			cond_resched();
+		/*
+		 * One read() may take a million records.  On a kernel that
+		 * preempts only where asked (PREEMPT_VOLUNTARY) nothing else
+		 * in this loop is a rescheduling point: copy_to_iter() has
+		 * none there, nor has dropping the lock.
+		 */
+		cond_resched();
 		if (unended >= QT_READ_END_EVERY)
 			qt_read_end(ctx, &dead, &unended);
 		/* A record cut in the middle was not delivered. */

@@ -20,6 +20,7 @@
 #include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
@@ -596,6 +597,8 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		}
 		spin_unlock_irq(&ctx->wqh.lock);
 		qt_ctx_end(ctx, &dead);
+		/* One read() may take a million records: see qt_ctx_read(). */
+		cond_resched();
 		/* A record cut in the middle was not delivered. */
 		copied = copy_to_iter(recs, nr * sizeof(recs[0]), to) /
 			 sizeof(recs[0]);
@@ -612,6 +615,8 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			ret = -EFAULT;
 			break;
 		}
+		if (signal_pending(current))
+			break;
 	}
 	/* Re-arm the tickers whose records this read took (if it can). */
 	if (ret != -ENOMEM)

@@ -39,6 +39,12 @@
  *    this guards against a walk in the teardown coming back.  Idle
  *    here means the same CPU going offline without timers, as that alone
  *    holds every CPU for 15-50 ms under TCG (stop_machine()).
+ *  - read_takes_every_record_in_one_call: one readv() of 10^6 unread
+ *    records, and ring_read_takes_every_record_in_one_call, the same
+ *    with a ring set up on the file (they wait in the kernel for room in
+ *    it).  Both are judged against the same read() of CONTROL_TIMERS.
+ *    (signal_ends_a_long_read, beside them, is no latency test: a signal
+ *    during such a read() ends it with the records it has.)
  *  - read_frees_leading_cancelled_records: read() one record behind 5 x
  *    10^5 cancelled ones, as many as may wait without a sweep.
  *  - read_ends_what_parked_readers_consumed: up to 4 x 10^3 read()s of one
@@ -92,11 +98,13 @@
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 
 #include "kselftest_harness.h"
@@ -917,10 +925,15 @@ static void run_cancel_queued(struct __test_metadata *_metadata,
  * window.  Cancelling or closing 10^6 keeps the vCPU busy for 0.4-3 s, and
  * under TCG a busy vCPU competes for the host's CPUs where an idle one
  * sleeps: a baseline as busy keeps a loaded host from looking like a long
- * walk.  @close_it: close the file rather than cancel its records.
+ * walk.  @how: cancel its records, close the file, or read them all.
  */
+enum unread_end { CANCEL_UNREAD, CLOSE_UNREAD, READ_UNREAD };
+
+static long read_in_one_call(struct __test_metadata *_metadata, int fd,
+			     long n);
+
 static void control_unread(struct __test_metadata *_metadata,
-			   FIXTURE_DATA(latency) *self, bool close_it)
+			   FIXTURE_DATA(latency) *self, enum unread_end how)
 {
 	__s64 deadline = qt_now(CLOCK_MONOTONIC) + IDLE_NS;
 	int fd = -1;
@@ -937,9 +950,12 @@ static void control_unread(struct __test_metadata *_metadata,
 				       qt_now(CLOCK_MONOTONIC) - NSEC_PER_MSEC,
 				       NSEC_PER_MSEC));
 		ASSERT_EQ(1, qt_wait_pending(fd, CONTROL_TIMERS, QT_ARRIVE_MS));
-		if (close_it) {
+		if (how == CLOSE_UNREAD) {
 			close(fd);
 			fd = self->fds[1] = -1;
+		} else if (how == READ_UNREAD) {
+			ASSERT_EQ(CONTROL_TIMERS,
+				  read_in_one_call(_metadata, fd, CONTROL_TIMERS));
 		} else {
 			cancel_ids(_metadata, fd, self->ids, CONTROL_TIMERS,
 				   QTIMER_CANCEL_QUEUED);
@@ -954,7 +970,7 @@ static void control_unread(struct __test_metadata *_metadata,
 static void control_cancel_queued(struct __test_metadata *_metadata,
 				  FIXTURE_DATA(latency) *self)
 {
-	control_unread(_metadata, self, false);
+	control_unread(_metadata, self, CANCEL_UNREAD);
 }
 
 static const struct attack cancel_queued = {
@@ -984,7 +1000,7 @@ static void run_close_unread(struct __test_metadata *_metadata,
 static void control_close_unread(struct __test_metadata *_metadata,
 				 FIXTURE_DATA(latency) *self)
 {
-	control_unread(_metadata, self, true);
+	control_unread(_metadata, self, CLOSE_UNREAD);
 }
 
 static const struct attack close_unread = {
@@ -999,6 +1015,134 @@ static const struct attack close_unread = {
 TEST_F_TIMEOUT(latency, close_frees_ready_queue, 300)
 {
 	run_attack(_metadata, self, &close_unread);
+}
+
+/*
+ * All of @fd's @n records in one readv(), through iovecs that alias one
+ * buffer, written before the call so that no page fault in the copy
+ * offers a preemption point: the records read.
+ */
+static long read_in_one_call(struct __test_metadata *_metadata, int fd,
+			     long n)
+{
+	enum { PER_IOV = 1024 };
+	static struct qtimer_record buf[PER_IOV];
+	static struct iovec iov[UIO_MAXIOV];
+	long per = PER_IOV, i, nr;
+	ssize_t ret;
+
+	while ((n + per - 1) / per > UIO_MAXIOV)
+		per *= 2;
+	ASSERT_GE(PER_IOV, per) {
+		TH_LOG("%ld records do not fit %d iovecs", n, UIO_MAXIOV);
+	}
+	memset(buf, 0, sizeof(buf));
+	nr = (n + per - 1) / per;
+	for (i = 0; i < nr; i++) {
+		iov[i].iov_base = buf;
+		iov[i].iov_len = (i < nr - 1 ? per : n - i * per) * sizeof(buf[0]);
+	}
+	ret = readv(fd, iov, nr);
+	ASSERT_LE(0, ret) TH_LOG("readv: %s", strerror(errno));
+	return ret / sizeof(buf[0]);
+}
+
+/*
+ * read() takes records a chunk at a time, with the file's lock dropped in
+ * between, but on a PREEMPT_VOLUNTARY kernel (Debian's) nothing in its
+ * loop was a rescheduling point: one read() of 10^6 records held the CPU
+ * for all of them.  The baseline is the same read() of CONTROL_TIMERS.
+ */
+static void run_read_in_one_call(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(latency) *self)
+{
+	__s64 t = qt_now(CLOCK_MONOTONIC);
+
+	EXPECT_EQ(self->n, read_in_one_call(_metadata, self->fds[0], self->n));
+	self->ops = (qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
+}
+
+static void control_read_unread(struct __test_metadata *_metadata,
+				FIXTURE_DATA(latency) *self)
+{
+	control_unread(_metadata, self, READ_UNREAD);
+}
+
+static const struct attack read_all = {
+	.what = "one read() of every record",
+	.idle = control_read_unread,
+	.idle_what = "the same on small files",
+	.prepare = prepare_unread,
+	.run = run_read_in_one_call,
+	.ops = "ms in read()",
+};
+
+TEST_F_TIMEOUT(latency, read_takes_every_record_in_one_call, 300)
+{
+	run_attack(_metadata, self, &read_all);
+}
+
+static void on_alarm(int sig)
+{
+}
+
+/*
+ * A signal ends a long read() early, with the records it has, as for any
+ * read() that has made progress: a read() of 10^6 records takes seconds
+ * under TCG, and used to hold the signal until it had them all.
+ */
+TEST_F_TIMEOUT(latency, signal_ends_a_long_read, 300)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+	struct itimerval it = { .it_value.tv_usec = 50 * 1000 };
+	long got;
+	__s64 t;
+
+	if (self->skip[0])
+		SKIP(return, "%s", self->skip);
+	prepare_unread(_metadata, self);
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	t = qt_now(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
+	got = read_in_one_call(_metadata, self->fds[0], self->n);
+	t = qt_now(CLOCK_MONOTONIC) - t;
+	TH_LOG("%ld of %ld records in %.0f ms, a signal after 50", got,
+	       self->n, (double)t / NSEC_PER_MSEC);
+	if (got == self->n && t < 50 * NSEC_PER_MSEC)
+		SKIP(return, "the read() was over before the signal came");
+	EXPECT_GT(self->n, got);
+	EXPECT_LT(0, got);
+	/* Nothing lost: the rest is still there. */
+	EXPECT_EQ(self->n - got, qt_fdinfo_get(self->fds[0], QT_FI_PENDING));
+}
+
+/* The same through the ring's read(): the records wait for room in it. */
+static void prepare_unread_then_ring(struct __test_metadata *_metadata,
+				     FIXTURE_DATA(latency) *self)
+{
+	prepare_unread(_metadata, self);
+	ASSERT_EQ(0, qt_ring_map(&self->ring, self->fds[0], 64));
+}
+
+static void restore_ring(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(latency) *self)
+{
+	qt_ring_unmap(&self->ring);
+}
+
+static const struct attack ring_read_all = {
+	.what = "one read() of every record, with a ring",
+	.idle = control_read_unread,
+	.idle_what = "the same on small files",
+	.prepare = prepare_unread_then_ring,
+	.run = run_read_in_one_call,
+	.restore = restore_ring,
+	.ops = "ms in read()",
+};
+
+TEST_F_TIMEOUT(latency, ring_read_takes_every_record_in_one_call, 300)
+{
+	run_attack(_metadata, self, &ring_read_all);
 }
 
 /*

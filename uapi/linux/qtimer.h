@@ -80,7 +80,8 @@
  * Reading
  * -------
  * read() returns whole struct qtimer_record entries, as many as fit in the
- * buffer and are pending.  It blocks until at least one is pending, unless
+ * buffer and are pending (a signal that arrives meanwhile ends it early with
+ * those it has).  It blocks until at least one is pending, unless
  * the file is O_NONBLOCK (then -EAGAIN).  readv() fills its iovecs in turn
  * (a record may straddle two); io_uring's IORING_OP_READ waits for EPOLLIN
  * without a worker thread, whether or not the file is O_NONBLOCK.  A buffer smaller than one record
