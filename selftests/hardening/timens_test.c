@@ -253,7 +253,7 @@ TEST(record_is_in_the_readers_view)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, pipe(pipefd));
 	pid = fork_into_timens();
-	if (pid == -1000)
+	if (pid == QT_NO_TIMENS)
 		SKIP(return, "no time namespaces (CONFIG_TIME_NS) or no privilege");
 	ASSERT_LE(0, pid);
 	if (!pid) {
