@@ -223,6 +223,16 @@ for k in "${run_kernels[@]}"; do
 	res=$(vm_run "$k" "$k" ${sel:+--suites "$sel"})
 	[ -n "$res" ] || res="0 1 0"
 	read -r p f s <<<"$res"
+	# Fault injection is what debug-6.1 is for: there the failnth suite
+	# must run, not skip.  Skips only add up, so a kernel that lost
+	# failslab or fail-nth would leave every one of its tests skipped
+	# and the run green.
+	if [ "$k" = debug-6.1 ] && [ -z "$sel" ] &&
+	   ! grep -aqE '^vm: debug-6\.1: hardening_failnth: +pass:[1-9][0-9]* fail:0 .*skip:0 ' \
+	     "$log_dir/$k.log"; then
+		f=$((f + 1))
+		summary+=("        hardening_failnth did not run on debug-6.1 (skipped or missing)")
+	fi
 	tally "$p" "$f" "$s" "kernel $k ($((SECONDS - t))s)"
 	# The run's own reasons, again in the summary at the end.
 	while IFS= read -r line; do
@@ -233,20 +243,20 @@ done
 # --- A CPU isolated from timers ----------------------------------------------
 # QTIMER_F_CPU must refuse a CPU booted as nohz_full= (qtimer_validate_test's
 # arm_cpu_isolated_from_timers, which skips on a kernel booted without it).
-# One short boot with CPU 3 isolated runs that suite, and the test must
-# have run, not skipped.
+# One short boot with CPU 3 isolated runs that suite, native and through
+# the 32-bit compat path, and the test must have run in both, not skipped.
 if printf '%s\n' "${run_kernels[@]}" | grep -qx stock-6.12; then
-	stage "isolated CPU: stock-6.12 with nohz_full=3, qtimer_validate_test"
+	stage "isolated CPU: stock-6.12 with nohz_full=3, qtimer_validate_test (and compat32)"
 	res=$(vm_run isolated-cpu stock-6.12 --tag isolated-cpu --cmdline nohz_full=3 \
-		--suites qtimer_validate_test)
+		--suites qtimer_validate_test,compat32_qtimer_validate_test)
 	[ -n "$res" ] || res="0 1 0"
 	read -r p f s <<<"$res"
 	# (the kselftest runner prefixes a suite's own lines with "# ", and
 	# the serial console ends lines with \r)
-	if ! grep -aqE $'^(# )?ok [0-9]+ validate\\.arm_cpu_isolated_from_timers\r?$' \
-	     "$top/build/vm/stock-6.12/isolated-cpu/console.log"; then
+	if [ "$(grep -acE $'^(# )?ok [0-9]+ validate\\.arm_cpu_isolated_from_timers\r?$' \
+	       "$top/build/vm/stock-6.12/isolated-cpu/console.log")" != 2 ]; then
 		f=$((f + 1))
-		why="arm_cpu_isolated_from_timers did not pass (skipped or missing)"
+		why="arm_cpu_isolated_from_timers did not pass twice, native and compat32 (skipped or missing)"
 	fi
 	tally "$p" "$f" "$s" "isolated CPU (nohz_full=3) on stock-6.12"
 	[ -z "${why:-}" ] || summary+=("        $why")
