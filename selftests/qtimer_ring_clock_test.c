@@ -202,8 +202,14 @@ TEST_F(clockset, ticker_reaped_while_set_pending_is_cancelled)
 	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec[0]));
 	ASSERT_EQ(id, rec[0].id);
 	qt_ring_set_tail(&self->r, idx + 1);
+	/*
+	 * Armed from its own CPU: an hrtimer started from here could fire
+	 * here, and on PREEMPT_RT its softirq thread would wait for this one.
+	 */
+	ASSERT_EQ(0, qt_pin_self(other));
 	ASSERT_EQ(0, qt_arm_cpu(self->fd, CLOCK_MONOTONIC, 0, 50 * NSEC_PER_MSEC,
 				0, 0xc09, other, &other_id));
+	ASSERT_EQ(0, qt_pin_self(here));
 	if (sched_setscheduler(0, SCHED_FIFO, &sp))
 		SKIP(return, "cannot use SCHED_FIFO: %s", strerror(errno));
 	QT_STEP_REALTIME(10 * NSEC_PER_SEC);
