@@ -156,6 +156,13 @@ def growth(rows, idx, flags):
     return out
 
 
+def verdict(out, verdicts, name, value, ok, detail):
+    """One goal's line, PASS, MISS or (ok None) n/a with @detail, counted."""
+    v = "n/a" if ok is None else ("PASS" if ok else "MISS")
+    verdicts[v] += 1
+    out.append("  %-4s  %-52s %s" % (v, name, value if ok is not None else detail))
+
+
 def goals(rows, idx):
     """The issue's goals, from the measured numbers."""
     out = []
@@ -169,9 +176,7 @@ def goals(rows, idx):
     verdicts = {"PASS": 0, "MISS": 0, "n/a": 0}
 
     def say(name, value, ok, detail):
-        v = "n/a" if ok is None else ("PASS" if ok else "MISS")
-        verdicts[v] += 1
-        out.append("  %-4s  %-52s %s" % (v, name, value if ok is not None else detail))
+        verdict(out, verdicts, name, value, ok, detail)
 
     def ratio_goal(name, num_v, den_v, limit, fmt="%.3f", below=False):
         """Goal: num/den at most limit, or below it with below=True."""
@@ -247,15 +252,13 @@ def delivery_goals(rows, idx, flags):
     out = []
     verdicts = {"PASS": 0, "MISS": 0, "n/a": 0}
 
-    def say(name, value, limit, below=False, fmt="%.0f", unit=""):
+    def say(name, value, limit, fmt="%.0f", unit=""):
         if value is None or limit is None:
-            verdicts["n/a"] += 1
-            out.append("  %-4s  %-52s not measured" % ("n/a", name))
+            verdict(out, verdicts, name, None, None, "not measured")
             return
-        ok = value <= limit
-        verdicts["PASS" if ok else "MISS"] += 1
-        out.append("  %-4s  %-52s %s (goal <= %s)" % (
-            "PASS" if ok else "MISS", name, (fmt % value) + unit, (fmt % limit) + unit))
+        verdict(out, verdicts, name, "%s (goal <= %s)" % ((fmt % value) + unit,
+                                                          (fmt % limit) + unit),
+                value <= limit, "")
 
     def fire(mech, n, field):
         batch = next((r["batch"] for r in rows if r["mechanism"] == mech
