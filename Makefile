@@ -22,6 +22,7 @@
 #   make vm KERNEL=stock-6.1 [SUITES=glob] [MODPARAMS="a=1"] [RUN="prog args"]
 #                       one VM run (scripts/vm/run.sh)
 #   make clean
+#   make help           every target, one line each
 #
 # Guest-content contract
 # ----------------------
@@ -94,7 +95,7 @@ build_products := --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
 	--exclude='*.mod.c' --exclude='.*.cmd' --exclude='modules.order' \
 	--exclude='Module.symvers' --exclude='*.a' --exclude='.tmp_*'
 
-.PHONY: all module user guest guest-module guest-rig-module guest-user check check-long bench demo vm clean
+.PHONY: all module user guest guest-module guest-rig-module guest-user check check-long bench demo vm clean help
 
 all: module user
 
@@ -168,6 +169,39 @@ vm:
 		$(if $(SUITES),--suites '$(SUITES)') \
 		$(if $(MODPARAMS),--modparams '$(MODPARAMS)') \
 		$(if $(RUN),--run '$(RUN)')
+
+# One line per target, in the words of the comments above and of
+# packaging/install.mk; keep it in step when a target comes or goes.
+help:
+	@echo 'Build (for the running kernel, or KDIR=<kernel build dir>):'
+	@echo '  make                  the module and the user-space part (module + user)'
+	@echo '  make module           kmod/qtimer.ko'
+	@echo '  make user             libtimerdev and qtimerctl into build/user/ (needs libmnl-dev)'
+	@echo 'Install (DESTDIR=, PREFIX=/usr/local, KDIR=):'
+	@echo '  make install          all of the install-* targets below'
+	@echo '  make install-module   qtimer.ko into /lib/modules/<release>/extra (depmod without DESTDIR)'
+	@echo '  make install-headers  uapi/linux/*.h into $$(PREFIX)/include/linux'
+	@echo '  make install-qtimerctl  qtimerctl and its man page'
+	@echo '  make install-udev     packaging/60-qtimer.rules into /lib/udev/rules.d'
+	@echo '  make install-dkms     the module source into /usr/src/qtimer-<version> for DKMS'
+	@echo '  make install-libtimerdev  libtimerdev, its header, .pc file and man pages'
+	@echo '  make uninstall        remove what install put in place'
+	@echo '  make install-check    install into a scratch DESTDIR and check the layout'
+	@echo 'Test in QEMU (never loads anything into this machine'"'"'s kernel):'
+	@echo '  make check            the whole test run, as root; quick: KERNELS=stock-6.1 SELFTEST=0 make check'
+	@echo '  make check-long       as root, the hardening suites for longer on debug-6.1, rt-6.12, kcsan-6.1'
+	@echo '  make demo             as root, boot a test kernel (KERNEL=stock-6.1) and run the demo'
+	@echo '  make bench            benchmarks in one VM (KERNEL=, BENCH_ARGS=--quick)'
+	@echo '  make vm               one VM run: KERNEL=, SUITES=glob, MODPARAMS=, RUN='
+	@echo 'Test-rig building blocks (KERNEL=<name> OUT=<absolute dir>):'
+	@echo '  make guest            everything a test VM gets (the three below)'
+	@echo '  make guest-module     qtimer.ko for KERNEL into OUT'
+	@echo '  make guest-rig-module the rig self-test module qtimer_rig.ko (test only)'
+	@echo '  make guest-user       the suites, programs and libraries into OUT'
+	@echo 'Other:'
+	@echo '  make clean            remove build products (build/user, build/vm, build/install)'
+	@echo '  make help             this list'
+	@echo 'Documentation/testing.rst and Documentation/admin-guide.rst say more.'
 
 clean:
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(TOP) clean; fi
