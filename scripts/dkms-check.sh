@@ -8,10 +8,10 @@
 # (Debian's package, scripts/setup.sh) runs `add`, `build` and `install`
 # from that /usr/src for each test kernel's headers, and a VM boots the
 # DKMS-installed qtimer.ko and runs a suite against it.  install-check.sh
-# only sources dkms.conf and runs its MAKE line; this is where the tool's
-# own reading of the file (its variables, BUILT_MODULE_LOCATION, signing,
-# the install layout) is tested.  Prints kselftest TAP ending with a
-# "# Totals:" line; exits non-zero on a failure.
+# only sources dkms.conf and runs the MAKE line DKMS would; this is where
+# the tool's own reading of the file (its variables, BUILT_MODULE_LOCATION,
+# BUILD_EXCLUSIVE_*, signing, the install layout) is tested.  Prints
+# kselftest TAP ending with a "# Totals:" line; exits non-zero on a failure.
 #
 #   scripts/dkms-check.sh [KERNEL...]
 #

@@ -144,27 +144,44 @@ dkms_tree_ok() {
 check "DKMS source tree in /usr/src/qtimer-$version" dkms_tree_ok
 
 # 9: DKMS's own build recipe, run as DKMS would on a copy of that tree.
+# dkms.conf leaves MAKE[0] and CLEAN to DKMS's defaults (those of dkms
+# 3.0.10, /usr/sbin/dkms's read_conf) and limits the build with
+# BUILD_EXCLUSIVE_*, so both are applied here as dkms applies them.
 dkms_build() {
 	# The names dkms.conf uses, as DKMS defines them before sourcing it.
 	# shellcheck disable=SC2034
 	local dkms_tree=$scratch/dkms kernel_source_dir=$kdir
 	# shellcheck disable=SC2034
 	local PACKAGE_NAME PACKAGE_VERSION MAKE CLEAN BUILT_MODULE_NAME BUILT_MODULE_LOCATION
+	local BUILD_EXCLUSIVE_KERNEL BUILD_EXCLUSIVE_CONFIG kconf
+	local build=$dkms_tree/qtimer/$version/build
 	mkdir -p "$dkms_tree/qtimer/$version"
-	cp -a "$dkms_dir" "$dkms_tree/qtimer/$version/build"
+	cp -a "$dkms_dir" "$build"
 	# shellcheck disable=SC1090,SC1091
-	. "$dkms_tree/qtimer/$version/build/dkms.conf"
-	(cd "$dkms_tree/qtimer/$version/build" && eval "${MAKE[0]}") || return 1
-	local built=$dkms_tree/qtimer/$version/build/${BUILT_MODULE_LOCATION[0]}${BUILT_MODULE_NAME[0]}.ko
+	. "$build/dkms.conf"
+	[ -n "${MAKE[0]:-}" ] || MAKE[0]="make -C $kernel_source_dir M=$build"
+	[ -n "${CLEAN:-}" ] || CLEAN="make -C $kernel_source_dir M=$build clean"
+	if [ -n "${BUILD_EXCLUSIVE_KERNEL:-}" ] && ! [[ $kver =~ $BUILD_EXCLUSIVE_KERNEL ]]; then
+		echo "BUILD_EXCLUSIVE_KERNEL excludes $kver"
+		return 1
+	fi
+	if [ -e "$kdir/.config" ]; then
+		for kconf in ${BUILD_EXCLUSIVE_CONFIG:-}; do
+			grep -qE "^$kconf=[ym]" "$kdir/.config" ||
+				{ echo "BUILD_EXCLUSIVE_CONFIG: $kconf is not set in $kdir/.config"; return 1; }
+		done
+	fi
+	(cd "$build" && eval "${MAKE[0]}") || return 1
+	local built=$build/${BUILT_MODULE_LOCATION[0]}${BUILT_MODULE_NAME[0]}.ko
 	[ -f "$built" ] || { echo "DKMS would not find $built"; return 1; }
 	[ "$(modinfo -F vermagic "$built" | cut -d' ' -f1)" = "$kver" ] || return 1
-	(cd "$dkms_tree/qtimer/$version/build" && eval "$CLEAN") || return 1
+	(cd "$build" && eval "$CLEAN") || return 1
 	[ ! -f "$built" ] || { echo "CLEAN left $built"; return 1; }
 }
 if [ -n "$kdir" ]; then
-	check "dkms.conf MAKE builds the installed tree for $kver, CLEAN cleans it" dkms_build
+	check "dkms.conf admits $kver, DKMS's MAKE builds the installed tree, CLEAN cleans it" dkms_build
 else
-	skip "dkms.conf MAKE builds the installed tree" "no kernel build dir"
+	skip "DKMS's MAKE builds the installed tree" "no kernel build dir"
 fi
 
 # 10: libtimerdev, through its own install target.
