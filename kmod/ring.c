@@ -36,6 +36,20 @@
 #define QT_RING_SETTLE_CHUNK	256
 /* Records poll() looks at per hold of the file's lock. */
 #define QT_RING_SCAN_CHUNK	1024
+/*
+ * The drain's pace: it looks at the tail a ticker's period after the
+ * ticker's record was written (it is due again then), and every
+ * QT_DRAIN_MIN_NS while records wait for room; each run that finds the
+ * tail where the last one left it doubles the wait, up to QT_DRAIN_MAX_NS
+ * (or the period, if longer), so a consumer that stopped costs little.
+ * A run settles at most QT_DRAIN_CHUNKS chunks, then lets the next run go on.
+ */
+#define QT_DRAIN_MIN_NS		NSEC_PER_MSEC
+#define QT_DRAIN_MAX_NS		(64 * NSEC_PER_MSEC)
+#define QT_DRAIN_BACKOFF	6
+#define QT_DRAIN_CHUNKS		16
+
+static void qt_ring_drain_work(struct work_struct *work);
 
 static inline u32 qt_ring_idx(const struct qt_ring *ring, u32 pos)
 {
@@ -56,6 +70,8 @@ int qt_ring_setup(struct qt_ctx *ctx, struct qtimer_ring_setup *setup)
 	ring = kzalloc(sizeof(*ring), GFP_KERNEL_ACCOUNT);
 	if (!ring)
 		return -ENOMEM;
+	ring->ctx = ctx;
+	INIT_DELAYED_WORK(&ring->drain, qt_ring_drain_work);
 	ring->entries = setup->entries;
 	ring->nr_pages = PAGE_ALIGN(size) >> PAGE_SHIFT;
 	ring->pages = kcalloc(ring->nr_pages, sizeof(*ring->pages),
@@ -112,13 +128,17 @@ out:
 	return ret;
 }
 
-/* The file is gone: so is any mapping (each held the file). */
+/*
+ * The file is gone: so is any mapping (each held the file).  Its context
+ * no longer points at the ring, so the drain no longer queues itself.
+ */
 void qt_ring_destroy(struct qt_ring *ring)
 {
 	unsigned int i;
 
 	if (!ring)
 		return;
+	cancel_delayed_work_sync(&ring->drain);
 	kvfree(ring->owner);
 	if (ring->vaddr)
 		vunmap(ring->vaddr);
@@ -144,6 +164,21 @@ int qt_ring_mmap(struct qt_ctx *ctx, struct vm_area_struct *vma)
 	return vm_insert_pages(vma, vma->vm_start, ring->pages, &nr);
 }
 
+/*
+ * Have the drain run @ns from now, unless it runs sooner anyway.  Rounded
+ * up to whole jiffies: a ticker's drain never comes before it is due.
+ */
+static void qt_ring_drain_arm(struct qt_ring *ring, u64 ns)
+{
+	unsigned long delay = nsecs_to_jiffies(ns) + 1;
+
+	if (ring->drain_armed && time_before_eq(ring->drain_at, jiffies + delay))
+		return;
+	ring->drain_armed = true;
+	ring->drain_at = jiffies + delay;
+	mod_delayed_work(system_wq, &ring->drain, delay);
+}
+
 /* Write @t's record at head and publish it; @t becomes RINGED. */
 static void qt_ring_write(struct qt_ctx *ctx, struct qt_ring *ring,
 			  struct qt_timer *t)
@@ -164,6 +199,15 @@ static void qt_ring_write(struct qt_ctx *ctx, struct qt_ring *ring,
 	ring->head++;
 	/* The record before the head that shows it (the consumer acquires). */
 	smp_store_release(ring->head_p, ring->head);
+	/*
+	 * A ticker is due again a period from now: the drain looks then
+	 * whether the consumer passed its record, as nothing else may.
+	 */
+	if (t->period && !(t->flags & QT_TF_CANCELED)) {
+		if (!ring->drain_period || t->period < ring->drain_period)
+			ring->drain_period = t->period;
+		qt_ring_drain_arm(ring, max_t(u64, t->period, QT_DRAIN_MIN_NS));
+	}
 }
 
 /*
@@ -182,6 +226,8 @@ void qt_ring_add(struct qt_ctx *ctx, struct qt_timer *t)
 	}
 	qt_ready_queue(ctx, t);
 	WRITE_ONCE(*ring->flags_p, QTIMER_RING_OVERFLOW);
+	/* It moves in once the tail frees room: the drain looks for that. */
+	qt_ring_drain_arm(ring, QT_DRAIN_MIN_NS);
 }
 
 /*
@@ -410,6 +456,84 @@ static bool qt_ring_settle_all(struct qt_ctx *ctx, struct qt_timer **dead)
 		spin_lock_irq(&ctx->wqh.lock);
 	} while (ret);
 	return stuck;
+}
+
+/*
+ * After a run of the drain: run again while a ticker stands behind a
+ * record (its period after the shortest one's) or records wait for room
+ * (soon), backing off while the tail stays where it was.
+ */
+static void qt_ring_drain_again(struct qt_ctx *ctx, struct qt_ring *ring)
+{
+	u32 tail = qt_ring_tail(ring);
+	u64 ns = 0;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+	ring->drain_armed = false;
+	if (!ring->nr_owned)
+		ring->drain_period = 0;
+	if (ring->drain_period)
+		ns = max_t(u64, ring->drain_period, QT_DRAIN_MIN_NS);
+	if (ctx->ready)
+		ns = QT_DRAIN_MIN_NS;
+	if (!ns) {
+		ring->drain_idle = 0;
+		return;
+	}
+	if (tail != ring->drain_tail)
+		ring->drain_idle = 0;
+	else if (ring->drain_idle < QT_DRAIN_BACKOFF)
+		ring->drain_idle++;
+	ring->drain_tail = tail;
+	qt_ring_drain_arm(ring, min_t(u64, ns << ring->drain_idle,
+				      max_t(u64, ns, QT_DRAIN_MAX_NS)));
+}
+
+/*
+ * The drain: reap what the consumer passed and move waiting records in, as
+ * poll() does, for consumers that never call it.  An edge-triggered epoll
+ * or an io_uring multishot poll calls ->poll() only after a wakeup, and a
+ * mapped consumer that advances the tail makes none: without this, a
+ * ticker whose record it took would never fire again and records waiting
+ * for room would never arrive.  It runs in process context, a chunk per
+ * hold of the file's lock, at most QT_DRAIN_CHUNKS chunks a run.
+ */
+static void qt_ring_drain_work(struct work_struct *work)
+{
+	struct qt_ring *ring = container_of(to_delayed_work(work),
+					    struct qt_ring, drain);
+	struct qt_ctx *ctx = ring->ctx;
+	unsigned int chunks = 0;
+	int ret;
+
+	do {
+		struct qt_base *base = NULL, *need = NULL;
+		struct qt_timer *dead = NULL;
+
+		spin_lock_irq(&ctx->wqh.lock);
+		/* The file is being released: its timers are all dying. */
+		if (ctx->ring != ring) {
+			spin_unlock_irq(&ctx->wqh.lock);
+			return;
+		}
+		ret = qt_ring_settle(ctx, &base, QT_RING_SETTLE_CHUNK, &need,
+				     &dead);
+		if (base)
+			qt_base_unlock_carried(base);
+		if (!ret || ++chunks == QT_DRAIN_CHUNKS)
+			qt_ring_drain_again(ctx, ring);
+		spin_unlock_irq(&ctx->wqh.lock);
+		qt_ctx_end(ctx, &dead);
+		/* No room for a ticker: the next run (or poll()) tries again. */
+		if (ret == -EAGAIN && qt_base_reserve(need, 1)) {
+			spin_lock_irq(&ctx->wqh.lock);
+			if (ctx->ring == ring)
+				qt_ring_drain_again(ctx, ring);
+			spin_unlock_irq(&ctx->wqh.lock);
+			return;
+		}
+		cond_resched();
+	} while (ret && chunks < QT_DRAIN_CHUNKS);
 }
 
 /*

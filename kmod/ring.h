@@ -15,6 +15,7 @@
 #include <linux/mutex.h>
 #include <linux/poll.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <linux/qtimer.h>
 
 #include "clock.h"
@@ -46,6 +47,19 @@ struct qt_ring {
 	u32 scanned;
 	/* (C) the RINGED timer of each record in [reaped, head), or NULL */
 	struct qt_timer **owner;
+	/*
+	 * The drain (ring.c, qt_ring_drain_work()): while a ticker stands
+	 * behind a record or records wait in the kernel, the kernel looks
+	 * at the tail by itself now and then, so that what the consumer
+	 * passed with no system call is reaped and refilled, and wakes it.
+	 */
+	struct qt_ctx *ctx;		/* constant, the ring's file */
+	struct delayed_work drain;
+	unsigned long drain_at;		/* (C) when it runs, if drain_armed */
+	bool drain_armed;		/* (C) queued, and not yet run */
+	u8 drain_idle;			/* (C) its runs since the tail last moved */
+	u32 drain_tail;			/* (C) the tail its last run saw */
+	u64 drain_period;		/* (C) the shortest period behind a record */
 	/* The namespace offsets of the thread that set the ring up. */
 	ktime_t ns_offset[QT_NR_CLOCKS];
 	struct mutex read_mutex;	/* one read() at a time */

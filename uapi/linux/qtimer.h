@@ -172,10 +172,18 @@
  * Nothing is dropped when the ring is full: later records wait in the
  * kernel, in order, and QTIMER_RING_OVERFLOW is set in the ring's flags
  * while any do.  They move into the ring as tail frees room, on the next
- * expiry, poll() or read(): a consumer that finds the ring empty calls
- * poll() (which also sleeps until records are pending) or read().  A
- * periodic timer still has at most one pending record, the ring's or the
- * kernel's; its expirations meanwhile are counted into its next record.
+ * expiry, poll() or read(), and with none of those the kernel looks at
+ * tail by itself: within a few milliseconds while it moves, and at least
+ * every 64 ms while it does not.  Likewise a periodic timer whose record
+ * tail passed is re-armed (or fires at once, its missed periods counted)
+ * on the next expiry, poll() or read(), or at the latest when the kernel
+ * looks, which it does about a period after the record was written.  Each
+ * record that so becomes claimable wakes the file's waiters, so
+ * edge-triggered consumers (epoll's EPOLLET, io_uring's multishot
+ * POLL_ADD) that only claim from the mapping and advance tail never
+ * stall.  A periodic timer still has at most one pending record, the
+ * ring's or the kernel's; its expirations meanwhile are counted into its
+ * next record.
  * A clock set reaches the ring's records of cancel-on-set timers once
  * poll() or read() on the file returns after clock_settime() did (they
  * wait for it): a record claimed from the mapping before then may still be
