@@ -232,10 +232,13 @@ void qt_ring_add(struct qt_ctx *ctx, struct qt_timer *t)
 
 /*
  * Void @t's record, as CANCEL and MODIFY must, unless the consumer claimed
- * it first: one compare-and-swap decides.  Returns true if the record is
+ * it first: one atomic operation decides.  Returns true if the record is
  * void (also when the consumer voided it itself), false if it was claimed.
- * The consumer owns the word too, so a hostile one could keep changing it:
- * after a few lost races the record counts as void, its own doing.
+ * An honest consumer writes the word once, by its claim; one that keeps
+ * changing its other bits could make every compare-and-swap fail, so after
+ * a few the kernel takes the word by exchange: what it held decides, and a
+ * claim it finds is put back.  Either way the answer is final: a record
+ * said void is VOID in the ring, and read() no longer stands behind it.
  */
 bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t)
 {
@@ -253,7 +256,12 @@ bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t)
 			return true;
 		old = was;
 	}
-	return true;
+	was = xchg(flags, QTIMER_REC_VOID);
+	if ((was & QTIMER_REC_CLAIM) == QTIMER_REC_READY ||
+	    (was & QTIMER_REC_CLAIM) == QTIMER_REC_VOID)
+		return true;
+	cmpxchg(flags, QTIMER_REC_VOID, was);
+	return false;
 }
 
 /* @t no longer stands behind its record: the reap passes it by. */
@@ -609,19 +617,27 @@ __poll_t qt_ring_poll(struct qt_ctx *ctx)
 /*
  * Claim up to @max READY records from the tail on, as a mapped consumer
  * would, into @recs (claim bits clear) with their positions in @pos.
- * *@tail becomes where the scan stopped.
+ * *@tail becomes where the scan stopped: it looks at QT_RING_SCAN_CHUNK
+ * records at most, claimed or not, as a consumer that claims records and
+ * puts its tail back could otherwise have each call walk the whole ring
+ * with interrupts off.  A record is taken only if its timer still stands
+ * behind it: whatever user space writes into a slot the kernel voided, or
+ * into one whose record it no longer owns, read() does not return it.
  */
 static unsigned int qt_ring_claim(struct qt_ring *ring, u32 *tail,
 				  struct qtimer_record *recs, u32 *pos,
 				  unsigned int max)
 {
-	unsigned int nr = 0;
+	unsigned int nr = 0, looked = 0;
 
-	while (*tail != ring->head && nr < max) {
-		struct qtimer_record *slot = &ring->recs[qt_ring_idx(ring, *tail)];
+	while (*tail != ring->head && nr < max && looked++ < QT_RING_SCAN_CHUNK) {
+		u32 idx = qt_ring_idx(ring, *tail);
+		struct qtimer_record *slot = &ring->recs[idx];
+		struct qt_timer *t = ring->owner[idx];
 		u32 flags = READ_ONCE(slot->flags);
 
-		if ((flags & QTIMER_REC_CLAIM) == QTIMER_REC_READY &&
+		if (t && t->ring_pos == *tail &&
+		    (flags & QTIMER_REC_CLAIM) == QTIMER_REC_READY &&
 		    cmpxchg(&slot->flags, flags,
 			    (flags & ~QTIMER_REC_CLAIM) | QTIMER_REC_TAKEN) == flags) {
 			recs[nr].id = READ_ONCE(slot->id);
@@ -695,6 +711,26 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			smp_store_release(ring->tail_p, tail);
 			if (got)
 				break;
+			/*
+			 * A look that found nothing to take, but ended before
+			 * head, or moved the tail past records a reap may turn
+			 * into new ones (tickers, the overflow): look again,
+			 * O_NONBLOCK too, but let go first and end on a
+			 * signal, as another thread that keeps putting the
+			 * tail back can make such looks follow each other for
+			 * ever.
+			 */
+			if (!stuck && (tail != ring->head || ring->reaped != tail)) {
+				spin_unlock_irq(&ctx->wqh.lock);
+				qt_ctx_end(ctx, &dead);
+				cond_resched();
+				spin_lock_irq(&ctx->wqh.lock);
+				if (signal_pending(current)) {
+					ret = -ERESTARTSYS;
+					break;
+				}
+				continue;
+			}
 			/*
 			 * A ticker could not be re-armed for want of memory:
 			 * say so, as read() without a ring does, rather than

@@ -162,7 +162,13 @@
  * from the ring the same way, and returns them with the claim bits clear.
  *
  * So CANCEL and MODIFY keep their rule for a mapped consumer: after they
- * return, no record of the old schedule can be claimed.  Their result says
+ * return, no record of the old schedule can be claimed.  That holds
+ * whatever user space writes into the mapping: a record they say they
+ * voided is QTIMER_REC_VOID when they return, and read() only takes a
+ * record whose timer the kernel still stands behind, so it never returns
+ * one that was voided or that tail already passed.  What user space
+ * writes there otherwise (READY written back into a record, a tail moved
+ * by hand) affects only what its own claims see.  Their result says
  * who won: QTIMER_CANCEL_QUEUED if they voided a pending record; for a
  * record the consumer had claimed, -ENOENT for a one-shot, which its claim
  * consumed, as a read() does, and for a periodic timer
