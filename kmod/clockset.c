@@ -25,36 +25,40 @@ static LIST_HEAD(qt_cos_list);
 static DEFINE_MUTEX(qt_cos_mutex);
 
 /*
- * Clock sets announced by the notifier, and those the work has applied.
- * The notifier runs before any timer can see the new time, so a timer that
- * expires while they differ may have been made due by the set itself.
+ * Clock sets announced by the notifier; each file counts those applied to
+ * it (ctx->cos_applied).
  */
 static atomic_t qt_clock_sets = ATOMIC_INIT(0);
-static atomic_t qt_clock_sets_done = ATOMIC_INIT(0);
 
-/* A clock set was announced and its work has not finished. */
-bool qt_clock_set_pending(void)
+/*
+ * A clock set was announced that @ctx's cancel-on-set timers have not been
+ * brought yet.  The notifier runs before any timer can see the new time, so
+ * a timer of @ctx that expires meanwhile may have been made due by the set.
+ */
+bool qt_clock_set_pending(const struct qt_ctx *ctx)
 {
-	return atomic_read(&qt_clock_sets) != atomic_read(&qt_clock_sets_done);
+	return atomic_read(&qt_clock_sets) != READ_ONCE(ctx->cos_applied);
 }
 
 /*
  * @ctx is about to arm a cancel-on-set timer: files with such timers are
- * walked when the clock is set.
+ * walked when the clock is set.  A file new to the list has seen every set
+ * announced so far (it had no such timer); one on it takes the sets it
+ * was not brought yet first, so that none cancels the timer armed after it.
  */
 void qt_cos_track(struct qt_ctx *ctx)
 {
-	/*
-	 * A clock set still being applied must not cancel a timer armed
-	 * after it: let it finish first.  One comparison when none is.
-	 */
-	qt_clock_set_sync();
-	if (!list_empty_careful(&ctx->cos_node))
-		return;
-	mutex_lock(&qt_cos_mutex);
-	if (list_empty(&ctx->cos_node))
-		list_add_tail(&ctx->cos_node, &qt_cos_list);
-	mutex_unlock(&qt_cos_mutex);
+	if (list_empty_careful(&ctx->cos_node)) {
+		mutex_lock(&qt_cos_mutex);
+		if (list_empty(&ctx->cos_node)) {
+			mutex_lock(&ctx->cos_walk);
+			WRITE_ONCE(ctx->cos_applied, atomic_read(&qt_clock_sets));
+			mutex_unlock(&ctx->cos_walk);
+			list_add_tail(&ctx->cos_node, &qt_cos_list);
+		}
+		mutex_unlock(&qt_cos_mutex);
+	}
+	qt_clock_set_sync(ctx);
 }
 
 /*
@@ -133,48 +137,62 @@ static bool qt_clock_set_cancel(struct qt_ctx *ctx, struct qt_timer *t)
  * the walk (qt_cos_track()), so one that lands behind it while the lock
  * is dropped is not missed.
  */
+static void qt_clock_set_file(struct qt_ctx *ctx, int sets)
+{
+	u32 slot, end, done;
+	unsigned int i;
+
+	mutex_lock(&ctx->cos_walk);
+	/* Another walk (the work's, or a poll()'s) brought it this far. */
+	if (sets - ctx->cos_applied <= 0) {
+		mutex_unlock(&ctx->cos_walk);
+		return;
+	}
+	for (i = 0; i < ctx->nr_shards; i++) {
+		struct qt_shard *shard = &ctx->shards[i];
+		struct qt_ids *ids = &shard->ids;
+
+		spin_lock_irq(&shard->lock);
+		spin_lock(&ctx->wqh.lock);
+		slot = 0;
+		while (shard->nr_cancel_on_set && slot < ids->nr_slots) {
+			bool queued = false;
+
+			end = min(slot + QT_WALK_SLOTS, ids->nr_slots);
+			done = 0;
+			while (done < QT_WALK_TIMERS &&
+			       (slot = qt_ids_next_marked(ids, slot, end)) < end) {
+				struct qt_timer *t = qt_ids_get(ids, slot);
+
+				/* Only a live cancel-on-set timer's slot is marked. */
+				if (!WARN_ON_ONCE(!t || !(t->flags & QT_TF_CANCEL_ON_SET)))
+					queued |= qt_clock_set_cancel(ctx, t);
+				slot++;
+				done++;
+			}
+			if (queued)
+				wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+			spin_unlock(&ctx->wqh.lock);
+			spin_unlock_irq(&shard->lock);
+			cond_resched();
+			spin_lock_irq(&shard->lock);
+			spin_lock(&ctx->wqh.lock);
+		}
+		spin_unlock(&ctx->wqh.lock);
+		spin_unlock_irq(&shard->lock);
+	}
+	WRITE_ONCE(ctx->cos_applied, sets);
+	mutex_unlock(&ctx->cos_walk);
+}
+
 static void qt_clock_set_workfn(struct work_struct *work)
 {
 	int sets = atomic_read(&qt_clock_sets);
 	struct qt_ctx *ctx;
-	u32 slot, end, done;
-	unsigned int i;
 
 	mutex_lock(&qt_cos_mutex);
 	list_for_each_entry(ctx, &qt_cos_list, cos_node) {
-		for (i = 0; i < ctx->nr_shards; i++) {
-			struct qt_shard *shard = &ctx->shards[i];
-			struct qt_ids *ids = &shard->ids;
-
-			spin_lock_irq(&shard->lock);
-			spin_lock(&ctx->wqh.lock);
-			slot = 0;
-			while (shard->nr_cancel_on_set && slot < ids->nr_slots) {
-				bool queued = false;
-
-				end = min(slot + QT_WALK_SLOTS, ids->nr_slots);
-				done = 0;
-				while (done < QT_WALK_TIMERS &&
-				       (slot = qt_ids_next_marked(ids, slot, end)) < end) {
-					struct qt_timer *t = qt_ids_get(ids, slot);
-
-					/* Only a live cancel-on-set timer's slot is marked. */
-					if (!WARN_ON_ONCE(!t || !(t->flags & QT_TF_CANCEL_ON_SET)))
-						queued |= qt_clock_set_cancel(ctx, t);
-					slot++;
-					done++;
-				}
-				if (queued)
-					wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
-				spin_unlock(&ctx->wqh.lock);
-				spin_unlock_irq(&shard->lock);
-				cond_resched();
-				spin_lock_irq(&shard->lock);
-				spin_lock(&ctx->wqh.lock);
-			}
-			spin_unlock(&ctx->wqh.lock);
-			spin_unlock_irq(&shard->lock);
-		}
+		qt_clock_set_file(ctx, sets);
 		/*
 		 * A file stays on the list until it is closed, with or
 		 * without cancel-on-set timers left, and a user may have as
@@ -183,7 +201,6 @@ static void qt_clock_set_workfn(struct work_struct *work)
 		cond_resched();
 	}
 	mutex_unlock(&qt_cos_mutex);
-	atomic_set(&qt_clock_sets_done, sets);
 }
 
 static DECLARE_WORK(qt_clock_set_work, qt_clock_set_workfn);
@@ -196,16 +213,20 @@ static void qt_clock_set_irq_work(struct irq_work *work)
 static DEFINE_IRQ_WORK(qt_clock_set_iw, qt_clock_set_irq_work);
 
 /*
- * Wait until the clock sets announced so far have been applied to every
- * file: ARM and MODIFY of a cancel-on-set timer, and a mapped ring's poll()
- * and read(), which must see a set that clock_settime() returned from.
+ * Bring the clock sets announced so far to @ctx's cancel-on-set timers, if
+ * the work has not yet: ARM and MODIFY of a cancel-on-set timer, and a
+ * mapped ring's poll() and read(), which must see a set that
+ * clock_settime() returned from.  The caller walks its own file (or waits
+ * for the walk under way on it), never the other files on the list: a
+ * zero-timeout poll() must not wait for other users' files.
  */
-void qt_clock_set_sync(void)
+void qt_clock_set_sync(struct qt_ctx *ctx)
 {
-	if (!qt_clock_set_pending())
+	int sets = atomic_read(&qt_clock_sets);
+
+	if (sets == READ_ONCE(ctx->cos_applied) || list_empty_careful(&ctx->cos_node))
 		return;
-	irq_work_sync(&qt_clock_set_iw);
-	flush_work(&qt_clock_set_work);
+	qt_clock_set_file(ctx, sets);
 }
 
 /*

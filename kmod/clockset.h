@@ -13,8 +13,8 @@ struct qt_ctx;
 
 int qt_clockset_init(void);
 void qt_clockset_exit(void);
-bool qt_clock_set_pending(void);
-void qt_clock_set_sync(void);
+bool qt_clock_set_pending(const struct qt_ctx *ctx);
+void qt_clock_set_sync(struct qt_ctx *ctx);
 void qt_cos_track(struct qt_ctx *ctx);
 void qt_cos_untrack(struct qt_ctx *ctx);
 

@@ -251,6 +251,7 @@ struct qt_ctx *qt_ctx_create(void)
 		qt_ids_init(&ctx->shards[i].ids, get_random_u32());
 	}
 	INIT_LIST_HEAD(&ctx->cos_node);
+	mutex_init(&ctx->cos_walk);
 	return ctx;
 }
 

@@ -12,6 +12,7 @@
 
 #include <linux/hrtimer.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/prefetch.h>
 #include <linux/rcupdate.h>
 #include <linux/smp.h>
@@ -74,6 +75,13 @@ struct qt_ctx {
 	atomic_t nr_timers;
 	struct qt_user *user;
 	struct list_head cos_node;	/* on qt_cos_list, qt_cos_mutex */
+	/*
+	 * The clock sets applied to this file's cancel-on-set timers
+	 * (clockset.c): written under cos_walk, which one walk of the file
+	 * holds, and read without it by the expirer and the reap.
+	 */
+	struct mutex cos_walk;
+	int cos_applied;
 	struct rcu_head rcu;
 	unsigned int nr_shards;
 	struct qt_shard shards[];

@@ -311,7 +311,7 @@ static int qt_ring_reap_one(struct qt_ctx *ctx, struct qt_timer *t,
 	 * the periods it skipped are no catch-up to count.
 	 */
 	if ((t->flags & QT_TF_SET_WHILE_READ) ||
-	    ((t->flags & QT_TF_CANCEL_ON_SET) && qt_clock_set_pending())) {
+	    ((t->flags & QT_TF_CANCEL_ON_SET) && qt_clock_set_pending(t->ctx))) {
 		qt_ring_detach(ring, t);
 		qt_timer_queue_canceled(ctx, t, 0);
 		return 0;
@@ -597,7 +597,7 @@ __poll_t qt_ring_poll(struct qt_ctx *ctx)
 	bool stuck;
 
 	/* Records a clock set cancelled are void by the time poll() says. */
-	qt_clock_set_sync();
+	qt_clock_set_sync(ctx);
 	spin_lock_irq(&ctx->wqh.lock);
 	stuck = qt_ring_settle_all(ctx, &dead);
 	/*
@@ -699,7 +699,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	} else if (mutex_lock_interruptible(&ring->read_mutex)) {
 		return -ERESTARTSYS;
 	}
-	qt_clock_set_sync();
+	qt_clock_set_sync(ctx);
 	spin_lock_irq(&ctx->wqh.lock);
 	while (got < max) {
 		stuck = qt_ring_settle_all(ctx, &dead);
