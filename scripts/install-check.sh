@@ -190,7 +190,7 @@ fi
 # 10: libtimerdev, through its own install target.
 if grep -Eq '^install:' "$top/libtimerdev/Makefile" 2>/dev/null; then
 	check "libtimerdev: library, pkg-config file and header" \
-		bash -c "[ -f '$root$prefix/lib/libtimerdev.so.1' ] && [ -f '$root$prefix/lib/pkgconfig/libtimerdev.pc' ] &&
+		bash -c "[ -f '$root$prefix/lib/libtimerdev.so' ] && [ -f '$root$prefix/lib/pkgconfig/libtimerdev.pc' ] &&
 			 [ -f '$root$prefix/include/timerdev.h' ]"
 else
 	skip "libtimerdev installed" "libtimerdev has no install target"

@@ -47,6 +47,34 @@
 extern "C" {
 #endif
 
+/*
+ * The library's own version, apart from the device's (td_version).  These
+ * lines are the one place it is said: the Makefile makes the soname
+ * (libtimerdev.so.MAJOR), the file name and the pkg-config version from
+ * them.  A new minor version only adds; a new major version is a new
+ * soname.  TD_VERSION_HEX and td_lib_version() encode a version as
+ * TD_VERSION_NUM(major, minor, patch), each part below 256.
+ *
+ * TD_CHECK_VERSION(major, minor), usable in #if, is true when this header
+ * is of version major.minor or later: "may I use what major.minor added?".
+ * That is GLIB_CHECK_VERSION's sense and the one liburing documents for
+ * IO_URING_CHECK_VERSION, whose code does the opposite (true when the
+ * library is major.minor or older; liburing issue 1074).
+ * td_lib_version() says which library the program runs with, which may be
+ * a later minor version than the header it was built with.
+ */
+#define TD_VERSION_MAJOR	2
+#define TD_VERSION_MINOR	0
+#define TD_VERSION_PATCH	0
+#define TD_VERSION_NUM(major, minor, patch) \
+	(((major) << 16) | ((minor) << 8) | (patch))
+#define TD_VERSION_HEX \
+	TD_VERSION_NUM(TD_VERSION_MAJOR, TD_VERSION_MINOR, TD_VERSION_PATCH)
+#define TD_CHECK_VERSION(major, minor) \
+	(TD_VERSION_HEX >= TD_VERSION_NUM(major, minor, 0))
+
+unsigned int td_lib_version(void);
+
 #define TD_DEVICE_PATH		"/dev/qtimer"
 
 /* td_open() flags. */

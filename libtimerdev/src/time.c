@@ -2,9 +2,9 @@
 /*
  * Copyright (C) 2026 The qtimer authors
  *
- * The timespec conversions of LIBTIMERDEV_1.0, for the struct timespec of
- * the time_t the platform had before 64-bit time_t was a choice: always
- * built so, even when the rest of the library is built with
+ * The timespec conversions under their plain names, for the struct
+ * timespec of the time_t the platform had before 64-bit time_t was a
+ * choice: always built so, even when the rest of the library is built with
  * _TIME_BITS=64 (time64.c has the variants for that struct, and td_now()).
  */
 #undef _TIME_BITS

@@ -3,12 +3,17 @@
 # Copyright (C) 2026 The qtimer authors
 #
 # The shared library exports exactly the symbols of the version script, each
-# under the version node that names it, and carries the soname.
-# Usage: abi_check.sh LIB MAP
+# under the version node that names it, and carries the soname; and both are
+# those of the released ABI in BASELINE (test/abi.baseline), so that a
+# symbol dropped or moved from the map, or a soname changed, fails here
+# until the baseline says so too.
+# Usage: abi_check.sh LIB MAP BASELINE   (SONAME: the one the Makefile made)
 set -eu
+export LC_ALL=C
 
 lib=$1
 map=$2
+baseline=$3
 tmp=${O:-/tmp}/abi-check
 mkdir -p "$tmp"
 
@@ -39,6 +44,14 @@ if ! diff -u "$tmp/expected" "$tmp/declared"; then
 fi
 
 soname=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
-[ "$soname" = "${SONAME:-libtimerdev.so.1}" ] || fail "soname is '$soname'"
+[ "$soname" = "${SONAME:?}" ] || fail "soname is '$soname', not '$SONAME'"
+
+# The released ABI.
+[ "$(sed -n 's/^soname //p' "$baseline")" = "$soname" ] ||
+	fail "soname $soname is not the one of $baseline"
+grep '^td_' "$baseline" | sort > "$tmp/baseline"
+if ! diff -u "$tmp/baseline" "$tmp/exported"; then
+	fail "exported symbols or their versions differ from $baseline"
+fi
 
 echo "abi-check: $(wc -l < "$tmp/expected") symbols, soname $soname: ok"

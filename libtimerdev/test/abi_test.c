@@ -17,7 +17,8 @@ int main(void)
 	int ret = td_open_path(&ctx, "/nonexistent/qtimer", 0);
 
 	if (ret != -ENOENT || ctx || td_fd(NULL) != -EINVAL ||
-	    td_ns_from_timespec(&ts) != -1 || td_now(CLOCK_MONOTONIC) <= 0) {
+	    td_ns_from_timespec(&ts) != -1 || td_now(CLOCK_MONOTONIC) <= 0 ||
+	    td_lib_version() != TD_VERSION_HEX) {
 		fprintf(stderr, "abi_test: libtimerdev.so misbehaves (%d)\n", ret);
 		return 1;
 	}

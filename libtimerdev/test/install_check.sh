@@ -5,8 +5,8 @@
 # Install into a scratch DESTDIR, check the layout, then build a program
 # against the installed copy only, through pkg-config with a sysroot, both
 # with the shared and the static library, and run it.
-# Usage: install_check.sh SRCDIR   (O, MAKE, CC, PKG_CONFIG, VERSION from the
-# Makefile)
+# Usage: install_check.sh SRCDIR   (O, MAKE, CC, PKG_CONFIG, VERSION, SONAME
+# from the Makefile)
 set -eu
 
 srcdir=$1
@@ -24,10 +24,10 @@ for f in lib/libtimerdev.so.$VERSION lib/libtimerdev.a \
 	 share/man/man7/libtimerdev.7; do
 	[ -f "$root/$f" ] || fail "$prefix/$f not installed"
 done
-[ "$(readlink "$root/lib/libtimerdev.so.1")" = "libtimerdev.so.$VERSION" ] ||
-	fail "libtimerdev.so.1 is not a link to libtimerdev.so.$VERSION"
-[ "$(readlink "$root/lib/libtimerdev.so")" = libtimerdev.so.1 ] ||
-	fail "libtimerdev.so is not a link to libtimerdev.so.1"
+[ "$(readlink "$root/lib/$SONAME")" = "libtimerdev.so.$VERSION" ] ||
+	fail "$SONAME is not a link to libtimerdev.so.$VERSION"
+[ "$(readlink "$root/lib/libtimerdev.so")" = "$SONAME" ] ||
+	fail "libtimerdev.so is not a link to $SONAME"
 # Nothing outside PREFIX.
 extra=$(cd "$dest/root" && find . -type f -o -type l | grep -v "^\.$prefix/" || true)
 [ -z "$extra" ] || fail "installed outside $prefix: $extra"
@@ -42,34 +42,42 @@ case $cflags in *"$dest/root$prefix/include"*) ;; *) fail "cflags '$cflags'" ;; 
 
 # Only the installed headers: no -I into the source tree.
 prog=$dest/prog
+# The installed header, library and .pc file say one version.
 cat > "$prog.c" <<'PROG'
 #include <errno.h>
 #include <stdio.h>
 #include <timerdev.h>
 
+#if !TD_CHECK_VERSION(TD_VERSION_MAJOR, TD_VERSION_MINOR)
+#error "TD_CHECK_VERSION denies the version of its own header"
+#endif
+
 int main(void)
 {
 	struct td_ctx *ctx;
-	int ret = td_open_path(&ctx, "/nonexistent/qtimer", TD_CLOEXEC);
+	int ret = td_open_path(&ctx, "/nonexistent/qtimer", 0);
 
 	if (ret != -ENOENT || td_now(CLOCK_MONOTONIC) <= 0 ||
-	    sizeof(struct qtimer_record) != 32) {
+	    sizeof(struct qtimer_record) != 32 ||
+	    td_lib_version() != TD_VERSION_HEX) {
 		fprintf(stderr, "installed libtimerdev misbehaves: %d\n", ret);
 		return 1;
 	}
+	printf("%d.%d.%d\n", TD_VERSION_MAJOR, TD_VERSION_MINOR, TD_VERSION_PATCH);
 	return 0;
 }
 PROG
 # shellcheck disable=SC2086
 $CC -Wall -Wextra -Werror $cflags -o "$prog-shared" "$prog.c" $libs
-LD_LIBRARY_PATH="$root/lib" "$prog-shared" || fail "shared program failed"
-LD_LIBRARY_PATH="$root/lib" ldd "$prog-shared" | grep -q "$root/lib/libtimerdev.so.1" ||
-	fail "shared program does not use the installed libtimerdev.so.1"
+said=$(LD_LIBRARY_PATH="$root/lib" "$prog-shared") || fail "shared program failed"
+[ "$said" = "$VERSION" ] || fail "timerdev.h says $said, the library is $VERSION"
+LD_LIBRARY_PATH="$root/lib" ldd "$prog-shared" | grep -q "$root/lib/$SONAME" ||
+	fail "shared program does not use the installed $SONAME"
 
 # shellcheck disable=SC2086
 $CC -Wall -Wextra -Werror $cflags -o "$prog-static" "$prog.c" \
 	$($PKG_CONFIG --libs-only-L libtimerdev) -Wl,-Bstatic -ltimerdev -Wl,-Bdynamic
-"$prog-static" || fail "static program failed"
+"$prog-static" > /dev/null || fail "static program failed"
 if ldd "$prog-static" | grep -q libtimerdev; then
 	fail "static program links libtimerdev.so"
 fi

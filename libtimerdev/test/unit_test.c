@@ -47,6 +47,31 @@ TEST(now_bad_clock)
 	ASSERT_EQ(1234, errno);
 }
 
+/* ---- the library's own version ---- */
+
+#if !TD_CHECK_VERSION(TD_VERSION_MAJOR, TD_VERSION_MINOR)
+#error "TD_CHECK_VERSION() denies the header's own version"
+#endif
+#if TD_CHECK_VERSION(TD_VERSION_MAJOR + 1, 0)
+#error "TD_CHECK_VERSION() admits the next major version"
+#endif
+
+TEST(lib_version)
+{
+	ASSERT_EQ(0x020103, TD_VERSION_NUM(2, 1, 3));
+	ASSERT_EQ(TD_VERSION_NUM(TD_VERSION_MAJOR, TD_VERSION_MINOR,
+				 TD_VERSION_PATCH), TD_VERSION_HEX);
+	ASSERT_EQ(TD_VERSION_HEX, td_lib_version());
+	/* Soname 2: this is libtimerdev 2. */
+	ASSERT_EQ(2, TD_VERSION_MAJOR);
+	/* True for this version and earlier ones, false for later ones. */
+	ASSERT_TRUE(TD_CHECK_VERSION(TD_VERSION_MAJOR, TD_VERSION_MINOR));
+	ASSERT_TRUE(TD_CHECK_VERSION(TD_VERSION_MAJOR, 0));
+	ASSERT_TRUE(TD_CHECK_VERSION(TD_VERSION_MAJOR - 1, 255));
+	ASSERT_FALSE(TD_CHECK_VERSION(TD_VERSION_MAJOR, TD_VERSION_MINOR + 1));
+	ASSERT_FALSE(TD_CHECK_VERSION(TD_VERSION_MAJOR + 1, 0));
+}
+
 /* ---- opening without a device ---- */
 
 TEST(open_missing_path)
