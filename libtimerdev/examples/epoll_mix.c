@@ -86,7 +86,7 @@ static void on_timer(const struct qtimer_record *rec, void *arg)
 /* Requests arrived: one timer each, cookie = request number. */
 static int on_requests(struct loop *l, int fd)
 {
-	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = TD_CPU_ANY };
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
 	struct request req[64];
 	ssize_t len = read(fd, req, sizeof(req));
 	int i, ret;

@@ -160,7 +160,7 @@ static double ns_per_op(int64_t ns, unsigned long ops)
 
 int main(int argc, char **argv)
 {
-	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = TD_CPU_ANY };
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
 	int64_t idle_ms = 1000, slack_ms = -1, activity_ms = 1000, t0, end;
 	unsigned long rounds = 0, ops = 0;
 	unsigned int nr = 100000, seed = 1, i, idx, open;

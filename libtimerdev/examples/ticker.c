@@ -36,7 +36,6 @@ int main(int argc, char **argv)
 	struct td_timer_spec spec = {
 		.clockid = CLOCK_MONOTONIC,
 		.flags = TD_TIMER_ABSTIME,
-		.cpu = TD_CPU_ANY,
 	};
 	int64_t sleep_ms = 45, duration_ms = 1000, start, end, now;
 	struct qtimer_record recs[MAX_TICKERS];

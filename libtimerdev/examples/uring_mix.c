@@ -172,7 +172,7 @@ static void queue_server_send(struct loop *l)
 /* The server received a message of requests: a timer for each. */
 static void on_requests(struct loop *l, int len)
 {
-	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = TD_CPU_ANY };
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
 	unsigned int i, n = len / sizeof(l->server_in[0]);
 	int ret;
 

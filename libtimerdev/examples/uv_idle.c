@@ -202,7 +202,7 @@ static void on_watchdog(uv_timer_t *t)
 
 int main(int argc, char **argv)
 {
-	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = TD_CPU_ANY };
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
 	int64_t idle_ms = 1000, slack_ms = -1, activity_ms = 500;
 	struct server srv = { 0 };
 	const char *log_path = NULL;

@@ -84,13 +84,33 @@ unsigned int td_lib_version(void);
 /* struct td_timer_spec.flags and td_modify() flags. */
 #define TD_TIMER_ABSTIME	QTIMER_F_ABSTIME	/* expires_ns is absolute */
 #define TD_TIMER_CANCEL_ON_SET	QTIMER_F_CANCEL_ON_SET	/* see <linux/qtimer.h> */
+/* struct td_timer_spec.flags only: cpu says where the timer lives. */
+#define TD_TIMER_CPU		QTIMER_F_CPU
 
-/* struct td_timer_spec.cpu: the CPU that arms the timer. */
+/*
+ * struct td_timer_spec.cpu without TD_TIMER_CPU, as libtimerdev 1 wanted
+ * it for "no CPU": the same as leaving cpu 0.
+ */
 #define TD_CPU_ANY		(-1)
 
 struct td_ctx;
 
-/* What a timer is to be: the fields of QTIMER_IOC_ARM. */
+/*
+ * What a timer is to be: the fields of QTIMER_IOC_ARM.  Zero is every
+ * field's default, so a designated initialiser names only what differs:
+ * no flags (a relative expiry), one-shot, no slack, and no pinning (the
+ * timer lives on the CPU that arms it).  clockid has no neutral zero:
+ * name it (0 is CLOCK_REALTIME).
+ *
+ * Pinning is opt-in: cpu names the CPU whose heap holds the timer only
+ * with TD_TIMER_CPU in flags, as the kernel's QTIMER_F_CPU and io_uring's
+ * IORING_SETUP_SQ_AFF (with sq_thread_cpu) say it.  A flag rather than
+ * storing cpu + 1 so that a spec reads as it means (cpu = 3 is CPU 3) and
+ * CPU 0 needs no arithmetic.  Without the flag, cpu must be 0 or
+ * TD_CPU_ANY: any other value is -EINVAL, so that code written for
+ * libtimerdev 1, where cpu alone pinned, fails rather than silently runs
+ * unpinned (except cpu = 0, which libtimerdev 1 took as CPU 0).
+ */
 struct td_timer_spec {
 	clockid_t clockid;	/* CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME */
 	unsigned int flags;	/* TD_TIMER_* */
@@ -98,7 +118,7 @@ struct td_timer_spec {
 	uint64_t period_ns;	/* 0: one-shot */
 	uint64_t slack_ns;	/* may fire up to this late */
 	uint64_t cookie;	/* returned in every record */
-	int cpu;		/* CPU whose heap holds the timer, or TD_CPU_ANY */
+	int cpu;		/* with TD_TIMER_CPU: CPU whose heap holds the timer */
 };
 
 int td_open(struct td_ctx **ctxp, int flags);

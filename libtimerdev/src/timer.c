@@ -3,43 +3,46 @@
  * Copyright (C) 2026 The qtimer authors
  *
  * The single operations: one ioctl each.  The library checks only what the
- * kernel cannot see (its own flag words and the cpu sentinel); everything
- * else is left for the kernel to validate, so that the library never
- * disagrees with the device about what is valid.
+ * kernel cannot see (its own flag words, and that cpu says nothing without
+ * TD_TIMER_CPU); everything else is left for the kernel to validate, so
+ * that the library never disagrees with the device about what is valid.
  */
 #include <string.h>
 
 #include "internal.h"
 
-#define TD_TIMER_ALL	(TD_TIMER_ABSTIME | TD_TIMER_CANCEL_ON_SET)
+#define TD_MODIFY_FLAGS	(TD_TIMER_ABSTIME | TD_TIMER_CANCEL_ON_SET)
+#define TD_SPEC_FLAGS	(TD_MODIFY_FLAGS | TD_TIMER_CPU)
 
 int td_check_modify_flags(unsigned int flags)
 {
-	return (flags & ~TD_TIMER_ALL) ? -EINVAL : 0;
+	return (flags & ~TD_MODIFY_FLAGS) ? -EINVAL : 0;
 }
 
 int td_op_from_spec(struct qtimer_op *op, const struct td_timer_spec *spec)
 {
 	memset(op, 0, sizeof(*op));
-	if (!spec || td_check_modify_flags(spec->flags))
+	if (!spec || (spec->flags & ~TD_SPEC_FLAGS))
 		return -EINVAL;
 	/* struct qtimer_op has 16 bits for it; larger ids cannot be clocks. */
 	if (spec->clockid < 0 || spec->clockid > 0xffff)
 		return -EINVAL;
-	if (spec->cpu < TD_CPU_ANY)
+	if (spec->flags & TD_TIMER_CPU) {
+		if (spec->cpu < 0)
+			return -EINVAL;
+		op->cpu = spec->cpu;
+	} else if (spec->cpu != 0 && spec->cpu != TD_CPU_ANY) {
+		/* A CPU without the flag: meant to pin, would not. */
 		return -EINVAL;
+	}
 
 	op->opcode = QTIMER_OP_ARM;
 	op->clockid = spec->clockid;
-	op->flags = spec->flags;
+	op->flags = spec->flags;	/* TD_TIMER_* are QTIMER_F_* */
 	op->expires_ns = spec->expires_ns;
 	op->period_ns = spec->period_ns;
 	op->slack_ns = spec->slack_ns;
 	op->cookie = spec->cookie;
-	if (spec->cpu != TD_CPU_ANY) {
-		op->flags |= QTIMER_F_CPU;
-		op->cpu = spec->cpu;
-	}
 	return 0;
 }
 

@@ -36,7 +36,6 @@ static struct td_timer_spec mono(int64_t expires_ns, uint64_t cookie)
 		.clockid = CLOCK_MONOTONIC,
 		.expires_ns = expires_ns,
 		.cookie = cookie,
-		.cpu = TD_CPU_ANY,
 	};
 }
 
@@ -233,7 +232,6 @@ TEST_F(clock, oneshot_fires_once)
 		.clockid = variant->clockid,
 		.expires_ns = 20 * MSEC,
 		.cookie = 0xc0ffee,
-		.cpu = TD_CPU_ANY,
 	};
 	struct qtimer_record rec[2];
 	int64_t start, due, now;
@@ -278,6 +276,7 @@ TEST_F(qt, arm_on_cpu)
 	struct qtimer_record rec;
 	long cpu, nr = sysconf(_SC_NPROCESSORS_ONLN);
 
+	spec.flags = TD_TIMER_CPU;
 	for (cpu = 0; cpu < nr; cpu++) {
 		spec.cpu = cpu;
 		ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
@@ -290,6 +289,7 @@ TEST_F(qt, arm_offline_cpu)
 {
 	struct td_timer_spec spec = mono(FAR, 0);
 
+	spec.flags = TD_TIMER_CPU;
 	spec.cpu = sysconf(_SC_NPROCESSORS_CONF) + 1;
 	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, NULL));
 }
@@ -354,8 +354,11 @@ TEST_F(qt, arm_library_checks)
 
 	spec.cpu = -2;
 	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, NULL));
+	/* A CPU without TD_TIMER_CPU, and TD_TIMER_CPU without a CPU. */
+	spec.cpu = 1;
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, NULL));
 	spec.cpu = TD_CPU_ANY;
-	spec.flags = QTIMER_F_CPU;
+	spec.flags = TD_TIMER_CPU;
 	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, NULL));
 	ASSERT_EQ(-EINVAL, td_arm(self->ctx, NULL, NULL));
 }
@@ -367,7 +370,6 @@ TEST_F(qt, cancel_on_set)
 		.clockid = CLOCK_REALTIME,
 		.flags = TD_TIMER_ABSTIME | TD_TIMER_CANCEL_ON_SET,
 		.cookie = 77,
-		.cpu = TD_CPU_ANY,
 	};
 	struct qtimer_version v;
 	struct qtimer_record rec;

@@ -117,7 +117,7 @@ TEST(open_not_a_qtimer)
 
 TEST(null_ctx)
 {
-	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = -1 };
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
 	struct qtimer_version v;
 	struct qtimer_record rec;
 	struct td_batch batch;
@@ -270,7 +270,6 @@ TEST_F(fake, arm_encodes_spec)
 		.period_ns = 456,
 		.slack_ns = 789,
 		.cookie = 0xfeedULL << 40,
-		.cpu = 1,
 	};
 	uint64_t id = 0;
 
@@ -279,39 +278,76 @@ TEST_F(fake, arm_encodes_spec)
 	ASSERT_EQ(id, fake.last_op.id);
 	ASSERT_EQ(QTIMER_OP_ARM, fake.last_op.opcode);
 	ASSERT_EQ(CLOCK_REALTIME, fake.last_op.clockid);
-	ASSERT_EQ(QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET | QTIMER_F_CPU,
-		  fake.last_op.flags);
+	ASSERT_EQ(QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET, fake.last_op.flags);
 	ASSERT_EQ(123, fake.last_op.expires_ns);
 	ASSERT_EQ(456, fake.last_op.period_ns);
 	ASSERT_EQ(789, fake.last_op.slack_ns);
 	ASSERT_EQ(spec.cookie, fake.last_op.cookie);
-	ASSERT_EQ(1, fake.last_op.cpu);
+	ASSERT_EQ(0, fake.last_op.cpu);
 	ASSERT_EQ(0, fake.last_op.reserved);
 
-	/* TD_CPU_ANY: no QTIMER_F_CPU, cpu 0; and the id may be ignored. */
-	spec.cpu = TD_CPU_ANY;
-	spec.flags = 0;
+	/* Pinned: TD_TIMER_CPU is QTIMER_F_CPU; and the id may be ignored. */
+	spec.flags = TD_TIMER_CPU;
+	spec.cpu = 1;
 	ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
-	ASSERT_EQ(0, fake.last_op.flags);
+	ASSERT_EQ(QTIMER_F_CPU, fake.last_op.flags);
+	ASSERT_EQ(1, fake.last_op.cpu);
+	/* CPU 0 is a CPU like any other. */
+	spec.cpu = 0;
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	ASSERT_EQ(QTIMER_F_CPU, fake.last_op.flags);
 	ASSERT_EQ(0, fake.last_op.cpu);
-	ASSERT_EQ(2, fake_nr_live());
+	ASSERT_EQ(3, fake_nr_live());
+}
+
+/* A zeroed spec pins nothing, armed alone or in a batch. */
+TEST_F(fake, zeroed_spec_does_not_pin)
+{
+	struct td_timer_spec spec;
+	struct td_batch batch;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.clockid = CLOCK_MONOTONIC;
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	ASSERT_EQ(0, fake.last_op.flags & QTIMER_F_CPU);
+	ASSERT_EQ(0, fake.last_op.cpu);
+
+	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 4));
+	ASSERT_EQ(0, td_batch_arm(&batch, &spec, 1));
+	ASSERT_EQ(1, td_batch_flush(&batch));
+	ASSERT_EQ(QTIMER_OP_ARM, fake.last_op.opcode);
+	ASSERT_EQ(0, fake.last_op.flags & QTIMER_F_CPU);
+	td_batch_free(&batch);
+
+	/* TD_CPU_ANY, libtimerdev 1's "no CPU", still means that. */
+	spec.cpu = TD_CPU_ANY;
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	ASSERT_EQ(0, fake.last_op.flags & QTIMER_F_CPU);
+	ASSERT_EQ(0, fake.last_op.cpu);
+	ASSERT_EQ(3, fake_nr_live());
 }
 
 TEST_F(fake, arm_rejected_by_library)
 {
-	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = -1 };
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
 	unsigned int calls = fake.ioctl_calls;
 	uint64_t id = 99;
 
 	ASSERT_EQ(-EINVAL, td_arm(self->ctx, NULL, &id));
-	spec.flags = QTIMER_F_CPU;	/* set through .cpu, not flags */
-	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, &id));
 	spec.flags = 1U << 31;
 	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, &id));
 	spec.flags = 0;
 	spec.cpu = -2;
 	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, &id));
-	spec.cpu = -1;
+	/* A CPU without TD_TIMER_CPU would not pin: refused, not ignored. */
+	spec.cpu = 1;
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, &id));
+	/* TD_TIMER_CPU names a CPU, never "any". */
+	spec.flags = TD_TIMER_CPU;
+	spec.cpu = TD_CPU_ANY;
+	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, &id));
+	spec.flags = 0;
+	spec.cpu = 0;
 	spec.clockid = -1;
 	ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, &id));
 	spec.clockid = 0x10000;
@@ -323,7 +359,7 @@ TEST_F(fake, arm_rejected_by_library)
 TEST_F(fake, arm_rejected_by_kernel)
 {
 	struct td_timer_spec spec = {
-		.clockid = CLOCK_MONOTONIC, .expires_ns = -1, .cpu = -1,
+		.clockid = CLOCK_MONOTONIC, .expires_ns = -1,
 	};
 	uint64_t id = 99;
 
@@ -335,7 +371,7 @@ TEST_F(fake, arm_rejected_by_kernel)
 
 TEST_F(fake, cancel_and_modify)
 {
-	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = -1,
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC,
 				      .expires_ns = 1000 };
 	unsigned int calls;
 	uint64_t id;
@@ -407,7 +443,7 @@ TEST(batch_needs_submit_feature)
 
 TEST_F(fake, batch_auto_flush)
 {
-	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = -1,
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC,
 				      .expires_ns = NSEC_PER_SEC };
 	struct log log = { 0 };
 	struct td_batch batch;
@@ -445,7 +481,7 @@ TEST_F(fake, batch_auto_flush)
 
 TEST_F(fake, batch_per_op_results)
 {
-	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = -1 };
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
 	struct log log = { 0 };
 	struct td_batch batch;
 	uint64_t id;
@@ -461,7 +497,10 @@ TEST_F(fake, batch_per_op_results)
 	ASSERT_EQ(0, td_batch_arm(&batch, &spec, 5));
 	/* Rejected by the library: not queued, no completion. */
 	ASSERT_EQ(-EINVAL, td_batch_modify(&batch, id, 10, 0, 0, 1U << 30, 6));
+	ASSERT_EQ(-EINVAL, td_batch_modify(&batch, id, 10, 0, 0, TD_TIMER_CPU, 6));
 	spec.cpu = -7;
+	ASSERT_EQ(-EINVAL, td_batch_arm(&batch, &spec, 7));
+	spec.cpu = 7;
 	ASSERT_EQ(-EINVAL, td_batch_arm(&batch, &spec, 7));
 	ASSERT_EQ(5, batch.nr);
 	ASSERT_EQ(0, log.nr);
@@ -838,7 +877,7 @@ TEST_F(ring, wait_and_dispatch_take_from_the_mapping)
 /* VOID records, and any claim not READY, are passed over. */
 TEST_F(ring, void_and_foreign_claims_are_skipped)
 {
-	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = -1 };
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
 	struct qtimer_record recs[8];
 	uint64_t ids[4];
 	unsigned int i;
@@ -921,7 +960,7 @@ TEST_F(ring, overflow_read_once_in_order)
 /* A cancelled record is never delivered, from the ring or the overflow. */
 TEST_F(ring, cancelled_records_never_delivered)
 {
-	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC, .cpu = -1 };
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
 	const unsigned int nr = 4096 + 100;
 	struct order o = { .next = 1, .skip_every = 7 };
 	uint64_t id;
