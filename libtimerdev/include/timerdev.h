@@ -110,6 +110,11 @@ struct td_ctx;
  * TD_CPU_ANY: any other value is -EINVAL, so that code written for
  * libtimerdev 1, where cpu alone pinned, fails rather than silently runs
  * unpinned (except cpu = 0, which libtimerdev 1 took as CPU 0).
+ *
+ * reserved is room for later fields: it must be zero (-EINVAL otherwise),
+ * which a zeroed or designated-initialised spec is, so that a later
+ * library can tell a spec that uses a new field from one that does not.
+ * The struct is 64 bytes on every target.
  */
 struct td_timer_spec {
 	clockid_t clockid;	/* CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME */
@@ -119,6 +124,7 @@ struct td_timer_spec {
 	uint64_t slack_ns;	/* may fire up to this late */
 	uint64_t cookie;	/* returned in every record */
 	int cpu;		/* with TD_TIMER_CPU: CPU whose heap holds the timer */
+	uint32_t reserved[5];	/* must be zero */
 };
 
 int td_open(struct td_ctx **ctxp, int flags);

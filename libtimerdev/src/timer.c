@@ -3,9 +3,10 @@
  * Copyright (C) 2026 The qtimer authors
  *
  * The single operations: one ioctl each.  The library checks only what the
- * kernel cannot see (its own flag words, and that cpu says nothing without
- * TD_TIMER_CPU); everything else is left for the kernel to validate, so
- * that the library never disagrees with the device about what is valid.
+ * kernel cannot see (its own flag words, that cpu says nothing without
+ * TD_TIMER_CPU, and that the spec's reserved fields are zero); everything
+ * else is left for the kernel to validate, so that the library never
+ * disagrees with the device about what is valid.
  */
 #include <string.h>
 
@@ -21,9 +22,15 @@ int td_check_modify_flags(unsigned int flags)
 
 int td_op_from_spec(struct qtimer_op *op, const struct td_timer_spec *spec)
 {
+	size_t i;
+
 	memset(op, 0, sizeof(*op));
 	if (!spec || (spec->flags & ~TD_SPEC_FLAGS))
 		return -EINVAL;
+	/* Room for later fields: a spec that fills it is not for us. */
+	for (i = 0; i < sizeof(spec->reserved) / sizeof(spec->reserved[0]); i++)
+		if (spec->reserved[i])
+			return -EINVAL;
 	/* struct qtimer_op has 16 bits for it; larger ids cannot be clocks. */
 	if (spec->clockid < 0 || spec->clockid > 0xffff)
 		return -EINVAL;

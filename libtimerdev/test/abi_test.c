@@ -3,12 +3,14 @@
  * Copyright (C) 2026 The qtimer authors
  *
  * Linked against libtimerdev.so: the exported functions resolve and work
- * without a device.  abi_check.sh checks the export list itself.
+ * without a device.  abi_check.sh checks the export list itself, and
+ * abi_layout.h the layout of the public structs.
  */
 #include <errno.h>
 #include <stdio.h>
 
 #include "timerdev.h"
+#include "abi_layout.h"
 
 int main(void)
 {

@@ -14,6 +14,7 @@
 
 #include "kselftest_harness.h"
 #include "timerdev.h"
+#include "abi_layout.h"
 
 #define NSEC_PER_SEC	1000000000LL
 /* 2100-01-01T00:00:00Z, past a 32-bit time_t's end. */

@@ -430,6 +430,33 @@ TEST_F(fake, batch_init_errors)
 	td_batch_free(&batch);	/* a freed batch is inert */
 }
 
+/* Room for later fields: a spec that uses it is refused before any ioctl. */
+TEST_F(fake, spec_reserved_must_be_zero)
+{
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
+	const unsigned int nr = sizeof(spec.reserved) / sizeof(spec.reserved[0]);
+	struct log log = { 0 };
+	struct td_batch batch;
+	unsigned int i, calls;
+	uint64_t id = 99;
+
+	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 4));
+	td_batch_set_callback(&batch, log_cb, &log);
+	calls = fake.ioctl_calls;
+	for (i = 0; i < nr; i++) {
+		spec.reserved[i] = 1U << (i * 7);
+		ASSERT_EQ(-EINVAL, td_arm(self->ctx, &spec, &id));
+		ASSERT_EQ(-EINVAL, td_batch_arm(&batch, &spec, i));
+		spec.reserved[i] = 0;
+	}
+	ASSERT_EQ(calls, fake.ioctl_calls);
+	ASSERT_EQ(99, id);
+	ASSERT_EQ(0, batch.nr);
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	td_batch_free(&batch);
+	ASSERT_EQ(0, log.nr);
+}
+
 TEST(batch_needs_submit_feature)
 {
 	struct td_batch batch;
