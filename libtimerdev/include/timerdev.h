@@ -144,6 +144,8 @@ int td_modify(struct td_ctx *ctx, uint64_t id, int64_t expires_ns,
  * the QTIMER_CANCEL_* mask for CANCEL and MODIFY) or -errno; -ECANCELED
  * means the op was never submitted.  id is the new timer's id after a
  * successful ARM, otherwise the id the op named (0 for a failed ARM).
+ * Only the library fills one in, so a later minor version may append
+ * fields.
  */
 struct td_completion {
 	uint64_t user_data;	/* as given to td_batch_arm/cancel/modify */
@@ -157,21 +159,21 @@ typedef void (*td_completion_cb)(const struct td_completion *completion,
 
 /*
  * A queue of up to capacity operations.  The caller owns the storage of the
- * struct; td_batch_init() allocates the arrays.  nr, capacity, completed
- * and failed may be read; everything else is private.
+ * struct, and td_batch_init() sets every field of it: the caller reads nr,
+ * capacity, completed and failed, and writes nothing.  The library's own
+ * state is behind state, allocated by td_batch_init(), so that it may
+ * grow; reserved, which td_batch_init() zeroes, is room for public fields
+ * of later minor versions, so that the struct keeps its size.
  */
+struct td_batch_state;
+
 struct td_batch {
 	unsigned int nr;		/* ops queued and not yet submitted */
 	unsigned int capacity;
 	uint64_t completed;		/* ops completed since td_batch_init */
 	uint64_t failed;		/* of those, ops with a negative result */
-	/* private */
-	struct td_ctx *ctx;
-	struct qtimer_op *ops;
-	uint64_t *user_data;
-	td_completion_cb cb;
-	void *cb_arg;
-	int flushing;
+	struct td_batch_state *state;	/* private */
+	void *reserved[3];		/* private: zero */
 };
 
 int td_batch_init(struct td_ctx *ctx, struct td_batch *batch,

@@ -14,9 +14,32 @@
 
 #include "internal.h"
 
+/*
+ * What struct td_batch keeps private, behind its state pointer: it may
+ * grow without changing the size of the struct the caller allocates.
+ */
+struct td_batch_state {
+	struct td_ctx *ctx;
+	struct qtimer_op *ops;		/* capacity of them */
+	uint64_t *user_data;		/* one per op */
+	td_completion_cb cb;
+	void *cb_arg;
+	bool flushing;			/* submitting, or completing in free */
+};
+
+static void td_batch_state_free(struct td_batch_state *st)
+{
+	if (!st)
+		return;
+	free(st->ops);
+	free(st->user_data);
+	free(st);
+}
+
 TD_EXPORT int td_batch_init(struct td_ctx *ctx, struct td_batch *batch,
 			    unsigned int capacity)
 {
+	struct td_batch_state *st;
 	int saved = errno;
 
 	if (!batch)
@@ -29,16 +52,18 @@ TD_EXPORT int td_batch_init(struct td_ctx *ctx, struct td_batch *batch,
 	if (!capacity || capacity > ctx->version.submit_max)
 		return -EINVAL;
 
-	batch->ops = calloc(capacity, sizeof(*batch->ops));
-	batch->user_data = calloc(capacity, sizeof(*batch->user_data));
-	if (!batch->ops || !batch->user_data) {
-		free(batch->ops);
-		free(batch->user_data);
-		memset(batch, 0, sizeof(*batch));
+	st = calloc(1, sizeof(*st));
+	if (st) {
+		st->ops = calloc(capacity, sizeof(*st->ops));
+		st->user_data = calloc(capacity, sizeof(*st->user_data));
+	}
+	if (!st || !st->ops || !st->user_data) {
+		td_batch_state_free(st);
 		errno = saved;
 		return -ENOMEM;
 	}
-	batch->ctx = ctx;
+	st->ctx = ctx;
+	batch->state = st;
 	batch->capacity = capacity;
 	return 0;
 }
@@ -46,18 +71,19 @@ TD_EXPORT int td_batch_init(struct td_ctx *ctx, struct td_batch *batch,
 TD_EXPORT void td_batch_set_callback(struct td_batch *batch,
 				     td_completion_cb cb, void *arg)
 {
-	if (!batch)
+	if (!batch || !batch->state)
 		return;
-	batch->cb = cb;
-	batch->cb_arg = arg;
+	batch->state->cb = cb;
+	batch->state->cb_arg = arg;
 }
 
 static void td_batch_complete(struct td_batch *batch, unsigned int idx,
 			      int result)
 {
-	const struct qtimer_op *op = &batch->ops[idx];
+	struct td_batch_state *st = batch->state;
+	const struct qtimer_op *op = &st->ops[idx];
 	struct td_completion completion = {
-		.user_data = batch->user_data[idx],
+		.user_data = st->user_data[idx],
 		.id = result < 0 && op->opcode == QTIMER_OP_ARM ? 0 : op->id,
 		.opcode = op->opcode,
 		.result = result,
@@ -66,8 +92,8 @@ static void td_batch_complete(struct td_batch *batch, unsigned int idx,
 	batch->completed++;
 	if (result < 0)
 		batch->failed++;
-	if (batch->cb)
-		batch->cb(&completion, batch->cb_arg);
+	if (st->cb)
+		st->cb(&completion, st->cb_arg);
 }
 
 /*
@@ -77,37 +103,38 @@ static void td_batch_complete(struct td_batch *batch, unsigned int idx,
  */
 static int td_batch_submit(struct td_batch *batch)
 {
+	struct td_batch_state *st = batch->state;
 	unsigned int nr = batch->nr, start = 0, i;
 	int ret = 0;
 
-	batch->flushing = 1;
+	st->flushing = true;
 	while (start < nr) {
 		struct qtimer_submit submit = {
-			.ops = (uintptr_t)&batch->ops[start],
+			.ops = (uintptr_t)&st->ops[start],
 			.nr = nr - start,
 		};
 
-		ret = td_sys_ioctl(batch->ctx->fd, QTIMER_IOC_SUBMIT, &submit);
+		ret = td_sys_ioctl(st->ctx->fd, QTIMER_IOC_SUBMIT, &submit);
 		if (ret == 0 || ret > (int)(nr - start))
 			ret = -EPROTO;	/* the kernel broke its own contract */
 		if (ret < 0)
 			break;
 		for (i = start; i < start + (unsigned int)ret; i++)
-			td_batch_complete(batch, i, batch->ops[i].result);
+			td_batch_complete(batch, i, st->ops[i].result);
 		start += ret;
 	}
 	for (i = start; i < nr; i++)
 		td_batch_complete(batch, i, ret);
 	batch->nr = 0;
-	batch->flushing = 0;
+	st->flushing = false;
 	return ret < 0 ? ret : (int)nr;
 }
 
 TD_EXPORT int td_batch_flush(struct td_batch *batch)
 {
-	if (!batch || !batch->ops)
+	if (!batch || !batch->state)
 		return -EINVAL;
-	if (batch->flushing)
+	if (batch->state->flushing)
 		return -EBUSY;
 	if (!batch->nr)
 		return 0;
@@ -119,15 +146,15 @@ static struct qtimer_op *td_batch_slot(struct td_batch *batch, int *err)
 {
 	struct qtimer_op *op;
 
-	if (!batch || !batch->ops) {
+	if (!batch || !batch->state) {
 		*err = -EINVAL;
 		return NULL;
 	}
-	if (batch->flushing) {
+	if (batch->state->flushing) {
 		*err = -EBUSY;
 		return NULL;
 	}
-	op = &batch->ops[batch->nr];
+	op = &batch->state->ops[batch->nr];
 	memset(op, 0, sizeof(*op));
 	return op;
 }
@@ -137,7 +164,7 @@ static int td_batch_commit(struct td_batch *batch, uint64_t user_data)
 {
 	int ret;
 
-	batch->user_data[batch->nr++] = user_data;
+	batch->state->user_data[batch->nr++] = user_data;
 	if (batch->nr < batch->capacity)
 		return 0;
 	ret = td_batch_submit(batch);
@@ -199,13 +226,12 @@ TD_EXPORT void td_batch_free(struct td_batch *batch)
 {
 	unsigned int i;
 
-	if (!batch || !batch->ops)
+	if (!batch || !batch->state)
 		return;
 	/* Not submitted: say so rather than drop them silently. */
-	batch->flushing = 1;
+	batch->state->flushing = true;
 	for (i = 0; i < batch->nr; i++)
 		td_batch_complete(batch, i, -ECANCELED);
-	free(batch->ops);
-	free(batch->user_data);
+	td_batch_state_free(batch->state);
 	memset(batch, 0, sizeof(*batch));
 }

@@ -36,4 +36,14 @@ TD_ABI_LAYOUT(struct td_completion, id, 8);
 TD_ABI_LAYOUT(struct td_completion, opcode, 16);
 TD_ABI_LAYOUT(struct td_completion, result, 20);
 
+/* The caller allocates it: its size is ABI, its private part a pointer. */
+_Static_assert(sizeof(struct td_batch) == 24 + 4 * sizeof(void *),
+	       "struct td_batch size");
+TD_ABI_LAYOUT(struct td_batch, nr, 0);
+TD_ABI_LAYOUT(struct td_batch, capacity, 4);
+TD_ABI_LAYOUT(struct td_batch, completed, 8);
+TD_ABI_LAYOUT(struct td_batch, failed, 16);
+TD_ABI_LAYOUT(struct td_batch, state, 24);
+TD_ABI_LAYOUT(struct td_batch, reserved, 24 + sizeof(void *));
+
 #endif /* _ABI_LAYOUT_H */

@@ -457,6 +457,45 @@ TEST_F(fake, spec_reserved_must_be_zero)
 	ASSERT_EQ(0, log.nr);
 }
 
+/*
+ * td_batch_init sets every field, whatever the caller's storage held: the
+ * reserved room is zero, the private state allocated apart.
+ */
+TEST_F(fake, batch_init_sets_every_field)
+{
+	const unsigned int nr = sizeof(((struct td_batch *)0)->reserved) /
+				sizeof(void *);
+	struct log log = { 0 };
+	struct td_batch batch;
+	unsigned int i;
+
+	memset(&batch, 0xa5, sizeof(batch));
+	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 8));
+	ASSERT_EQ(0, batch.nr);
+	ASSERT_EQ(8, batch.capacity);
+	ASSERT_EQ(0, batch.completed);
+	ASSERT_EQ(0, batch.failed);
+	ASSERT_NE(NULL, batch.state);
+	for (i = 0; i < nr; i++)
+		ASSERT_NULL(batch.reserved[i]);
+	td_batch_set_callback(&batch, log_cb, &log);
+	ASSERT_EQ(0, td_batch_cancel(&batch, 1, 5));
+	td_batch_free(&batch);
+	ASSERT_EQ(1, log.nr);
+	ASSERT_EQ(-ECANCELED, log.c[0].result);
+	ASSERT_NULL(batch.state);
+
+	/* A failed init leaves the batch inert, whatever it held before. */
+	memset(&batch, 0xa5, sizeof(batch));
+	fake.alloc_fail = 1;
+	ASSERT_EQ(-ENOMEM, td_batch_init(self->ctx, &batch, 8));
+	ASSERT_NULL(batch.state);
+	ASSERT_EQ(0, batch.capacity);
+	ASSERT_EQ(-EINVAL, td_batch_flush(&batch));
+	td_batch_set_callback(&batch, log_cb, &log);
+	td_batch_free(&batch);
+}
+
 TEST(batch_needs_submit_feature)
 {
 	struct td_batch batch;
