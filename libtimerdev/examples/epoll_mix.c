@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 	if (!l.due || !l.replies)
 		return 1;
 
-	ret = td_open(&l.ctx, TD_NONBLOCK | TD_CLOEXEC);
+	ret = td_open(&l.ctx, TD_NONBLOCK);
 	if (ret) {
 		fprintf(stderr, "epoll_mix: td_open: %s\n", strerror(-ret));
 		return 1;

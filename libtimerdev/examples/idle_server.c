@@ -207,7 +207,7 @@ int main(int argc, char **argv)
 	       "activity for %lld ms\n", nr, (long long)idle_ms,
 	       (long long)slack_ms, (long long)activity_ms);
 
-	ret = td_open(&srv.ctx, TD_NONBLOCK | TD_CLOEXEC);
+	ret = td_open(&srv.ctx, TD_NONBLOCK);
 	if (ret) {
 		fprintf(stderr, "idle_server: td_open: %s\n", strerror(-ret));
 		return 1;

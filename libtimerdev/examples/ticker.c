@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	ret = td_open(&ctx, TD_CLOEXEC);
+	ret = td_open(&ctx, 0);
 	if (ret) {
 		fprintf(stderr, "ticker: td_open: %s\n", strerror(-ret));
 		return 1;

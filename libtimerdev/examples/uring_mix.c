@@ -409,7 +409,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	ret = td_open(&l.ctx, TD_NONBLOCK | TD_CLOEXEC);
+	ret = td_open(&l.ctx, TD_NONBLOCK);
 	if (!ret)
 		ret = td_batch_init(l.ctx, &l.batch, MAX_BATCH);
 	if (ret) {

@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 	       (long long)idle_ms, (long long)(timeout_ns(&srv, 999) / MSEC),
 	       (long long)slack_ms, (long long)activity_ms, uv_version_string());
 
-	ret = td_open(&srv.ctx, TD_NONBLOCK | TD_CLOEXEC);
+	ret = td_open(&srv.ctx, TD_NONBLOCK);
 	if (!ret)
 		ret = td_batch_init(srv.ctx, &srv.batch, BATCH);
 	if (ret) {

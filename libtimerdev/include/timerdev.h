@@ -77,9 +77,15 @@ unsigned int td_lib_version(void);
 
 #define TD_DEVICE_PATH		"/dev/qtimer"
 
-/* td_open() flags. */
+/*
+ * td_open() flags.  The file is close-on-exec unless TD_NOCLOEXEC says
+ * otherwise, as a library's descriptors should be (a program that execs
+ * would otherwise hand its timers to whatever it runs).  TD_CLOEXEC, the
+ * default, is accepted for code written for libtimerdev 1.
+ */
 #define TD_NONBLOCK		(1 << 0)	/* O_NONBLOCK: reads never block */
-#define TD_CLOEXEC		(1 << 1)	/* O_CLOEXEC */
+#define TD_CLOEXEC		(1 << 1)	/* O_CLOEXEC: the default */
+#define TD_NOCLOEXEC		(1 << 2)	/* not O_CLOEXEC */
 
 /* struct td_timer_spec.flags and td_modify() flags. */
 #define TD_TIMER_ABSTIME	QTIMER_F_ABSTIME	/* expires_ns is absolute */

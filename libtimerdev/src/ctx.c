@@ -43,11 +43,14 @@ TD_EXPORT int td_open_path(struct td_ctx **ctxp, const char *path, int flags)
 	if (!ctxp)
 		return -EINVAL;
 	*ctxp = NULL;
-	if (!path || (flags & ~(TD_NONBLOCK | TD_CLOEXEC)))
+	if (!path || (flags & ~(TD_NONBLOCK | TD_CLOEXEC | TD_NOCLOEXEC)))
+		return -EINVAL;
+	if ((flags & TD_CLOEXEC) && (flags & TD_NOCLOEXEC))
 		return -EINVAL;
 	if (flags & TD_NONBLOCK)
 		oflags |= O_NONBLOCK;
-	if (flags & TD_CLOEXEC)
+	/* A library's descriptor does not leak into exec'd programs. */
+	if (!(flags & TD_NOCLOEXEC))
 		oflags |= O_CLOEXEC;
 
 	ctx = malloc(sizeof(*ctx));

@@ -97,11 +97,12 @@ TEST(open_modes)
 	struct td_ctx *ctx;
 	int fd;
 
+	/* Close-on-exec by default. */
 	ASSERT_EQ(0, td_open(&ctx, 0));
 	fd = td_fd(ctx);
 	ASSERT_GE(fd, 0);
 	ASSERT_EQ(0, fcntl(fd, F_GETFL) & O_NONBLOCK);
-	ASSERT_EQ(0, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	ASSERT_NE(0, fcntl(fd, F_GETFD) & FD_CLOEXEC);
 	td_close(ctx);
 	ASSERT_EQ(-1, fcntl(fd, F_GETFD));
 
@@ -109,6 +110,11 @@ TEST(open_modes)
 	fd = td_fd(ctx);
 	ASSERT_NE(0, fcntl(fd, F_GETFL) & O_NONBLOCK);
 	ASSERT_NE(0, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	td_close(ctx);
+
+	ASSERT_EQ(0, td_open(&ctx, TD_NOCLOEXEC));
+	fd = td_fd(ctx);
+	ASSERT_EQ(0, fcntl(fd, F_GETFD) & FD_CLOEXEC);
 	td_close(ctx);
 }
 

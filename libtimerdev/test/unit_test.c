@@ -183,7 +183,6 @@ TEST(open_flags)
 	/* Read-write, for the ring's mapping should the device offer one. */
 	ASSERT_EQ(O_RDWR, fake.open_flags & O_ACCMODE);
 	ASSERT_EQ(0, fcntl(fd, F_GETFL) & O_NONBLOCK);
-	ASSERT_EQ(0, fcntl(fd, F_GETFD) & FD_CLOEXEC);
 	td_close(ctx);
 	/* td_close() closed the descriptor. */
 	ASSERT_EQ(-1, fcntl(fd, F_GETFD));
@@ -195,6 +194,39 @@ TEST(open_flags)
 	ASSERT_NE(0, fcntl(fd, F_GETFL) & O_NONBLOCK);
 	ASSERT_NE(0, fcntl(fd, F_GETFD) & FD_CLOEXEC);
 	td_close(ctx);
+}
+
+/* Close-on-exec unless asked otherwise, on either open() the library tries. */
+TEST(open_cloexec_by_default)
+{
+	struct td_ctx *ctx;
+
+	ASSERT_EQ(0, td_open_path(&ctx, FAKE_PATH, 0));
+	ASSERT_EQ(O_CLOEXEC, fake.open_flags & O_CLOEXEC);
+	ASSERT_NE(0, fcntl(td_fd(ctx), F_GETFD) & FD_CLOEXEC);
+	td_close(ctx);
+
+	/* The read-only fallback too. */
+	fake.rdwr_errno = EACCES;
+	ASSERT_EQ(0, td_open_path(&ctx, FAKE_PATH, TD_NONBLOCK));
+	ASSERT_EQ(O_RDONLY, fake.open_flags & O_ACCMODE);
+	ASSERT_EQ(O_CLOEXEC, fake.open_flags & O_CLOEXEC);
+	ASSERT_NE(0, fcntl(td_fd(ctx), F_GETFD) & FD_CLOEXEC);
+	td_close(ctx);
+}
+
+TEST(open_nocloexec)
+{
+	struct td_ctx *ctx = (struct td_ctx *)1;
+
+	ASSERT_EQ(0, td_open_path(&ctx, FAKE_PATH, TD_NOCLOEXEC));
+	ASSERT_EQ(0, fake.open_flags & O_CLOEXEC);
+	ASSERT_EQ(0, fcntl(td_fd(ctx), F_GETFD) & FD_CLOEXEC);
+	td_close(ctx);
+
+	ctx = (struct td_ctx *)1;
+	ASSERT_EQ(-EINVAL, td_open_path(&ctx, FAKE_PATH, TD_CLOEXEC | TD_NOCLOEXEC));
+	ASSERT_NULL(ctx);
 }
 
 /* A failed handshake returns err and leaves no descriptor open. */
