@@ -3,7 +3,8 @@
 # Copyright (C) 2026 The qtimer authors
 #
 # Every man page renders without a single groff warning, every .so link
-# points at an existing page, and every public function has a page.
+# points at an existing page, every page says "Link with -ltimerdev", and
+# every public function has a page.
 # Usage: man_check.sh PAGE...   (MAN_OUT: scratch directory)
 set -eu
 
@@ -35,6 +36,9 @@ for page in man3/* man7/*; do
 			done
 			;;
 		esac
+		# Every page says how to link, as man-pages(7) asks.
+		grep -q '^Link with$' "$page" && grep -q '^\.IR \\-ltimerdev' "$page" ||
+			fail "$page: no \"Link with -ltimerdev\" line"
 	fi
 	warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
 	[ -z "$warnings" ] || fail "$page: groff: $warnings"
