@@ -170,9 +170,10 @@ static bool qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
  * rescheduling point between (@resched), or at most QT_END_CHUNK in all.
  */
 static void __qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead,
-			 bool resched)
+			 bool resched, unsigned int *left)
 {
-	unsigned int i, budget = QT_END_CHUNK;
+	unsigned int i, budget = left ? min_t(unsigned int, *left, QT_END_CHUNK) :
+					QT_END_CHUNK, given = budget;
 	unsigned long flags;
 	bool more;
 
@@ -202,6 +203,8 @@ static void __qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead,
 	}
 	qt_timers_free_list(*dead);
 	*dead = NULL;
+	if (left)
+		*left -= given - budget;
 }
 
 /*
@@ -214,20 +217,21 @@ static void __qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead,
  */
 void qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead)
 {
-	__qt_ctx_end(ctx, dead, true);
+	__qt_ctx_end(ctx, dead, true, NULL);
 }
 
 /*
  * The same for an expirer, within its RCU read section, in any context, but
- * at most QT_END_CHUNK in all: it may run in softirq, where nothing can
- * preempt it, and a shard's ended list may be long (parked read()s of a
- * file that then set up a ring).  A chunk is more than its reap ended just
- * before, so the lists do not grow; what is left waits for the next
- * delivery or for the file's poll(), read() or release (qt_ctx_end()).
+ * at most QT_END_CHUNK in all, and no more than *@budget, which it takes
+ * what it ended off: it may run in softirq, where nothing can preempt it,
+ * and a shard's ended list may be long (parked read()s of a file that then
+ * set up a ring).  What is left waits for the next delivery or for the
+ * file's drain, poll(), read() or release (qt_ctx_end()).
  */
-void qt_ctx_end_atomic(struct qt_ctx *ctx, struct qt_timer **dead)
+void qt_ctx_end_atomic(struct qt_ctx *ctx, struct qt_timer **dead,
+		       unsigned int *budget)
 {
-	__qt_ctx_end(ctx, dead, false);
+	__qt_ctx_end(ctx, dead, false, budget);
 }
 
 struct qt_ctx *qt_ctx_create(void)

@@ -193,7 +193,8 @@ void qt_ctx_give_back(struct qt_ctx *ctx, unsigned int nr);
 void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t, unsigned int *freed);
 void qt_timer_end(struct qt_timer *t, struct qt_base **held);
 void qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead);
-void qt_ctx_end_atomic(struct qt_ctx *ctx, struct qt_timer **dead);
+void qt_ctx_end_atomic(struct qt_ctx *ctx, struct qt_timer **dead,
+		       unsigned int *budget);
 bool qt_timer_let_die(struct qt_timer *t, struct qt_base **held);
 void qt_timer_free_when_unreferenced(struct qt_timer *t);
 

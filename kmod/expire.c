@@ -23,7 +23,15 @@
 
 /*
  * Ring records the expirer settles in a file before delivering into it:
- * enough to make room for a batch, bounded like the batch itself.
+ * enough to make room for a batch, bounded like the batch itself.  A run
+ * also has an allowance for all such upkeep, records settled and timers
+ * ended in every file it visits, of twice its budget of timers to fire
+ * (room for the records it fires, and as much again): past it, records go
+ * to the overflow, and the file's drain, poll() or read() does the upkeep
+ * in process context.  Without it, one visit to each of a few hundred
+ * files whose consumers keep passing the records of tickers with a period
+ * of 1 ns could be tens of thousands of operations in one softirq,
+ * whatever the budget said.
  */
 #define QT_RING_SETTLE_EXPIRER	(2 * QT_BATCH)
 /* Timers one hrtimer callback may pop before the worker takes over. */
@@ -137,6 +145,8 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
  * @now: the clock reading they were found due at.
  * @wait: whether to wait for a file's lock when it is busy.
  * @wake: where the files delivered into are kept for their wakeup.
+ * @upkeep: the run's allowance of ring upkeep, which it takes what it did
+ *	off (see QT_RING_SETTLE_EXPIRER).
  *
  * Called under rcu_read_lock().  A context may be closing: its memory stays
  * valid for the RCU grace period, and a closing context has made all its
@@ -160,7 +170,8 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
  */
 static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 				      ktime_t now, bool wait,
-				      struct qt_wake *wake)
+				      struct qt_wake *wake,
+				      unsigned int *upkeep)
 {
 	unsigned int i, rest;
 	unsigned long flags;
@@ -180,11 +191,14 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 		 * that these land in the ring rather than the overflow.  A
 		 * ticker that needs heap room waits for poll() or read().
 		 */
-		if (ctx->ring) {
+		if (ctx->ring && *upkeep) {
+			unsigned int budget = min_t(unsigned int, *upkeep,
+						    QT_RING_SETTLE_EXPIRER);
 			struct qt_base *need;
 
-			qt_ring_settle(ctx, &base, QT_RING_SETTLE_EXPIRER, &need,
-				       &dead);
+			*upkeep -= budget;
+			qt_ring_settle(ctx, &base, &budget, &need, &dead);
+			*upkeep += budget;
 			dead_or_ended = true;
 		}
 		/* Deliver ctx's timers and keep the others, in order, for later. */
@@ -209,7 +223,7 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 			qt_wake_later(wake, ctx);
 		spin_unlock_irqrestore(&ctx->wqh.lock, flags);
 		if (dead_or_ended)
-			qt_ctx_end_atomic(ctx, &dead);
+			qt_ctx_end_atomic(ctx, &dead, upkeep);
 		nr = rest;
 	}
 	return nr;
@@ -234,7 +248,7 @@ static void qt_expire_run(struct qt_base *base, bool worker)
 {
 	struct qt_timer **batch = base->transit;
 	unsigned int chunk = worker ? QT_WORKER_CHUNK : QT_IRQ_BUDGET;
-	unsigned int budget = chunk;
+	unsigned int budget = chunk, upkeep = 2 * chunk;
 	unsigned int scan = chunk / QT_IRQ_BUDGET * QT_IRQ_SCAN_BUDGET;
 	unsigned int nr = 0, popped, fired = 0;
 	struct qt_wake wake = { .nr = 0 };
@@ -260,7 +274,8 @@ static void qt_expire_run(struct qt_base *base, bool worker)
 
 		stop = more && (fired >= budget || !scan);
 		nr = qt_expire_deliver(batch, nr, now,
-				       !more || stop || nr > QT_BATCH, &wake);
+				       !more || stop || nr > QT_BATCH, &wake,
+				       &upkeep);
 		/* All delivered: the run ends, or leaves RCU, or defers. */
 		if (!more || stop)
 			qt_wake_flush(&wake);
@@ -270,6 +285,7 @@ static void qt_expire_run(struct qt_base *base, bool worker)
 			cond_resched();
 			rcu_read_lock();
 			budget = fired + chunk;
+			upkeep = 2 * chunk;
 			scan = chunk / QT_IRQ_BUDGET * QT_IRQ_SCAN_BUDGET;
 		}
 		spin_lock_irqsave(&base->lock, flags);

@@ -374,7 +374,8 @@ int qt_ring_cancel(struct qt_ring *ring, struct qt_timer *t)
  * qt_ring_settle() - Reap what the consumer is done with, then refill.
  * @ctx: a file with a ring, locked.
  * @held: the base the caller carries locked, or NULL (see qt_base_relock()).
- * @budget: records to look at, reaped and refilled together.
+ * @budget: records to look at, reaped and refilled together; it takes
+ *	what it looked at off *@budget.
  * @need: set to the base whose heap needs room, on -EAGAIN.
  * @dead: where timers that died go, linked by ->next, for the caller to
  *	free with qt_ctx_end() once it dropped the file's lock.
@@ -385,7 +386,7 @@ int qt_ring_cancel(struct qt_ring *ring, struct qt_timer *t)
  * ticker needs room in *@need's heap before the reap can go on.
  */
 int qt_ring_settle(struct qt_ctx *ctx, struct qt_base **held,
-		   unsigned int budget, struct qt_base **need,
+		   unsigned int *budget, struct qt_base **need,
 		   struct qt_timer **dead)
 {
 	struct qt_ring *ring = ctx->ring;
@@ -395,10 +396,11 @@ int qt_ring_settle(struct qt_ctx *ctx, struct qt_base **held,
 
 	lockdep_assert_held(&ctx->wqh.lock);
 	for (; ring->reaped != tail; ring->reaped++) {
-		if (!budget--) {
+		if (!*budget) {
 			ret = 1;
 			goto out;
 		}
+		(*budget)--;
 		t = ring->owner[qt_ring_idx(ring, ring->reaped)];
 		if (!t)
 			continue;
@@ -407,10 +409,11 @@ int qt_ring_settle(struct qt_ctx *ctx, struct qt_base **held,
 			goto out;
 	}
 	while (ctx->ready && ring->head - ring->reaped < ring->entries) {
-		if (!budget--) {
+		if (!*budget) {
 			ret = 1;
 			goto out;
 		}
+		(*budget)--;
 		t = qt_ready_pop(ctx);
 		if (t->state == QT_GHOST) {
 			ctx->nr_ghosts--;
@@ -443,12 +446,14 @@ static bool qt_ring_settle_all(struct qt_ctx *ctx, struct qt_timer **dead)
 	__must_hold(&ctx->wqh.lock)
 {
 	struct qt_base *base, *need;
+	unsigned int budget;
 	bool stuck = false;
 	int ret;
 
 	do {
 		base = NULL;
-		ret = qt_ring_settle(ctx, &base, QT_RING_SETTLE_CHUNK, &need,
+		budget = QT_RING_SETTLE_CHUNK;
+		ret = qt_ring_settle(ctx, &base, &budget, &need,
 				     dead);
 		if (base)
 			qt_base_unlock_carried(base);
@@ -511,7 +516,7 @@ static void qt_ring_drain_work(struct work_struct *work)
 	struct qt_ring *ring = container_of(to_delayed_work(work),
 					    struct qt_ring, drain);
 	struct qt_ctx *ctx = ring->ctx;
-	unsigned int chunks = 0;
+	unsigned int chunks = 0, budget;
 	int ret;
 
 	do {
@@ -524,7 +529,8 @@ static void qt_ring_drain_work(struct work_struct *work)
 			spin_unlock_irq(&ctx->wqh.lock);
 			return;
 		}
-		ret = qt_ring_settle(ctx, &base, QT_RING_SETTLE_CHUNK, &need,
+		budget = QT_RING_SETTLE_CHUNK;
+		ret = qt_ring_settle(ctx, &base, &budget, &need,
 				     &dead);
 		if (base)
 			qt_base_unlock_carried(base);

@@ -78,7 +78,7 @@ bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t);
 void qt_ring_detach(struct qt_ring *ring, struct qt_timer *t);
 int qt_ring_cancel(struct qt_ring *ring, struct qt_timer *t);
 int qt_ring_settle(struct qt_ctx *ctx, struct qt_base **held,
-		   unsigned int budget, struct qt_base **need,
+		   unsigned int *budget, struct qt_base **need,
 		   struct qt_timer **dead);
 __poll_t qt_ring_poll(struct qt_ctx *ctx);
 ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock);

@@ -58,6 +58,12 @@
  *    were all claimed, with one more waiting for room, while another
  *    thread keeps writing the old tail back (see its comment for what it
  *    can and cannot show under TCG).
+ *  - expirer_upkeep_of_many_rings: UPKEEP_FILES ringed files, each with a
+ *    ring full of the records of tickers with a period of 1 ns, whose
+ *    tails a thread keeps moving to their heads, and a one-shot per file
+ *    due on the victim's CPU every UPKEEP_EVERY_NS: each delivery into a
+ *    file reaped its ring and re-fired every ticker in it, outside the
+ *    run's budget.
  *
  * Each attack is sized from the module's thresholds, not from the time it
  * is given, so that a slow host reaches the walk too; the compaction,
@@ -1931,6 +1937,149 @@ TEST_F_TIMEOUT(latency, ring_read_rewalks_taken_records, 300)
 	if (!self->skip[0] && !qt_ring_offered())
 		snprintf(self->skip, sizeof(self->skip), "no record ring");
 	run_attack(_metadata, self, &ring_read_rewound);
+}
+
+/*
+ * The expirer's ring upkeep: see the top of the file.  The one-shots are
+ * all armed beforehand, every file's due at the same instants, so that one
+ * run of the victim CPU's expirer visits every file.
+ */
+#define UPKEEP_FILES		256
+#define UPKEEP_FILES_DEBUG	16
+#define UPKEEP_TICKERS		128
+#define UPKEEP_EVERY_NS		(2 * NSEC_PER_MSEC)
+
+static struct qt_ring upkeep_rings[UPKEEP_FILES];
+static int upkeep_nr;
+static __s64 upkeep_start;	/* when the first one-shots are due */
+
+struct upkeep_arm {
+	__s64 start;
+	int cpu;
+};
+
+static void upkeep_oneshot_op(struct qtimer_op *op, long k, void *arg)
+{
+	const struct upkeep_arm *a = arg;
+
+	*op = qt_op(CLOCK_MONOTONIC, QTIMER_F_ABSTIME | QTIMER_F_CPU,
+		    a->start + k * UPKEEP_EVERY_NS, 0, k);
+	op->cpu = a->cpu;
+}
+
+static void upkeep_ticker_op(struct qtimer_op *op, long k, void *arg)
+{
+	*op = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU, 0, 1, k);
+	op->cpu = *(int *)arg;
+}
+
+static void prepare_upkeep(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(latency) *self)
+{
+	int files = qt_debug_kernel() ? UPKEEP_FILES_DEBUG : UPKEEP_FILES, i;
+	struct upkeep_arm a = { .cpu = self->cpu };
+	long shots = ATTACK_NS / UPKEEP_EVERY_NS;
+
+	for (upkeep_nr = 0; upkeep_nr < files; upkeep_nr++) {
+		struct qt_ring *r = &upkeep_rings[upkeep_nr];
+		int fd = qt_open(O_NONBLOCK);
+
+		ASSERT_LE(0, fd);
+		r->fd = fd;
+		ASSERT_EQ(0, qt_ring_map(r, fd, UPKEEP_TICKERS));
+		ASSERT_EQ(0, qt_arm_many(fd, UPKEEP_TICKERS, upkeep_ticker_op,
+					 &self->home_cpu, NULL, 0));
+	}
+	for (i = 0; i < upkeep_nr; i++)
+		ASSERT_EQ(1, qt_ring_wait_pending(&upkeep_rings[i],
+						  UPKEEP_TICKERS, QT_ARRIVE_MS))
+			TH_LOG("file %d: its tickers did not fill its ring", i);
+	/* Due from when the attack starts, right after this, on. */
+	a.start = qt_now(CLOCK_MONOTONIC) + upkeep_nr * 10 * NSEC_PER_MSEC;
+	upkeep_start = a.start;
+	for (i = 0; i < upkeep_nr; i++)
+		ASSERT_EQ(0, qt_arm_many(upkeep_rings[i].fd, shots,
+					 upkeep_oneshot_op, &a, NULL, 0));
+	ASSERT_LT(qt_now(CLOCK_MONOTONIC), a.start)
+		TH_LOG("arming the one-shots took longer than planned");
+	TH_LOG("%d files of %d tickers, %ld one-shots each", upkeep_nr,
+	       UPKEEP_TICKERS, shots);
+}
+
+struct advancer {
+	pthread_t thread;
+	_Atomic bool stop;
+	long moves;
+};
+
+/* The consumers: every tail to its head, over and over. */
+static void *advancer_fn(void *arg)
+{
+	struct advancer *adv = arg;
+	int i;
+
+	while (!adv->stop) {
+		for (i = 0; i < upkeep_nr; i++)
+			qt_ring_set_tail(&upkeep_rings[i],
+					 qt_ring_head(&upkeep_rings[i]));
+		adv->moves += i;
+	}
+	return NULL;
+}
+
+static void run_upkeep(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(latency) *self)
+{
+	struct advancer adv = { .stop = false };
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int ret;
+
+	CPU_ZERO(&set);
+	CPU_SET(self->home_cpu, &set);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	ret = pthread_create(&adv.thread, &attr, advancer_fn, &adv);
+	pthread_attr_destroy(&attr);
+	ASSERT_EQ(0, ret);
+	qt_sleep_ns(upkeep_start + ATTACK_NS - qt_now(CLOCK_MONOTONIC));
+	adv.stop = true;
+	pthread_join(adv.thread, NULL);
+	self->ops = adv.moves;
+}
+
+static void restore_upkeep(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(latency) *self)
+{
+	int i;
+
+	for (i = 0; i < upkeep_nr; i++) {
+		qt_ring_unmap(&upkeep_rings[i]);
+		close(upkeep_rings[i].fd);
+	}
+	upkeep_nr = 0;
+}
+
+/* Measured before prepare_upkeep(), whose one-shots are due at once. */
+static void idle_upkeep(struct __test_metadata *_metadata,
+			FIXTURE_DATA(latency) *self)
+{
+}
+
+static const struct attack upkeep = {
+	.what = "one-shots into rings whose consumers pass 1 ns tickers' records",
+	.idle = idle_upkeep,
+	.prepare = prepare_upkeep,
+	.run = run_upkeep,
+	.restore = restore_upkeep,
+	.ops = "tail moves",
+};
+
+TEST_F_TIMEOUT(latency, expirer_upkeep_of_many_rings, 300)
+{
+	if (!self->skip[0] && !qt_ring_offered())
+		snprintf(self->skip, sizeof(self->skip), "no record ring");
+	run_attack(_metadata, self, &upkeep);
 }
 
 TEST_HARNESS_MAIN
