@@ -36,6 +36,8 @@
 #define QT_RING_SETTLE_CHUNK	256
 /* Records poll() looks at per hold of the file's lock. */
 #define QT_RING_SCAN_CHUNK	1024
+/* Chunks poll() and read() settle per call (qt_ring_settle_all()). */
+#define QT_SETTLE_ALL_CHUNKS	64
 /*
  * The drain's pace: it looks at the tail a ticker's period after the
  * ticker's record was written (it is due again then), and every
@@ -427,6 +429,12 @@ int qt_ring_settle(struct qt_ctx *ctx, struct qt_base **held,
 	if (!ctx->ready)
 		WRITE_ONCE(*ring->flags_p, 0);
 out:
+	/*
+	 * qt_ring_scan()'s cursor never falls behind the reap: a cursor left
+	 * 2^32 records behind would look in range again.
+	 */
+	if (ring->scanned - ring->reaped > ring->head - ring->reaped)
+		ring->scanned = ring->reaped;
 	if (ring->head != head)
 		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 	return ret;
@@ -434,9 +442,12 @@ out:
 
 /*
  * Settle all there is, dropping the lock between chunks and to make room
- * for tickers.  Process context only; called and returns with the lock
- * held.  The timers of the last chunk that died are left on @dead (see
- * qt_ring_settle()); the others it frees itself.
+ * for tickers, QT_SETTLE_ALL_CHUNKS chunks at most: tickers with a period
+ * of 1 ns re-fire as they are reaped, so a thread that keeps moving the
+ * tail to the head would make "all" last as long as it cared to; the
+ * drain, queued at once, goes on from there.  Process context only; called
+ * and returns with the lock held.  The timers of the last chunk that died
+ * are left on @dead (see qt_ring_settle()); the others it frees itself.
  *
  * Return: true when a ticker the consumer is done with could not be
  * re-armed for want of memory: it stays behind its record, and the next
@@ -446,11 +457,15 @@ static bool qt_ring_settle_all(struct qt_ctx *ctx, struct qt_timer **dead)
 	__must_hold(&ctx->wqh.lock)
 {
 	struct qt_base *base, *need;
-	unsigned int budget;
+	unsigned int budget, chunks = 0;
 	bool stuck = false;
 	int ret;
 
 	do {
+		if (chunks++ == QT_SETTLE_ALL_CHUNKS) {
+			qt_ring_drain_arm(ctx->ring, 0);
+			break;
+		}
 		base = NULL;
 		budget = QT_RING_SETTLE_CHUNK;
 		ret = qt_ring_settle(ctx, &base, &budget, &need,

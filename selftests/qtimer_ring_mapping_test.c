@@ -430,6 +430,30 @@ TEST_F(mmap_bad, einval)
 	munmap(p, self->s.mmap_size);
 }
 
+/*
+ * A file opened read-only cannot be mapped for writing (the consumer
+ * writes tail and claims): EACCES, as the header says, from mmap() itself.
+ */
+TEST(mmap_readonly_file_eacces)
+{
+	struct qtimer_ring_setup s;
+	void *p;
+	int fd, ret;
+
+	fd = open(QT_DEV, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ret = qt_ring_setup(fd, 64, &s);
+	if (ret == -ENOTTY)
+		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
+	ASSERT_EQ(0, ret);
+	p = mmap(NULL, s.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EACCES, errno);
+	if (p != MAP_FAILED)
+		munmap(p, s.mmap_size);
+	close(fd);
+}
+
 /* --- the mapping's life ------------------------------------------------- */
 
 /* A fresh file with a ring delivers a record through its mapping. */

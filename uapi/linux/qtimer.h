@@ -232,6 +232,10 @@
  * EAGAIN	read() on an O_NONBLOCK file with nothing pending.
  * EBUSY	RING_SETUP on a file that has a ring.
  * ENODEV	mmap() of a file without a ring.
+ * EINVAL	mmap() of the ring at an offset other than 0, longer than
+ *		mmap_size, or without MAP_SHARED.
+ * EACCES	mmap() for writing of a file not opened for writing (the
+ *		consumer must write tail and the claims).
  * ENOTTY	unknown ioctl command.
  */
 #ifndef _UAPI_LINUX_QTIMER_H
