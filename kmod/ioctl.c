@@ -196,7 +196,7 @@ static long qt_ioctl_version(void __user *argp)
 		.features = QTIMER_FEAT_SUBMIT | QTIMER_FEAT_PERIODIC |
 			    QTIMER_FEAT_SLACK | QTIMER_FEAT_CPU |
 			    QTIMER_FEAT_CANCEL_ON_SET | QTIMER_FEAT_TIME_NS |
-			    QTIMER_FEAT_RING,
+			    QTIMER_FEAT_RING | QTIMER_FEAT_RING_DRAIN,
 		.op_size = sizeof(struct qtimer_op),
 		.submit_max = QTIMER_SUBMIT_MAX,
 		.clocks = BIT(CLOCK_REALTIME) | BIT(CLOCK_MONOTONIC) |

@@ -14,9 +14,11 @@
  * caller may have changed with fcntl(2) since td_open, as libuv's
  * uv_poll_init() does), or poll(2), which moves them too.  Those system
  * calls also let the kernel re-arm the tickers whose records were taken
- * from the mapping, and free the one-shots' places under the caps; so a
- * take that empties the ring ends with a poll(2) that cannot block, as the
- * header tells a consumer that finds the ring empty (td_ring_reap()).
+ * from the mapping, and free the one-shots' places under the caps; so on a
+ * module without QTIMER_FEAT_RING_DRAIN, which does that only then, a take
+ * that empties the ring ends with a poll(2) that cannot block, as the
+ * header tells a consumer that finds the ring empty (td_ring_reap()).  A
+ * module with it does that by itself, and the take makes no system call.
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -79,7 +81,8 @@ static bool td_pending(struct td_ctx *ctx)
  */
 static void td_ring_reap(struct td_ctx *ctx, unsigned int nr)
 {
-	if (nr && td_ring_empty(ctx))
+	if (nr && !(ctx->version.features & QTIMER_FEAT_RING_DRAIN) &&
+	    td_ring_empty(ctx))
 		(void)td_pending(ctx);
 }
 

@@ -972,6 +972,35 @@ TEST_F(ring, wait_and_dispatch_take_from_the_mapping)
 	ASSERT_EQ(0, fake.read_calls);
 }
 
+/*
+ * With QTIMER_FEAT_RING_DRAIN the kernel reaps by itself: a take that
+ * empties the ring makes no system call (the poll(2) above was the
+ * workaround for a module without it).
+ */
+TEST(ring_with_the_drain_a_take_makes_no_system_call)
+{
+	struct qtimer_record recs[8];
+	struct order o = { .next = 1 };
+	struct td_ctx *ctx;
+	unsigned int i;
+
+	fake.version.features |= QTIMER_FEAT_RING | QTIMER_FEAT_RING_DRAIN;
+	ASSERT_EQ(0, td_open_path(&ctx, FAKE_PATH, 0));
+	ASSERT_TRUE(fake.ring.mapped);
+	for (i = 0; i < 3; i++)
+		fake_push_record(i + 1, 0, 1);
+	ASSERT_EQ(3, td_wait(ctx, recs, 8, 0));
+	/* Fewer than the ring holds: none waits in the (fake) kernel. */
+	for (i = 0; i < 30; i++)
+		fake_push_record(i + 1, 0, 1);
+	ASSERT_EQ(30, td_dispatch(ctx, order_cb, &o, 1000));
+	ASSERT_EQ(0, o.bad);
+	/* Every record came from the mapping, and nothing went to the kernel. */
+	ASSERT_EQ(0, fake.poll_calls);
+	ASSERT_EQ(0, fake.read_calls);
+	td_close(ctx);
+}
+
 /* VOID records, and any claim not READY, are passed over. */
 TEST_F(ring, void_and_foreign_claims_are_skipped)
 {

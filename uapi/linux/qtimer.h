@@ -259,6 +259,12 @@
 #define QTIMER_FEAT_CANCEL_ON_SET	(1ULL << 4)
 #define QTIMER_FEAT_TIME_NS		(1ULL << 5)
 #define QTIMER_FEAT_RING		(1ULL << 6)
+/*
+ * The ring keeps itself going: the kernel moves records that wait into
+ * the ring and re-arms tickers whose records tail passed without a poll()
+ * or read() (see The record ring), so edge-triggered consumers need none.
+ */
+#define QTIMER_FEAT_RING_DRAIN		(1ULL << 7)
 
 struct qtimer_version {
 	__u32 api_version;	/* QTIMER_API_VERSION */
