@@ -553,8 +553,12 @@ static void qt_ring_drain_work(struct work_struct *work)
 			qt_ring_drain_again(ctx, ring);
 		spin_unlock_irq(&ctx->wqh.lock);
 		qt_ctx_end(ctx, &dead);
-		/* No room for a ticker: the next run (or poll()) tries again. */
-		if (ret == -EAGAIN && qt_base_reserve(need, 1)) {
+		/*
+		 * No room for a ticker: make some, unless this was the last
+		 * chunk (the run already queued the next, which tries again).
+		 */
+		if (ret == -EAGAIN && chunks < QT_DRAIN_CHUNKS &&
+		    qt_base_reserve(need, 1)) {
 			spin_lock_irq(&ctx->wqh.lock);
 			if (ctx->ring == ring)
 				qt_ring_drain_again(ctx, ring);
