@@ -14,6 +14,10 @@
  *    timers and close another file: a release compacts a heap whose dead
  *    entries pass a sixteenth of it.  Its baseline is the same on a heap
  *    of CONTROL_TIMERS.
+ *  - close_of_every_timer: close a file of 10^6 timers armed on the
+ *    victim's CPU, from it, and wait for the compaction of their heap
+ *    entries: the release walks every id, the compaction every entry.
+ *    Its baseline is the same on a file of CONTROL_TIMERS.
  *  - modify_earlier_compacts_heap: MODIFY one timer of that heap to an
  *    ever earlier expiry, until its stale entries are a quarter of the
  *    heap and it is compacted.  Its baseline is not idle but the same
@@ -802,6 +806,65 @@ static const struct attack close_compacts_attack = {
 TEST_F_TIMEOUT(latency, close_compacts_heap, 300)
 {
 	run_attack(_metadata, self, &close_compacts_attack);
+}
+
+/*
+ * close() @fd, armed with @n timers far ahead on the victim's CPU, from
+ * that CPU, and wait for what it leaves to deferred work: the compaction
+ * of their n dead heap entries and the shrink of the heap's array.  The
+ * release walks every id of the file, the compaction every entry, and
+ * both free what they find; a file of 10^6 timers is 1.5 s of kernel
+ * time on a quiet host.  Returns the dead entries left.
+ */
+static unsigned long long close_armed(struct __test_metadata *_metadata,
+				      int fd, long n, int cpu)
+{
+	close(fd);
+	return wait_compacted(_metadata, cpu, n / 64);
+}
+
+static void run_close_armed(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(latency) *self)
+{
+	__s64 t = qt_now(CLOCK_MONOTONIC);
+	unsigned long long dead;
+
+	dead = close_armed(_metadata, self->fds[0], self->n, self->cpu);
+	self->fds[0] = -1;
+	self->ops = (qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
+	ASSERT_GE(self->n / 64, dead)
+		TH_LOG("%llu of %ld dead heap entries left 10 s after the close",
+		       dead, self->n);
+}
+
+/* The baseline: the same close() and compaction of CONTROL_TIMERS. */
+static void control_close_armed(struct __test_metadata *_metadata,
+				FIXTURE_DATA(latency) *self)
+{
+	int fd;
+
+	wait_compacted(_metadata, self->cpu, 64);
+	fd = qt_open(0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, arm_range(self, fd, 0, CONTROL_TIMERS, self->cpu,
+			       qt_now(CLOCK_MONOTONIC) + FAR_NS, FAR_NS));
+	ASSERT_EQ(0, qt_pin_self(self->cpu));
+	close_armed(_metadata, fd, CONTROL_TIMERS, self->cpu);
+	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
+}
+
+static const struct attack close_armed_attack = {
+	.what = "close() of a file of armed timers",
+	.idle = control_close_armed,
+	.idle_what = "the same on a small file",
+	.prepare = prepare_far,
+	.run = run_close_armed,
+	.ops = "ms to the end of the compaction",
+};
+
+TEST_F_TIMEOUT(latency, close_of_every_timer, 300)
+{
+	run_attack(_metadata, self, &close_armed_attack);
 }
 
 /*
