@@ -21,6 +21,17 @@
  * copied about nine times its final size: a third of the time of arming
  * them.)  base->resize serialises these changes, all in process context;
  * base->pages and nr_pages are under it alone, the heap under the base lock.
+ *
+ * The pages are charged to no memory cgroup (GFP_KERNEL, not _ACCOUNT).  A
+ * heap is every file's on its CPU and clock, and a growth is an eighth of
+ * all their entries at once: charged to the task whose ARM found the heap
+ * full, one tenant's million timers made another's next ARM pay megabytes,
+ * or fail with ENOMEM near its limit.  A module cannot charge each
+ * tenant its share (obj_cgroup_charge() is not exported), so none pays:
+ * what is charged to nobody is bounded by what is charged to somebody, as
+ * each entry is a timer that its owner's cgroup pays for (with its stale
+ * quarter and the growth slack, at most about 24 bytes a live timer
+ * against its 64-byte charged object).
  */
 
 /* Pages that hold an array of @cap entries, or 0 if no size_t can say. */
@@ -72,13 +83,13 @@ static int qt_base_remap(struct qt_base *base, unsigned long nr_pages)
 	int ret = -ENOMEM;
 
 	lockdep_assert_held(&base->resize);
-	pages = kvmalloc_array(nr_pages, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	pages = kvmalloc_array(nr_pages, sizeof(*pages), GFP_KERNEL);
 	if (!pages)
 		return -ENOMEM;
 	if (keep)
 		memcpy(pages, old_pages, keep * sizeof(*pages));
 	for (i = keep; i < nr_pages; i++) {
-		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT);
+		pages[i] = alloc_page(GFP_KERNEL);
 		if (!pages[i])
 			goto out_free;
 	}

@@ -21,6 +21,8 @@
  *    anywhere; the memcg OOM report on the console is expected),
  *    memory.current grows with the timers and falls back when the file is
  *    closed.
+ *  - A cgroup's bill holds its own timers and not the growth of a heap
+ *    another tenant filled (memcg_pays_no_other_tenants_heap_growth).
  *
  * QT_DOS_TIMERS sets the size of the storm (default 1000000; 32768 on a
  * debug kernel, where each operation costs 10-20 times more under TCG:
@@ -847,12 +849,156 @@ TEST_F_TIMEOUT(dos, memcg_charges_and_contains, 600)
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	EXPECT_EQ(-ENOMEM, r->fail_err);
 	ASSERT_LT(0, r->mid_timers);
-	/* Each timer costs 64 bytes of object plus id slot and heap entry. */
-	EXPECT_LE(80LL * r->mid_timers, r->mid - r->base);
+	/*
+	 * Each timer costs 64 bytes of object (72 in a cgroup) and its id
+	 * slot, 84 bytes in all; its heap entry is charged to no cgroup
+	 * (kmod/storage.c).  The reading moves in the cgroup's charge
+	 * batches of 256 KiB, 5 bytes a timer here: no less than the object.
+	 */
+	EXPECT_LE(64LL * r->mid_timers, r->mid - r->base);
 	EXPECT_GE(2048LL * r->mid_timers, r->mid - r->base);
 	EXPECT_LT(r->mid, r->peak);
 	/* Back near where it started. */
 	EXPECT_GT(r->base + CG_SLACK, r->after);
+	munmap(r, sizeof(*r));
+}
+
+/*
+ * A heap is every file's on its CPU and clock: the tenant whose ARM found
+ * it full used to pay for its growth, an eighth of everyone's entries at
+ * once (qt_heap_grow_cap()), in its own memory cgroup.  Now heap pages are
+ * charged to no cgroup, and bounded by the timers, which are charged.
+ *
+ * Tenant A, outside any cgroup, fills CPU @cpu's monotonic heap with
+ * GROWTH_BIG timers; tenant B, in a cgroup, arms GROWTH_CHUNK timers at a
+ * time on that heap and reads its memory.current after each chunk, until
+ * it has armed an eighth of A's and a bit: B's chunks then cross the
+ * heap's capacity at least once (it had at most A's plus an eighth), and
+ * the crossing chunk's growth, 16 bytes an entry for an eighth of A's,
+ * went to B's bill.  A chunk of B's own costs it 100 bytes a timer, plus
+ * the cgroup's charge batches (64 pages).
+ */
+#define GROWTH_BIG		1000000
+#define GROWTH_BIG_DEBUG	262144
+#define GROWTH_CHUNK		256
+#define GROWTH_CHUNK_MAX	(400 * 1024)	/* bytes a chunk may cost B */
+
+struct growth_report {
+	long timers;
+	long long before, worst, total;
+	int err;
+};
+
+static int growth_child(const char *cg, int cpu, long n,
+			struct growth_report *r)
+{
+	static struct qtimer_op ops[GROWTH_CHUNK];
+	char path[256], pid[32];
+	long long prev, now;
+	int fd, i;
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	if (qt_write_str(path, pid))
+		return 1;
+	fd = qt_open(0);
+	if (fd < 0)
+		return 2;
+	prev = r->before = cg_read(cg, "memory.current");
+	while (r->timers < n) {
+		for (i = 0; i < GROWTH_CHUNK; i++) {
+			ops[i] = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU,
+				       3600 * NSEC_PER_SEC, 0, r->timers + i);
+			ops[i].cpu = cpu;
+			ops[i].opcode = QTIMER_OP_ARM;
+		}
+		i = qt_submit(fd, ops, GROWTH_CHUNK, QTIMER_SUBMIT_STOP_ON_ERROR, NULL);
+		if (i != GROWTH_CHUNK || ops[GROWTH_CHUNK - 1].result) {
+			r->err = i < 0 ? i : ops[i - 1].result;
+			return 3;
+		}
+		r->timers += GROWTH_CHUNK;
+		now = cg_read(cg, "memory.current");
+		if (now - prev > r->worst)
+			r->worst = now - prev;
+		prev = now;
+	}
+	r->total = prev - r->before;
+	close(fd);
+	return 0;
+}
+
+TEST_F_TIMEOUT(dos, memcg_pays_no_other_tenants_heap_growth, 600)
+{
+	long big = qt_debug_kernel() ? GROWTH_BIG_DEBUG : GROWTH_BIG, i;
+	int cpu = qt_nr_cpus() - 1, fd, status;
+	struct growth_report *r;
+	char cg[128], buf[256];
+	bool added = false;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root for cgroups");
+	if (qt_read_str(CGROOT "cgroup.controllers", buf, sizeof(buf)) ||
+	    !strstr(buf, "memory"))
+		SKIP(return, "no cgroup2 memory controller at " CGROOT);
+	while (cpu > 0 && !qt_cpu_online(cpu))
+		cpu--;
+	ASSERT_EQ(0, set_param(self, PARAM_FD, 2 * big));
+	ASSERT_EQ(0, set_param(self, PARAM_USER, 4 * big));
+	/* Heaps shrink to twice what they hold at a close (qt_base_trim()). */
+	for (i = 0; i < 8; i++) {
+		fd = qt_open(0);
+		ASSERT_LE(0, fd);
+		close(fd);
+		qt_sleep_ms(50);
+	}
+
+	/* Tenant A. */
+	fd = qt_open(0);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < big; i += GROWTH_CHUNK) {
+		static struct qtimer_op ops[GROWTH_CHUNK];
+		int j;
+
+		for (j = 0; j < GROWTH_CHUNK; j++) {
+			ops[j] = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU,
+				       3600 * NSEC_PER_SEC, 0, i + j);
+			ops[j].cpu = cpu;
+			ops[j].opcode = QTIMER_OP_ARM;
+		}
+		ASSERT_EQ(GROWTH_CHUNK, qt_submit(fd, ops, GROWTH_CHUNK,
+						  QTIMER_SUBMIT_STOP_ON_ERROR, NULL));
+	}
+
+	/* Tenant B. */
+	ASSERT_EQ(0, qt_read_str(CGROOT "cgroup.subtree_control", buf, sizeof(buf)));
+	if (!strstr(buf, "memory")) {
+		ASSERT_EQ(0, qt_write_str(CGROOT "cgroup.subtree_control", "+memory"));
+		added = true;
+	}
+	snprintf(cg, sizeof(cg), CGROOT "qtimer-growth-%d", getpid());
+	ASSERT_EQ(0, mkdir(cg, 0755));
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(growth_child(cg, cpu, big / 8 + 16 * GROWTH_CHUNK, r));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	close(fd);
+	EXPECT_EQ(0, rmdir(cg));
+	if (added)
+		qt_write_str(CGROOT "cgroup.subtree_control", "-memory");
+
+	TH_LOG("CPU %d: %ld timers of A's, then B armed %ld: %lld bytes in all, its worst chunk of %d cost %lld (bound %d)",
+	       cpu, big, r->timers, r->total, GROWTH_CHUNK, r->worst,
+	       GROWTH_CHUNK_MAX);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("B failed: %d", r->err);
+	EXPECT_GE(GROWTH_CHUNK_MAX, r->worst)
+		TH_LOG("B paid for a growth of the heap A filled");
 	munmap(r, sizeof(*r));
 }
 
