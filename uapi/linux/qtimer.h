@@ -129,7 +129,12 @@
  *	offsets of head, tail, flags and the records in the mapping, and its
  *	size; mmap() it MAP_SHARED, read and write, at offset 0.  Once per
  *	file (-EBUSY after); without QTIMER_FEAT_RING, -ENOTTY.  If the
- *	struct cannot be written, -EFAULT and no ring is set up.  The ring's
+ *	struct cannot be written, -EFAULT and no ring is set up; unless
+ *	another thread made it unwritable during the call (munmap,
+ *	mprotect): then the ring is set up and the call still says -EFAULT.
+ *	Its layout is that of any ring of its entries (the offsets depend
+ *	on nothing else), so such a caller may set up another file's ring
+ *	of as many entries to learn it, or close the file.  The ring's
  *	memory is charged to the caller's memory cgroup.  A read() blocked
  *	on the file when the ring is set up goes on with the ring's records.
  *
@@ -226,7 +231,12 @@
  *		(max_timers_per_user).  As with the kernel's ucounts, a uid
  *		is counted per user namespace, and every timer of a user
  *		namespace counts against its owner's allowance in the parent
- *		namespace too, up to the initial one.
+ *		namespace too, up to the initial one.  Both counts are
+ *		taken for a SUBMIT's chunk of arms before they are made and
+ *		given back for those that fail: at a cap, a call racing such
+ *		a chunk may see EDQUOT (or, on the same file, ENOSPC) for
+ *		places it gives back a moment later.  No cap is ever
+ *		exceeded.
  * ENOMEM	out of memory; nothing was changed.
  * EFAULT	a user pointer could not be read or written.
  * EAGAIN	read() on an O_NONBLOCK file with nothing pending.
