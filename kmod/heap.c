@@ -10,19 +10,16 @@
  * instead of swapping, and prefetch a level ahead so that a heap too big
  * for the caches does not wait for memory once per level.  Nothing here
  * depends on the kernel beyond a few types, prefetch() and string
- * functions, which selftests/heap/heap_shim.h mirrors, so the same file is
- * unit-tested and benchmarked in user space
- * (selftests/heap: make check, make bench).
+ * functions, so the same file is unit-tested and benchmarked in user space
+ * over stand-ins for those headers.
  */
 
-#include "heap.h"
-
-#ifdef __KERNEL__
 #include <linux/compiler.h>
 #include <linux/limits.h>
 #include <linux/prefetch.h>
 #include <linux/string.h>
-#endif
+
+#include "heap.h"
 
 #define QT_HEAP_ARITY		4
 #define QT_HEAP_LINE		64

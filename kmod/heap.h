@@ -10,17 +10,14 @@
  * the heap catch up lazily through qt_heap_replace_top() and
  * qt_heap_filter()).  It neither allocates nor locks: the caller owns the
  * storage and serialises every call.  This header and heap.c build
- * unchanged in user space (selftests/heap/heap_shim.h supplies the types)
- * so the heap is unit-tested, differentially tested and benchmarked natively.
+ * unchanged in user space, over a tree of stand-ins for the kernel headers
+ * they include, so the heap is unit-tested, differentially tested and
+ * benchmarked natively.
  */
 #ifndef _QT_HEAP_H
 #define _QT_HEAP_H
 
-#ifdef __KERNEL__
 #include <linux/types.h>
-#else
-#include "heap_shim.h"
-#endif
 
 struct qt_heap_entry {
 	s64 key;	/* expiry in ns; smallest on top, any s64 allowed */

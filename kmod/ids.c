@@ -6,10 +6,9 @@
  * inline on every op's path.
  */
 
-#ifdef __KERNEL__
+#include <linux/errno.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
-#endif
 
 #include "ids.h"
 

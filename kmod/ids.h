@@ -10,7 +10,6 @@
 #ifndef _QT_IDS_H
 #define _QT_IDS_H
 
-#ifdef __KERNEL__
 #include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/bits.h>
@@ -20,10 +19,6 @@
 #include <linux/types.h>
 
 #include "timer.h"
-#else
-/* The native tests (selftests/ids) bring their own struct qt_timer. */
-#include "ids_shim.h"
-#endif
 
 /*
  * A timer id: slot + 1 in bits 0-23 (so 0 is never an id), the shard of

@@ -15,12 +15,11 @@
  * ticks in O(levels), as the kernel's next-expiry search does for NOHZ.
  */
 
-#include "wheel.h"
-
-#ifdef __KERNEL__
 #include <linux/bitops.h>
+#include <linux/limits.h>
 #include <linux/string.h>
-#endif
+
+#include "wheel.h"
 
 #define QT_WHEEL_LVL_MASK	(QT_WHEEL_LVL_SIZE - 1)
 

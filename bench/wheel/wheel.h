@@ -13,17 +13,14 @@
  * buckets that are due.  It exists to be measured against the 4-ary heap
  * (kmod/heap.c) in bench/wheel/; qtimer keeps the heap (see
  * Documentation/benchmarks.rst).  Like the heap it neither allocates nor
- * locks, and it builds unchanged in the kernel or, with wheel_shim.h, in
+ * locks, and it builds unchanged in the kernel or, over selftests/shim, in
  * user space.  Times are in ticks, whatever the caller makes a tick.
  */
 #ifndef _QT_WHEEL_H
 #define _QT_WHEEL_H
 
-#ifdef __KERNEL__
+#include <linux/limits.h>
 #include <linux/types.h>
-#else
-#include "wheel_shim.h"
-#endif
 
 #define QT_WHEEL_LVL_BITS	6
 #define QT_WHEEL_LVL_SIZE	(1u << QT_WHEEL_LVL_BITS)

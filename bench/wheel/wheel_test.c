@@ -2,8 +2,8 @@
 /*
  * Copyright (C) 2026 The qtimer authors
  *
- * Native tests of the timing wheel (wheel.c, built with wheel_shim.h as
- * the heap core is built with heap_shim.h).  The promise under test is the
+ * Native tests of the timing wheel (wheel.c, built over selftests/shim as
+ * the heap core is).  The promise under test is the
  * one the benchmark's comparison rests on: a timer never fires before its
  * expiry, fires by its bound (exactly on time below 64 ticks, otherwise
  * late by less than 8/63 of the time it was armed for), fires once, and

@@ -3,7 +3,7 @@
  * Copyright (C) 2026 The qtimer authors
  *
  * Native randomized differential test of the heap core (kmod/heap.c, built
- * unchanged against heap_shim.h): it drives the heap and a trivially
+ * unchanged over selftests/shim): it drives the heap and a trivially
  * correct reference (an unsorted array searched linearly) with the same
  * operation stream and compares them after every step.  The random
  * streams come from a fixed seed list, so runs are reproducible; SEED=<n>

@@ -16,11 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "heap.h"
+#include <linux/limits.h>
 
-/* heap_shim.h carries only what the heap needs; the tests want these too. */
-typedef unsigned long long u64;
-typedef unsigned char u8;
+#include "heap.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>

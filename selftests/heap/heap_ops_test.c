@@ -2,8 +2,8 @@
 /*
  * Copyright (C) 2026 The qtimer authors
  *
- * Native unit tests of the heap core (kmod/heap.c, built unchanged against
- * heap_shim.h): each operation and its edge cases.  heap_helpers.h says
+ * Native unit tests of the heap core (kmod/heap.c, built unchanged over
+ * selftests/shim): each operation and its edge cases.  heap_helpers.h says
  * how a misused timer pointer or an entry written past cap is caught.
  */
 #include <inttypes.h>

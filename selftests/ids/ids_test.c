@@ -3,7 +3,8 @@
  * Copyright (C) 2026 The qtimer authors
  *
  * Native tests of a file's timer id table (kmod/ids.h, kmod/ids.c, built
- * unchanged with ids_shim.h): an id names its timer and nothing else, a
+ * unchanged over selftests/shim, with kmod/timer.h's struct qt_timer): an
+ * id names its timer and nothing else, a
  * freed, stale or forged one names nothing, the table grows a block at a
  * time, and a slot whose 30-bit generation wraps is retired rather than
  * giving out an id it gave out before.
