@@ -802,26 +802,53 @@ static int cg_child(const char *cg, struct cg_report *r)
 	return 0;
 }
 
+/*
+ * Make the cgroup CGROOT"qtimer-@what-<pid>" in @cg, with the memory
+ * controller on for it (*@added if this turned it on).  0, or 1 when the
+ * test is skipped or failed.
+ */
+static int cg_create(struct __test_metadata *_metadata, char *cg, size_t len,
+		     const char *what, bool *added)
+{
+	char buf[256];
+
+	*added = false;
+	if (geteuid())
+		SKIP(return 1, "needs root for cgroups");
+	if (qt_read_str(CGROOT "cgroup.controllers", buf, sizeof(buf)) ||
+	    !strstr(buf, "memory"))
+		SKIP(return 1, "no cgroup2 memory controller at " CGROOT);
+	ASSERT_EQ(0, qt_read_str(CGROOT "cgroup.subtree_control", buf, sizeof(buf)))
+		return 1;
+	if (!strstr(buf, "memory")) {
+		ASSERT_EQ(0, qt_write_str(CGROOT "cgroup.subtree_control", "+memory"))
+			return 1;
+		*added = true;
+	}
+	snprintf(cg, len, CGROOT "qtimer-%s-%d", what, getpid());
+	ASSERT_EQ(0, mkdir(cg, 0755))
+		return 1;
+	return 0;
+}
+
+static void cg_remove(struct __test_metadata *_metadata, const char *cg,
+		      bool added)
+{
+	EXPECT_EQ(0, rmdir(cg));
+	if (added)
+		qt_write_str(CGROOT "cgroup.subtree_control", "-memory");
+}
+
 TEST_F_TIMEOUT(dos, memcg_charges_and_contains, 600)
 {
 	char cg[128], buf[256];
 	struct cg_report *r;
-	bool added = false;
+	bool added;
 	int status;
 	pid_t pid;
 
-	if (geteuid())
-		SKIP(return, "needs root for cgroups");
-	if (qt_read_str(CGROOT "cgroup.controllers", buf, sizeof(buf)) ||
-	    !strstr(buf, "memory"))
-		SKIP(return, "no cgroup2 memory controller at " CGROOT);
-	ASSERT_EQ(0, qt_read_str(CGROOT "cgroup.subtree_control", buf, sizeof(buf)));
-	if (!strstr(buf, "memory")) {
-		ASSERT_EQ(0, qt_write_str(CGROOT "cgroup.subtree_control", "+memory"));
-		added = true;
-	}
-	snprintf(cg, sizeof(cg), CGROOT "qtimer-hardening-%d", getpid());
-	ASSERT_EQ(0, mkdir(cg, 0755));
+	if (cg_create(_metadata, cg, sizeof(cg), "hardening", &added))
+		return;
 	snprintf(buf, sizeof(buf), "%s/memory.max", cg);
 	ASSERT_EQ(0, qt_write_str(buf, "16M"));
 	snprintf(buf, sizeof(buf), "%s/memory.swap.max", cg);
@@ -837,9 +864,7 @@ TEST_F_TIMEOUT(dos, memcg_charges_and_contains, 600)
 	cg_measure(r, cg, 1, &r->peak, pid);
 	cg_settle(r, cg, pid);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(0, rmdir(cg));
-	if (added)
-		qt_write_str(CGROOT "cgroup.subtree_control", "-memory");
+	cg_remove(_metadata, cg, added);
 
 	TH_LOG("base %lld, %ld timers %lld, failed at %ld timers with %d, peak %lld, after close %lld, %lld ms later %lld",
 	       r->base, r->mid_timers, r->mid, r->timers, r->fail_err, r->peak,
@@ -933,15 +958,12 @@ TEST_F_TIMEOUT(dos, memcg_pays_no_other_tenants_heap_growth, 600)
 	long big = qt_debug_kernel() ? GROWTH_BIG_DEBUG : GROWTH_BIG, i;
 	int cpu = qt_nr_cpus() - 1, fd, status;
 	struct growth_report *r;
-	char cg[128], buf[256];
-	bool added = false;
+	char cg[128];
+	bool added;
 	pid_t pid;
 
-	if (geteuid())
-		SKIP(return, "needs root for cgroups");
-	if (qt_read_str(CGROOT "cgroup.controllers", buf, sizeof(buf)) ||
-	    !strstr(buf, "memory"))
-		SKIP(return, "no cgroup2 memory controller at " CGROOT);
+	if (cg_create(_metadata, cg, sizeof(cg), "growth", &added))
+		return;
 	while (cpu > 0 && !qt_cpu_online(cpu))
 		cpu--;
 	ASSERT_EQ(0, set_param(self, PARAM_FD, 2 * big));
@@ -972,13 +994,6 @@ TEST_F_TIMEOUT(dos, memcg_pays_no_other_tenants_heap_growth, 600)
 	}
 
 	/* Tenant B. */
-	ASSERT_EQ(0, qt_read_str(CGROOT "cgroup.subtree_control", buf, sizeof(buf)));
-	if (!strstr(buf, "memory")) {
-		ASSERT_EQ(0, qt_write_str(CGROOT "cgroup.subtree_control", "+memory"));
-		added = true;
-	}
-	snprintf(cg, sizeof(cg), CGROOT "qtimer-growth-%d", getpid());
-	ASSERT_EQ(0, mkdir(cg, 0755));
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, r);
@@ -988,9 +1003,7 @@ TEST_F_TIMEOUT(dos, memcg_pays_no_other_tenants_heap_growth, 600)
 		_exit(growth_child(cg, cpu, big / 8 + 16 * GROWTH_CHUNK, r));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	close(fd);
-	EXPECT_EQ(0, rmdir(cg));
-	if (added)
-		qt_write_str(CGROOT "cgroup.subtree_control", "-memory");
+	cg_remove(_metadata, cg, added);
 
 	TH_LOG("CPU %d: %ld timers of A's, then B armed %ld: %lld bytes in all, its worst chunk of %d cost %lld (bound %d)",
 	       cpu, big, r->timers, r->total, GROWTH_CHUNK, r->worst,
