@@ -239,7 +239,11 @@
  *		exceeded.
  * ENOMEM	out of memory; nothing was changed.
  * EFAULT	a user pointer could not be read or written.
- * EAGAIN	read() on an O_NONBLOCK file with nothing pending.
+ * EAGAIN	read() on an O_NONBLOCK file with nothing pending; on a file
+ *		with a ring, also while another read() of the file is under
+ *		way (it holds the ring's reader lock, and what is pending is
+ *		its to take; it may be held up in copying out, by a fault).
+ *		An O_NONBLOCK read() never waits for another.
  * EBUSY	RING_SETUP on a file that has a ring.
  * ENODEV	mmap() of a file without a ring.
  * EINVAL	mmap() of the ring at an offset other than 0, longer than
