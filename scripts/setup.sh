@@ -16,9 +16,11 @@
 #   build/src        linux-source-6.1, unpacked               1.5 GB,
 #                    and tools/net/ynl of linux-source-6.12    1 MB
 #   build/kernels    the three Debian test kernels            0.3 GB
-#   build/debug-kernel  debug-6.1 and kcsan-6.1 (make check)   0.6 GB,
-#                    and as much again each time their config or
-#                    scripts/debug-kernel/build.sh changes (old builds stay)
+#   /var/cache/qtimer  debug-6.1 and kcsan-6.1 (make check),    2.1 GB,
+#                    the machine's, shared by every clone, with the
+#                    source they build from; 0.6 GB more each time
+#                    their config or scripts/debug-kernel/build.sh
+#                    changes (old builds stay; QTIMER_CACHE moves it)
 #   build/vm         module copies, initramfs images, logs    1.0 GB
 #   packages         in /usr and /lib/modules                 1.5 GB,
 #                    plus their .deb files in /var/cache/apt  0.7 GB
@@ -179,8 +181,9 @@ unpack_kernel() {
 	[ -d "/lib/modules/$(cat "$dir/release")/build" ] || die "headers for $(cat "$dir/release") did not install a build directory"
 }
 
-# The 6.1 source tree: the debug kernels build from it, and the selftests
-# take kselftest_harness.h and checkpatch.pl from it.
+# The 6.1 source tree: the selftests take kselftest_harness.h from it, the
+# lint checkpatch.pl and its build of the module for i386.  (The debug
+# kernels unpack their own, patched copy: scripts/debug-kernel/build.sh.)
 unpack_source() {
 	local tarball dest="$top/build/src"
 	tarball=$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n1)

@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build a qtimer debug kernel from build/src/linux-source-6.1 (unpacked by
-# scripts/setup.sh) out of tree into build/debug-kernel/<variant>-<hash>/.
+# Build a qtimer debug kernel from Debian's linux-source-6.1 (installed by
+# scripts/setup.sh) into the machine's cache, $QTIMER_CACHE (default
+# /var/cache/qtimer), as debug-kernel/<variant>-<hash>/, out of tree from
+# its own copy of the source, src-<key>/linux-source-6.1 beside it.
 #
 #   dir=$(scripts/debug-kernel/build.sh [debug|kcsan] | tail -n1)
 #   make -C "$dir" M=/path/to/module modules
@@ -11,6 +13,14 @@
 # kcsan.config on top of that.  The hash covers the fragments and this script,
 # so a changed config gets a fresh directory, and an unchanged one is reused:
 # a stamp written last marks a complete build and makes reruns instant.
+# The cache is the machine's, not a clone's, as apt's is: the two kernels
+# take 20 minutes of a 2-core machine, and every clone (CI's fresh one
+# above all) builds the same bytes from the same tarball, fragments and
+# compiler, which is what the directory's name and its stamp stand for.
+# Its source copy is keyed by the tarball and the patches, and holds only
+# what they make, so no clone's tree or later patch set can reach into a
+# kernel another clone built.  Where the cache cannot be written (not
+# root), this clone's build/ holds both instead.
 # Progress goes to stderr; stdout carries only the build directory, on the
 # last line.
 
@@ -18,7 +28,6 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-src="$top/build/src/linux-source-6.1"
 variant=${1:-debug}
 jobs=${JOBS:-$(nproc)}
 
@@ -31,21 +40,30 @@ kcsan) fragments=("$here/debug.config" "$here/kcsan.config") ;;
 *) die "unknown variant '$variant' (want debug or kcsan)" ;;
 esac
 
-[ -f "$src/Makefile" ] || die "no kernel source at $src; run scripts/setup.sh"
+tarball=$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n1)
+[ -n "$tarball" ] || die "no /usr/src/linux-source-6.1.tar.*; run scripts/setup.sh"
 
 # Patches applied to the source before building (see each one's comment).
 patches=("$here"/*.patch)
 
+cache=${QTIMER_CACHE:-/var/cache/qtimer}
+if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
+	log "cannot write $cache: building into $top/build"
+	cache="$top/build"
+fi
+
 hash=$(cat "${fragments[@]}" "${patches[@]}" "$here/build.sh" | sha256sum | cut -c1-12)
-out="$top/build/debug-kernel/$variant-$hash"
+out="$cache/debug-kernel/$variant-$hash"
 stamp="$out/.qtimer-build-complete"
 
 # The hash does not cover the kernel source or the compiler (setup.sh may
-# unpack a newer linux-source-6.1); the stamp records both, so either change
-# rebuilds.  setup.sh's own stamp names the tarball and its mtime, which
-# also catches a new Debian revision of the same upstream release.
-src_id=$(cat "$top/build/stamps/source-6.1" 2>/dev/null ||
-	awk '/^(VERSION|PATCHLEVEL|SUBLEVEL|EXTRAVERSION) *=/ { v = v $3 "." } END { print v }' "$src/Makefile")
+# install a newer linux-source-6.1); the stamp records both, so either
+# change rebuilds.  The tarball's mtime also catches a new Debian revision
+# of the same upstream release.
+src_id="$tarball $(stat -c %Y "$tarball")"
+src_key=$(printf '%s\n' "$src_id" | cat - "${patches[@]}" | sha256sum | cut -c1-12)
+src_dir="$cache/debug-kernel/src-$src_key"
+src="$src_dir/linux-source-6.1"
 stamp_text="source $src_id compiler $(gcc --version | head -n1)"
 
 mkdir -p "$out"
@@ -57,7 +75,8 @@ if ! flock -n 9; then
 	flock 9
 fi
 
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$stamp_text" ]; then
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$stamp_text" ] &&
+   [ -f "$src_dir/.qtimer-source-complete" ]; then
 	log "up to date: $out"
 	echo "$out"
 	exit 0
@@ -153,26 +172,28 @@ check_module_build() {
 	log "out-of-tree module build: ok"
 }
 
-# Apply each patch once; the source tree is shared by every variant, so
-# under its own lock.  A patch that neither applies nor is already applied
-# (a new linux-source-6.1 moved the code) stops the build.
-apply_patches() {
+# The source both variants build from: the tarball unpacked and patched
+# once, under its own lock, with a stamp written last.  A patch that does
+# not apply (a new linux-source-6.1 moved the code) stops the build.
+prepare_source() {
 	local p
-	exec 8>"$top/build/src/.qtimer-patch.lock"
+	exec 8>"$src_dir.lock"
 	flock 8
-	for p in "${patches[@]}"; do
-		if patch -d "$src" -p1 -R -s -f --dry-run <"$p" >/dev/null 2>&1; then
-			continue
-		fi
-		patch -d "$src" -p1 -N -s -f --dry-run <"$p" >/dev/null ||
-			die "$(basename "$p") does not apply to $src"
-		patch -d "$src" -p1 -N -s -f <"$p" >/dev/null
-		log "applied $(basename "$p")"
-	done
+	if [ ! -f "$src_dir/.qtimer-source-complete" ]; then
+		log "unpacking $tarball into $src_dir"
+		rm -rf "$src_dir" && mkdir -p "$src_dir"
+		tar -C "$src_dir" -xf "$tarball"
+		for p in "${patches[@]}"; do
+			patch -d "$src" -p1 -N -s -f <"$p" >/dev/null ||
+				die "$(basename "$p") does not apply to $src"
+			log "applied $(basename "$p")"
+		done
+		echo "$src_id" > "$src_dir/.qtimer-source-complete"
+	fi
 	exec 8>&-
 }
 
-apply_patches
+prepare_source
 log "building into $out with $jobs jobs"
 kmake tinyconfig
 # merge_config.sh puts its temporary files in the current directory.
