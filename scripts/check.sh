@@ -146,6 +146,9 @@ native_check check-32bit scripts/check-32bit.sh
 # What a kernel reviewer runs first: W=1 and sparse builds with no warning,
 # checkpatch.pl --strict clean over kmod/ and uapi/.
 native_check kmod-lint scripts/check-kmod-lint.sh
+# kmod/'s includes point down design.rst's layer table, which lists
+# exactly kmod/'s files; and the check catches a planted upward include.
+native_check layers scripts/check-layers.sh
 # setup.sh finds the Debian mirror in every form of APT source entry.
 native_check setup-sources scripts/setup-sources-test.sh
 # The suite manifest's checker catches what it is for: a missing suite, an
