@@ -387,26 +387,3 @@ void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m)
 	if (ring_entries)
 		seq_printf(m, "ring_entries:\t%u\n", ring_entries);
 }
-
-int qt_ctx_init(void)
-{
-	int ret;
-
-	ret = qt_timer_cache_init();
-	if (ret)
-		return ret;
-	ret = qt_clockset_init();
-	if (ret) {
-		qt_timer_cache_exit();
-		return ret;
-	}
-	return 0;
-}
-
-void qt_ctx_exit(void)
-{
-	qt_clockset_exit();
-	/* kfree_rcu()'d contexts, before the timers' cache goes. */
-	rcu_barrier();
-	qt_timer_cache_exit();
-}

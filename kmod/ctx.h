@@ -183,8 +183,6 @@ static inline u64 qt_timer_id(const struct qt_timer *t)
 }
 
 /* ctx.c: contexts, and the end of a timer's life */
-int qt_ctx_init(void);
-void qt_ctx_exit(void);
 struct qt_ctx *qt_ctx_create(void);
 void qt_ctx_release(struct qt_ctx *ctx);
 void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m);

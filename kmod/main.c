@@ -8,12 +8,15 @@
 
 #include <linux/kernel.h>
 #include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/qtimer_netlink.h>
 
 #include "base.h"
+#include "clockset.h"
 #include "ctx.h"
 #include "dev.h"
 #include "netlink.h"
+#include "timer.h"
 #include "user.h"
 
 /*
@@ -70,9 +73,12 @@ static int __init qt_mod_init(void)
 {
 	int ret;
 
-	ret = qt_ctx_init();
+	ret = qt_timer_cache_init();
 	if (ret)
-		goto err_ctx;
+		goto err_cache;
+	ret = qt_clockset_init();
+	if (ret)
+		goto err_clockset;
 	ret = qt_bases_init(qt_expire_hrtimer, qt_expire_work);
 	if (ret)
 		goto err_bases;
@@ -89,8 +95,10 @@ err_dev:
 err_netlink:
 	qt_bases_exit();
 err_bases:
-	qt_ctx_exit();
-err_ctx:
+	qt_clockset_exit();
+err_clockset:
+	qt_timer_cache_exit();
+err_cache:
 	return ret;
 }
 
@@ -99,7 +107,10 @@ static void __exit qt_mod_exit(void)
 	qt_dev_exit();
 	qt_netlink_exit();
 	qt_bases_exit();
-	qt_ctx_exit();
+	qt_clockset_exit();
+	/* kfree_rcu()'d contexts, before the timers' cache goes. */
+	rcu_barrier();
+	qt_timer_cache_exit();
 }
 
 module_init(qt_mod_init);
