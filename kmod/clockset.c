@@ -21,8 +21,8 @@
 #include "ctx.h"
 #include "ring.h"
 
-static LIST_HEAD(qt_cos_list);
-static DEFINE_MUTEX(qt_cos_mutex);
+static LIST_HEAD(qt_clockset_list);
+static DEFINE_MUTEX(qt_clockset_mutex);
 
 /*
  * Clock sets announced by the notifier; each file counts those applied to
@@ -35,7 +35,7 @@ static atomic_t qt_clock_sets = ATOMIC_INIT(0);
  * brought yet.  The notifier runs before any timer can see the new time, so
  * a timer of @ctx that expires meanwhile may have been made due by the set.
  */
-bool qt_clock_set_pending(const struct qt_ctx *ctx)
+bool qt_clockset_pending(const struct qt_ctx *ctx)
 {
 	return atomic_read(&qt_clock_sets) != READ_ONCE(ctx->cos_applied);
 }
@@ -46,19 +46,19 @@ bool qt_clock_set_pending(const struct qt_ctx *ctx)
  * announced so far (it had no such timer); one on it takes the sets it
  * was not brought yet first, so that none cancels the timer armed after it.
  */
-void qt_cos_track(struct qt_ctx *ctx)
+void qt_clockset_track(struct qt_ctx *ctx)
 {
 	if (list_empty_careful(&ctx->cos_node)) {
-		mutex_lock(&qt_cos_mutex);
+		mutex_lock(&qt_clockset_mutex);
 		if (list_empty(&ctx->cos_node)) {
 			mutex_lock(&ctx->cos_walk);
 			WRITE_ONCE(ctx->cos_applied, atomic_read(&qt_clock_sets));
 			mutex_unlock(&ctx->cos_walk);
-			list_add_tail(&ctx->cos_node, &qt_cos_list);
+			list_add_tail(&ctx->cos_node, &qt_clockset_list);
 		}
-		mutex_unlock(&qt_cos_mutex);
+		mutex_unlock(&qt_clockset_mutex);
 	}
-	qt_clock_set_sync(ctx);
+	qt_clockset_sync(ctx);
 }
 
 /*
@@ -66,7 +66,7 @@ void qt_cos_track(struct qt_ctx *ctx)
  * says so.  Returns true when it queued a record, for the walk to wake the
  * file's waiters once per hold.
  */
-static bool qt_clock_set_cancel(struct qt_ctx *ctx, struct qt_timer *t)
+static bool qt_clockset_cancel(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	struct qt_base *base;
 
@@ -134,10 +134,10 @@ static bool qt_clock_set_cancel(struct qt_ctx *ctx, struct qt_timer *t)
  * timers, see qt_ids_mark()), a bitmap word per 64 slots, so a file of a
  * million timers with a few cancel-on-set ones costs a clock set a few
  * thousand words.  An ARM or MODIFY of a cancel-on-set timer waits for
- * the walk (qt_cos_track()), so one that lands behind it while the lock
+ * the walk (qt_clockset_track()), so one that lands behind it while the lock
  * is dropped is not missed.
  */
-static void qt_clock_set_file(struct qt_ctx *ctx, int sets)
+static void qt_clockset_file(struct qt_ctx *ctx, int sets)
 {
 	u32 slot, end, done;
 	unsigned int i;
@@ -166,7 +166,7 @@ static void qt_clock_set_file(struct qt_ctx *ctx, int sets)
 
 				/* Only a live cancel-on-set timer's slot is marked. */
 				if (!WARN_ON_ONCE(!t || !(t->flags & QT_TF_CANCEL_ON_SET)))
-					queued |= qt_clock_set_cancel(ctx, t);
+					queued |= qt_clockset_cancel(ctx, t);
 				slot++;
 				done++;
 			}
@@ -185,14 +185,14 @@ static void qt_clock_set_file(struct qt_ctx *ctx, int sets)
 	mutex_unlock(&ctx->cos_walk);
 }
 
-static void qt_clock_set_workfn(struct work_struct *work)
+static void qt_clockset_workfn(struct work_struct *work)
 {
 	int sets = atomic_read(&qt_clock_sets);
 	struct qt_ctx *ctx;
 
-	mutex_lock(&qt_cos_mutex);
-	list_for_each_entry(ctx, &qt_cos_list, cos_node) {
-		qt_clock_set_file(ctx, sets);
+	mutex_lock(&qt_clockset_mutex);
+	list_for_each_entry(ctx, &qt_clockset_list, cos_node) {
+		qt_clockset_file(ctx, sets);
 		/*
 		 * A file stays on the list until it is closed, with or
 		 * without cancel-on-set timers left, and a user may have as
@@ -200,17 +200,17 @@ static void qt_clock_set_workfn(struct work_struct *work)
 		 */
 		cond_resched();
 	}
-	mutex_unlock(&qt_cos_mutex);
+	mutex_unlock(&qt_clockset_mutex);
 }
 
-static DECLARE_WORK(qt_clock_set_work, qt_clock_set_workfn);
+static DECLARE_WORK(qt_clockset_work, qt_clockset_workfn);
 
-static void qt_clock_set_irq_work(struct irq_work *work)
+static void qt_clockset_irq_work(struct irq_work *work)
 {
-	schedule_work(&qt_clock_set_work);
+	schedule_work(&qt_clockset_work);
 }
 
-static DEFINE_IRQ_WORK(qt_clock_set_iw, qt_clock_set_irq_work);
+static DEFINE_IRQ_WORK(qt_clockset_iw, qt_clockset_irq_work);
 
 /*
  * Bring the clock sets announced so far to @ctx's cancel-on-set timers, if
@@ -220,13 +220,13 @@ static DEFINE_IRQ_WORK(qt_clock_set_iw, qt_clock_set_irq_work);
  * for the walk under way on it), never the other files on the list: a
  * zero-timeout poll() must not wait for other users' files.
  */
-void qt_clock_set_sync(struct qt_ctx *ctx)
+void qt_clockset_sync(struct qt_ctx *ctx)
 {
 	int sets = atomic_read(&qt_clock_sets);
 
 	if (sets == READ_ONCE(ctx->cos_applied) || list_empty_careful(&ctx->cos_node))
 		return;
-	qt_clock_set_file(ctx, sets);
+	qt_clockset_file(ctx, sets);
 }
 
 /*
@@ -263,7 +263,7 @@ static int qt_clock_notify(struct notifier_block *nb, unsigned long was_set,
 	if (!known)
 		return NOTIFY_OK;
 	atomic_inc(&qt_clock_sets);
-	irq_work_queue(&qt_clock_set_iw);
+	irq_work_queue(&qt_clockset_iw);
 	return NOTIFY_OK;
 }
 
@@ -272,12 +272,12 @@ static struct notifier_block qt_clock_nb = {
 };
 
 /* @ctx is closing: no clock set walks it from now on. */
-void qt_cos_untrack(struct qt_ctx *ctx)
+void qt_clockset_untrack(struct qt_ctx *ctx)
 {
 	if (!list_empty(&ctx->cos_node)) {
-		mutex_lock(&qt_cos_mutex);
+		mutex_lock(&qt_clockset_mutex);
 		list_del(&ctx->cos_node);
-		mutex_unlock(&qt_cos_mutex);
+		mutex_unlock(&qt_clockset_mutex);
 	}
 }
 
@@ -289,6 +289,6 @@ int qt_clockset_init(void)
 void qt_clockset_exit(void)
 {
 	pvclock_gtod_unregister_notifier(&qt_clock_nb);
-	irq_work_sync(&qt_clock_set_iw);
-	flush_work(&qt_clock_set_work);
+	irq_work_sync(&qt_clockset_iw);
+	flush_work(&qt_clockset_work);
 }

@@ -13,9 +13,9 @@ struct qt_ctx;
 
 int qt_clockset_init(void);
 void qt_clockset_exit(void);
-bool qt_clock_set_pending(const struct qt_ctx *ctx);
-void qt_clock_set_sync(struct qt_ctx *ctx);
-void qt_cos_track(struct qt_ctx *ctx);
-void qt_cos_untrack(struct qt_ctx *ctx);
+bool qt_clockset_pending(const struct qt_ctx *ctx);
+void qt_clockset_sync(struct qt_ctx *ctx);
+void qt_clockset_track(struct qt_ctx *ctx);
+void qt_clockset_untrack(struct qt_ctx *ctx);
 
 #endif /* _QT_CLOCKSET_H */

@@ -270,7 +270,7 @@ void qt_ctx_release(struct qt_ctx *ctx)
 	unsigned int i;
 	u32 slot;
 
-	qt_cos_untrack(ctx);
+	qt_clockset_untrack(ctx);
 
 	for (i = 0; i < ctx->nr_shards; i++) {
 		struct qt_shard *shard = &ctx->shards[i];

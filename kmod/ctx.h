@@ -74,7 +74,7 @@ struct qt_ctx {
 	/* live ids and places SUBMIT chunks hold, against the per-file cap */
 	atomic_t nr_timers;
 	struct qt_user *user;
-	struct list_head cos_node;	/* on qt_cos_list, qt_cos_mutex */
+	struct list_head cos_node;	/* on qt_clockset_list, qt_clockset_mutex */
 	/*
 	 * The clock sets applied to this file's cancel-on-set timers
 	 * (clockset.c): written under cos_walk, which one walk of the file

@@ -117,7 +117,7 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
 		 * A clock set is under way (the work has not run yet): it came
 		 * first, even if it is what made this timer due.
 		 */
-		if ((t->flags & QT_TF_CANCEL_ON_SET) && qt_clock_set_pending(t->ctx)) {
+		if ((t->flags & QT_TF_CANCEL_ON_SET) && qt_clockset_pending(t->ctx)) {
 			t->flags |= QT_TF_CANCELED;
 			t->count = 0;
 		}

@@ -151,7 +151,7 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 	qt_timer_set(t, args);
 	if (args->flags & QTIMER_F_CANCEL_ON_SET) {
 		qt_batch_drop(ctx, batch);
-		qt_cos_track(ctx);
+		qt_clockset_track(ctx);
 	}
 
 	for (;;) {
@@ -419,7 +419,7 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 
 	if (cos) {
 		qt_batch_drop(ctx, batch);
-		qt_cos_track(ctx);
+		qt_clockset_track(ctx);
 	}
 	for (;;) {
 		t = qt_lookup(ctx, id, batch);

@@ -94,7 +94,7 @@ void qt_timer_fold(struct qt_timer *t)
 	 * not run yet: a read right after clock_settime() returns must see the
 	 * cancellation as timerfd's does (ECANCELED), not a plain record.
 	 */
-	if ((t->flags & QT_TF_CANCEL_ON_SET) && qt_clock_set_pending(t->ctx))
+	if ((t->flags & QT_TF_CANCEL_ON_SET) && qt_clockset_pending(t->ctx))
 		t->flags |= QT_TF_CANCELED;
 	count = t->count;
 	if (t->period && !(t->flags & QT_TF_CANCELED)) {

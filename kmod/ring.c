@@ -313,7 +313,7 @@ static int qt_ring_reap_one(struct qt_ctx *ctx, struct qt_timer *t,
 	 * the periods it skipped are no catch-up to count.
 	 */
 	if ((t->flags & QT_TF_SET_WHILE_READ) ||
-	    ((t->flags & QT_TF_CANCEL_ON_SET) && qt_clock_set_pending(t->ctx))) {
+	    ((t->flags & QT_TF_CANCEL_ON_SET) && qt_clockset_pending(t->ctx))) {
 		qt_ring_detach(ring, t);
 		qt_timer_queue_canceled(ctx, t, 0);
 		return 0;
@@ -622,7 +622,7 @@ __poll_t qt_ring_poll(struct qt_ctx *ctx)
 	bool stuck;
 
 	/* Records a clock set cancelled are void by the time poll() says. */
-	qt_clock_set_sync(ctx);
+	qt_clockset_sync(ctx);
 	spin_lock_irq(&ctx->wqh.lock);
 	stuck = qt_ring_settle_all(ctx, &dead);
 	/*
@@ -682,7 +682,7 @@ static unsigned int qt_ring_claim(struct qt_ring *ring, u32 *tail,
  * it is READY again, unless CANCEL or MODIFY came meanwhile (they were told
  * it was consumed, and its timer no longer stands behind it).  If the clock
  * was set meanwhile, nobody read it, so it becomes the cancellation record,
- * as one still READY would have (qt_clock_set_cancel()), and as read()
+ * as one still READY would have (qt_clockset_cancel()), and as read()
  * without a ring puts back (qt_read_settle()).
  */
 static void qt_ring_unclaim(struct qt_ring *ring, u32 pos, u32 flags)
@@ -724,7 +724,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	} else if (mutex_lock_interruptible(&ring->read_mutex)) {
 		return -ERESTARTSYS;
 	}
-	qt_clock_set_sync(ctx);
+	qt_clockset_sync(ctx);
 	spin_lock_irq(&ctx->wqh.lock);
 	while (got < max) {
 		stuck = qt_ring_settle_all(ctx, &dead);
