@@ -33,13 +33,10 @@ for f in "$top"/kmod/*.[ch] "$top"/uapi/linux/*.h; do
 	files+=("${f#"$top"/}")
 done
 
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n $*"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n $*"; }
+# shellcheck source=lib/tap.sh
+. "$top/scripts/lib/tap.sh"
 
-echo "TAP version 13"
-echo "1..$((2 * ${#kernels[@]} + ${#files[@]}))"
+tap_plan "$((2 * ${#kernels[@]} + ${#files[@]}))"
 
 # build KERNEL WHAT MAKEFLAGS...: the module in a private copy; prints the
 # compiler's and sparse's warnings and errors, and fails if the build does.
@@ -69,17 +66,17 @@ for kernel in "${kernels[@]}"; do
 		out=$(build "$kernel" "$what" "${flags[@]}")
 		rc=$?
 		if [ $rc = 0 ] && [ -z "$out" ]; then
-			ok "$what build for $kernel: no warnings"
+			tap_ok "$what build for $kernel: no warnings"
 		else
 			echo "$out" | sed 's/^/# /'
-			not_ok "$what build for $kernel: no warnings"
+			tap_not_ok "$what build for $kernel: no warnings"
 		fi
 	done
 done
 
 if [ ! -x "$checkpatch" ]; then
 	for f in "${files[@]}"; do
-		not_ok "checkpatch $f # no $checkpatch: run scripts/setup.sh"
+		tap_not_ok "checkpatch $f # no $checkpatch: run scripts/setup.sh"
 	done
 else
 	for f in "${files[@]}"; do
@@ -88,13 +85,12 @@ else
 			${ignore:+--ignore "$ignore"} -f "$f" 2>&1)
 		# --terse prints nothing for a clean file.
 		if [ -z "$out" ]; then
-			ok "checkpatch --strict $f"
+			tap_ok "checkpatch --strict $f"
 		else
 			echo "$out" | sed 's/^/# /'
-			not_ok "checkpatch --strict $f"
+			tap_not_ok "checkpatch --strict $f"
 		fi
 	done
 fi
 
-echo "# Totals: pass:$((n - fails)) fail:$fails xfail:0 xpass:0 skip:0 error:0"
-[ $fails = 0 ]
+tap_totals

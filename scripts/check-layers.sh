@@ -20,12 +20,8 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-pass=0
-fail=0
-n=0
-
-ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n $*"; }
-not_ok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n $*"; }
+# shellcheck source=lib/tap.sh
+. "$top/scripts/lib/tap.sh"
 
 # "file layer" for each file of the table, {c,h} spelt out.
 layers() {
@@ -69,15 +65,14 @@ problems() {
 kmod=${1:-$top/kmod}
 rst=${2:-$top/Documentation/design.rst}
 
-echo "TAP version 13"
-echo "1..3"
+tap_plan 3
 
 out=$(problems "$kmod" "$rst")
 if [ -z "$out" ]; then
-	ok "kmod/ includes point down only, and design.rst's map is the tree"
+	tap_ok "kmod/ includes point down only, and design.rst's map is the tree"
 else
 	sed 's/^/# /' <<<"$out"
-	not_ok "kmod/ includes point down only, and design.rst's map is the tree"
+	tap_not_ok "kmod/ includes point down only, and design.rst's map is the tree"
 fi
 
 tmp=$(mktemp -d)
@@ -91,18 +86,17 @@ printf '#include "%s"\n' "$high" >>"$tmp/kmod/$low"
 # early exit as a failure of problems().)
 out=$(problems "$tmp/kmod" "$rst")
 if grep -q "^$low (layer [0-9]*) includes $high " <<<"$out"; then
-	ok "a planted include of $high into $low is caught"
+	tap_ok "a planted include of $high into $low is caught"
 else
-	not_ok "a planted include of $high into $low is caught"
+	tap_not_ok "a planted include of $high into $low is caught"
 fi
 cp "$kmod/$low" "$tmp/kmod/$low"
 echo '/* unlisted */' >"$tmp/kmod/planted.c"
 out=$(problems "$tmp/kmod" "$rst")
 if grep -q '^planted.c: not in the table' <<<"$out"; then
-	ok "a file design.rst does not list is caught"
+	tap_ok "a file design.rst does not list is caught"
 else
-	not_ok "a file design.rst does not list is caught"
+	tap_not_ok "a file design.rst does not list is caught"
 fi
 
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
-[ "$fail" = 0 ]
+tap_totals

@@ -48,15 +48,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-nr=0 pass=0 fail=0 skip=0
-ok() { nr=$((nr + 1)); pass=$((pass + 1)); echo "ok $nr $*"; }
-# not_ok NAME [DETAIL...]: each line of each DETAIL becomes a TAP comment.
-not_ok() { nr=$((nr + 1)); fail=$((fail + 1)); echo "not ok $nr $1"; shift; for l in "$@"; do sed 's/^/# /' <<<"$l"; done; }
-skip() { nr=$((nr + 1)); skip=$((skip + 1)); echo "ok $nr $1 # SKIP $2"; }
+# shellcheck source=lib/tap.sh
+. "$top/scripts/lib/tap.sh"
 show_tail() { tail -n "${2:-25}" "$1" 2>/dev/null; }
 totals() {
-	echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
-	[ "$fail" = 0 ]
+	tap_totals
 	exit
 }
 
@@ -65,13 +61,12 @@ kernels=("$@")
 vm=${DKMS_CHECK_VM:-1}
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 
-echo "TAP version 13"
 # add, then build + install per kernel, the VM, remove, the host untouched.
-echo "1..$((1 + 1 + 2 * ${#kernels[@]} + 1 + 1 + 1))"
+tap_plan "$((1 + 1 + 2 * ${#kernels[@]} + 1 + 1 + 1))"
 echo "# kernels: ${kernels[*]}; VERSION=$version; scratch: $scratch"
 
 if ! command -v dkms >/dev/null; then
-	not_ok "dkms is installed" "no dkms command: run scripts/setup.sh (Debian package dkms)"
+	tap_not_ok "dkms is installed" "no dkms command: run scripts/setup.sh (Debian package dkms)"
 	totals
 fi
 echo "# $(dkms --version 2>&1)"
@@ -95,17 +90,17 @@ dkms_cmd() {
 # there must not read as a DKMS one.
 if make -C "$top" --no-print-directory install-dkms DESTDIR="$root" >"$log" 2>&1 &&
    [ -f "$root/usr/src/qtimer-$version/dkms.conf" ]; then
-	ok "make install-dkms into a scratch DESTDIR: usr/src/qtimer-$version"
+	tap_ok "make install-dkms into a scratch DESTDIR: usr/src/qtimer-$version"
 else
-	not_ok "make install-dkms into a scratch DESTDIR" "$(show_tail "$log")"
+	tap_not_ok "make install-dkms into a scratch DESTDIR" "$(show_tail "$log")"
 	totals
 fi
 
 # 2: dkms add, from that /usr/src.
 if dkms_cmd add >"$log" 2>&1 && dkms_cmd status 2>&1 | grep -q ': added$'; then
-	ok "dkms add qtimer/$version"
+	tap_ok "dkms add qtimer/$version"
 else
-	not_ok "dkms add qtimer/$version" "$(show_tail "$log")"
+	tap_not_ok "dkms add qtimer/$version" "$(show_tail "$log")"
 	totals
 fi
 
@@ -115,33 +110,33 @@ fi
 declare -A installed_ko=()
 for k in "${kernels[@]}"; do
 	kinfo=$("$top/scripts/vm/kernel.sh" "$k" 2>"$log") || {
-		not_ok "$k: dkms build" "cannot resolve kernel $k: $(show_tail "$log" 5)"
-		not_ok "$k: dkms install" "no build"
+		tap_not_ok "$k: dkms build" "cannot resolve kernel $k: $(show_tail "$log" 5)"
+		tap_not_ok "$k: dkms install" "no build"
 		continue
 	}
 	kdir=$(sed -n 's/^kdir=//p' <<<"$kinfo")
 	kver=$(sed -n 's/^release=//p' <<<"$kinfo")
 	if dkms_cmd build -k "$kver" --kernelsourcedir "$kdir" >"$log" 2>&1; then
-		ok "$k: dkms build for $kver"
+		tap_ok "$k: dkms build for $kver"
 	else
-		not_ok "$k: dkms build for $kver" "$(show_tail "$log" 10)" \
+		tap_not_ok "$k: dkms build for $kver" "$(show_tail "$log" 10)" \
 			"make.log:" "$(show_tail "$dkms_tree/qtimer/$version/build/make.log")"
-		not_ok "$k: dkms install" "no build"
+		tap_not_ok "$k: dkms install" "no build"
 		continue
 	fi
 	mkdir -p "$install_tree/$kver"
 	if ! dkms_cmd install -k "$kver" --kernelsourcedir "$kdir" >"$log" 2>&1; then
-		not_ok "$k: dkms install for $kver" "$(show_tail "$log")"
+		tap_not_ok "$k: dkms install for $kver" "$(show_tail "$log")"
 		continue
 	fi
 	ko=$(find "$install_tree/$kver" -name 'qtimer.ko*' | head -n 1)
 	vermagic=$(modinfo -F vermagic "$ko" 2>&1 | cut -d' ' -f1)
 	if [ -n "$ko" ] && [ "$vermagic" = "$kver" ] &&
 	   dkms_cmd status -k "$kver" 2>&1 | grep -q ': installed$'; then
-		ok "$k: dkms install: ${ko#"$install_tree"/}, vermagic $kver"
+		tap_ok "$k: dkms install: ${ko#"$install_tree"/}, vermagic $kver"
 		installed_ko[$k]=$ko
 	else
-		not_ok "$k: dkms install for $kver" "module: ${ko:-none found}" "vermagic: $vermagic" \
+		tap_not_ok "$k: dkms install for $kver" "module: ${ko:-none found}" "vermagic: $vermagic" \
 			"$(dkms_cmd status -k "$kver" 2>&1)"
 	fi
 done
@@ -152,9 +147,9 @@ done
 k=${kernels[0]}
 vm_log=$scratch/vm.log
 if [ "$vm" = 0 ]; then
-	skip "$k: VM with the DKMS-built module runs $suites" "DKMS_CHECK_VM=0"
+	tap_skip "$k: VM with the DKMS-built module runs $suites" "DKMS_CHECK_VM=0"
 elif [ -z "${installed_ko[$k]:-}" ]; then
-	skip "$k: VM with the DKMS-built module runs $suites" "no DKMS-installed module for $k (above)"
+	tap_skip "$k: VM with the DKMS-built module runs $suites" "no DKMS-installed module for $k (above)"
 else
 	run=("$top/scripts/vm/run.sh" "$k" --tag dkms --module "${installed_ko[$k]}" --suites "$suites")
 	[ -z "${QTIMER_VM_LOCK:-}" ] || run=(flock "$QTIMER_VM_LOCK" "${run[@]}")
@@ -163,9 +158,9 @@ else
 	sed 's/^/#   /' "$vm_log"
 	result=$(grep '^vm-result: ' "$vm_log" | tail -n 1)
 	if [ "$rc" = 0 ] && grep -q ' failed=0 ' <<<"$result "; then
-		ok "$k: VM with the DKMS-built module runs $suites: ${result#vm-result: }"
+		tap_ok "$k: VM with the DKMS-built module runs $suites: ${result#vm-result: }"
 	else
-		not_ok "$k: VM with the DKMS-built module runs $suites" "run.sh exited $rc: ${result:-no vm-result line}" \
+		tap_not_ok "$k: VM with the DKMS-built module runs $suites" "run.sh exited $rc: ${result:-no vm-result line}" \
 			"logs: build/vm/$k/dkms/"
 	fi
 fi
@@ -173,9 +168,9 @@ fi
 # 6: dkms remove takes every kernel's module out of the install tree again.
 if dkms_cmd remove --all >"$log" 2>&1 &&
    [ -z "$(find "$install_tree" -name 'qtimer.ko*')" ] && [ ! -e "$dkms_tree/qtimer/$version" ]; then
-	ok "dkms remove --all leaves no module behind"
+	tap_ok "dkms remove --all leaves no module behind"
 else
-	not_ok "dkms remove --all leaves no module behind" "$(show_tail "$log")" \
+	tap_not_ok "dkms remove --all leaves no module behind" "$(show_tail "$log")" \
 		"$(find "$install_tree" "$dkms_tree" -name 'qtimer.ko*')"
 fi
 
@@ -183,9 +178,9 @@ fi
 host=$( { find /var/lib/dkms -maxdepth 1 \( -name qtimer -o -name 'mok.*' -newer "$scratch/started" \) 2>/dev/null
 	  find /lib/modules -name 'qtimer*.ko*' -newer "$scratch/started" 2>/dev/null; } )
 if [ -z "$host" ]; then
-	ok "nothing written to /var/lib/dkms or /lib/modules"
+	tap_ok "nothing written to /var/lib/dkms or /lib/modules"
 else
-	not_ok "nothing written to /var/lib/dkms or /lib/modules" "$host"
+	tap_not_ok "nothing written to /var/lib/dkms or /lib/modules" "$host"
 fi
 
 totals

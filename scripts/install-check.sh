@@ -31,19 +31,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-nr=0 pass=0 fail=0 skip=0
-ok() { nr=$((nr + 1)); pass=$((pass + 1)); echo "ok $nr $*"; }
-not_ok() { nr=$((nr + 1)); fail=$((fail + 1)); echo "not ok $nr $1"; shift; for l in "$@"; do echo "# $l"; done; }
-skip() { nr=$((nr + 1)); skip=$((skip + 1)); echo "ok $nr $1 # SKIP $2"; }
+# shellcheck source=lib/tap.sh
+. "$top/scripts/lib/tap.sh"
 # check NAME CMD...: one test, passing when CMD succeeds; its output is
 # shown on failure.
 check() {
 	local name=$1 out
 	shift
 	if out=$("$@" 2>&1); then
-		ok "$name"
+		tap_ok "$name"
 	else
-		not_ok "$name" "command: $*" "${out:-(no output)}"
+		tap_not_ok "$name" "command: $*" "${out:-(no output)}"
 	fi
 }
 
@@ -55,8 +53,7 @@ if [ -n "$kdir" ]; then
 fi
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 
-echo "TAP version 13"
-echo "1..15"
+tap_plan 15
 echo "# DESTDIR=$root PREFIX=$prefix KDIR=${kdir:-none} KVER=${kver:-none} VERSION=$version"
 
 # The top Makefile gets `install` by including packaging/install.mk; until
@@ -69,26 +66,26 @@ fi
 
 # 1: the install itself.
 if "${make_install[@]}" install DESTDIR="$root" PREFIX="$prefix" KDIR="$kdir" >"$log" 2>&1; then
-	ok "make install into a scratch DESTDIR"
+	tap_ok "make install into a scratch DESTDIR"
 else
-	not_ok "make install into a scratch DESTDIR" "$(tail -n 20 "$log")"
+	tap_not_ok "make install into a scratch DESTDIR" "$(tail -n 20 "$log")"
 fi
 
 # 2: the module, built for KDIR's release.
 ko=$root/lib/modules/$kver/extra/qtimer.ko
 if [ -z "$kdir" ]; then
-	skip "module in lib/modules/<release>/extra" "no kernel build dir"
+	tap_skip "module in lib/modules/<release>/extra" "no kernel build dir"
 elif [ ! -f "$ko" ]; then
-	not_ok "module in lib/modules/$kver/extra" "missing: $ko"
+	tap_not_ok "module in lib/modules/$kver/extra" "missing: $ko"
 else
 	vermagic=$(modinfo -F vermagic "$ko" 2>&1)
 	name=$(modinfo -F name "$ko" 2>&1)
 	parms=$(modinfo -F parm "$ko" 2>&1)
 	if [ "${vermagic%% *}" = "$kver" ] && [ "$name" = qtimer ] &&
 		grep -q '^max_timers_per_fd:' <<<"$parms" && grep -q '^max_timers_per_user:' <<<"$parms"; then
-		ok "module in lib/modules/$kver/extra (vermagic $kver, both caps as parameters)"
+		tap_ok "module in lib/modules/$kver/extra (vermagic $kver, both caps as parameters)"
 	else
-		not_ok "module in lib/modules/$kver/extra" "vermagic: $vermagic" "name: $name" "parm: $parms"
+		tap_not_ok "module in lib/modules/$kver/extra" "vermagic: $vermagic" "name: $name" "parm: $parms"
 	fi
 fi
 
@@ -184,7 +181,7 @@ dkms_build() {
 if [ -n "$kdir" ]; then
 	check "dkms.conf admits $kver, DKMS's MAKE builds the installed tree, CLEAN cleans it" dkms_build
 else
-	skip "DKMS's MAKE builds the installed tree" "no kernel build dir"
+	tap_skip "DKMS's MAKE builds the installed tree" "no kernel build dir"
 fi
 
 # 10: libtimerdev, through its own install target.
@@ -193,7 +190,7 @@ if grep -Eq '^install:' "$top/libtimerdev/Makefile" 2>/dev/null; then
 		bash -c "[ -f '$root$prefix/lib/libtimerdev.so' ] && [ -f '$root$prefix/lib/pkgconfig/libtimerdev.pc' ] &&
 			 [ -f '$root$prefix/include/timerdev.h' ]"
 else
-	skip "libtimerdev installed" "libtimerdev has no install target"
+	tap_skip "libtimerdev installed" "libtimerdev has no install target"
 fi
 
 # 11: nothing outside the expected places.
@@ -209,28 +206,27 @@ check "no test rig module installed (qtimer_rig, scripts/vm/rig-module)" \
 # 12: installing twice is harmless (and 13: changes nothing).
 before=$(cd "$root" && find . -type f -exec md5sum {} + | sort)
 if "${make_install[@]}" install DESTDIR="$root" PREFIX="$prefix" KDIR="$kdir" >"$log" 2>&1; then
-	ok "make install again over an existing install"
+	tap_ok "make install again over an existing install"
 else
-	not_ok "make install again over an existing install" "$(tail -n 20 "$log")"
+	tap_not_ok "make install again over an existing install" "$(tail -n 20 "$log")"
 fi
 after=$(cd "$root" && find . -type f -exec md5sum {} + | sort)
 if [ "$before" = "$after" ]; then
-	ok "the second install left identical files"
+	tap_ok "the second install left identical files"
 else
-	not_ok "the second install left identical files" "$(diff <(echo "$before") <(echo "$after") | head -n 10)"
+	tap_not_ok "the second install left identical files" "$(diff <(echo "$before") <(echo "$after") | head -n 10)"
 fi
 
 # 14: uninstall removes every file.
 if "${make_install[@]}" uninstall DESTDIR="$root" PREFIX="$prefix" KDIR="$kdir" >"$log" 2>&1; then
 	left=$(cd "$root" && find . -type f -o -type l)
 	if [ -z "$left" ]; then
-		ok "make uninstall removes every installed file"
+		tap_ok "make uninstall removes every installed file"
 	else
-		not_ok "make uninstall removes every installed file" "left: $(tr '\n' ' ' <<<"$left" | head -c 500)"
+		tap_not_ok "make uninstall removes every installed file" "left: $(tr '\n' ' ' <<<"$left" | head -c 500)"
 	fi
 else
-	not_ok "make uninstall removes every installed file" "$(tail -n 20 "$log")"
+	tap_not_ok "make uninstall removes every installed file" "$(tail -n 20 "$log")"
 fi
 
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
-[ "$fail" = 0 ]
+tap_totals

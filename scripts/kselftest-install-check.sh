@@ -33,31 +33,29 @@ cleanup() {
 }
 trap cleanup EXIT
 
-nr=0 pass=0 fail=0
-ok() { nr=$((nr + 1)); pass=$((pass + 1)); echo "ok $nr $1"; }
-not_ok() { nr=$((nr + 1)); fail=$((fail + 1)); echo "not ok $nr $1"; shift; printf '%s\n' "$@" | sed 's/^/# /'; }
+# shellcheck source=lib/tap.sh
+. "$top/scripts/lib/tap.sh"
 # check NAME CMD...: one test, passing when CMD succeeds and prints
 # nothing; what it prints is the reason it failed.
 check() {
 	local name=$1 out
 	shift
 	out=$("$@" 2>&1)
-	if [ $? = 0 ] && [ -z "$out" ]; then ok "$name"; else not_ok "$name" "${out:-$* failed}"; fi
+	if [ $? = 0 ] && [ -z "$out" ]; then tap_ok "$name"; else tap_not_ok "$name" "${out:-$* failed}"; fi
 }
 
-echo "TAP version 13"
-echo "1..8"
+tap_plan 8
 
 if [ $# = 1 ]; then
 	tree=$1
-	ok "checking the tree $tree"
+	tap_ok "checking the tree $tree"
 else
 	tree=$scratch/kselftest
 	if make -C "$top/selftests" --no-print-directory install INSTALL_PATH="$tree" \
 		>"$scratch/install.log" 2>&1; then
-		ok "make -C selftests install INSTALL_PATH=$tree"
+		tap_ok "make -C selftests install INSTALL_PATH=$tree"
 	else
-		not_ok "make -C selftests install INSTALL_PATH=$tree" "$(tail -n 30 "$scratch/install.log")"
+		tap_not_ok "make -C selftests install INSTALL_PATH=$tree" "$(tail -n 30 "$scratch/install.log")"
 	fi
 fi
 
@@ -135,5 +133,4 @@ moved_tree_runs() {
 }
 check "the tree works from another directory" moved_tree_runs
 
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
-[ "$fail" = 0 ]
+tap_totals

@@ -19,7 +19,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-nr=0 pass=0 fail=0
+# shellcheck source=lib/tap.sh
+. "$top/scripts/lib/tap.sh"
 # check NAME WANT FILE...: debian_mirror_uri bookworm FILE... prints WANT
 # and succeeds; WANT empty: it prints nothing and fails.
 check() {
@@ -27,22 +28,18 @@ check() {
 	shift 2
 	got=$(debian_mirror_uri bookworm "$@" 2>&1)
 	rc=$?
-	nr=$((nr + 1))
 	if { [ -n "$want" ] && [ "$rc" = 0 ]; } || { [ -z "$want" ] && [ "$rc" != 0 ]; } &&
 	   [ "$got" = "$want" ]; then
-		pass=$((pass + 1))
-		echo "ok $nr $name"
+		tap_ok "$name"
 	else
-		fail=$((fail + 1))
-		echo "not ok $nr $name"
-		echo "# want '${want}' (status $([ -n "$want" ] && echo 0 || echo 1)), got '$got' (status $rc)"
+		tap_not_ok "$name" \
+			"want '${want}' (status $([ -n "$want" ] && echo 0 || echo 1)), got '$got' (status $rc)"
 	fi
 }
 # sample NAME: write stdin to $tmp/NAME and print the path.
 sample() { cat >"$tmp/$1"; printf '%s\n' "$tmp/$1"; }
 
-echo "TAP version 13"
-echo "1..19"
+tap_plan 19
 
 f=$(sample plain.sources <<'EOF'
 Types: deb
@@ -229,16 +226,11 @@ rm "$etc/sources.list" "$etc/sources.list.d/debian.sources"
 mapfile -t files < <(debian_source_files "$etc" "$etc/sources.list.d/qtimer-bookworm-backports.sources")
 check "/etc/apt: neither our own entry nor a disabled file counts" "" "${files[@]}"
 
-nr=$((nr + 1))
 mapfile -t files < <(debian_source_files "$tmp/nowhere")
 if [ "${#files[@]}" = 0 ]; then
-	pass=$((pass + 1))
-	echo "ok $nr no /etc/apt at all: no files"
+	tap_ok "no /etc/apt at all: no files"
 else
-	fail=$((fail + 1))
-	echo "not ok $nr no /etc/apt at all: no files"
-	echo "# got: ${files[*]}"
+	tap_not_ok "no /etc/apt at all: no files" "got: ${files[*]}"
 fi
 
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
-[ "$fail" = 0 ] && [ "$nr" = 19 ]
+tap_totals && [ "$tap_nr" = 19 ]

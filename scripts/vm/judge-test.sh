@@ -27,22 +27,10 @@ data=$top/scripts/vm/testdata
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-nr=0 pass=0 fail=0
-# ok NAME CHECK...: test NAME passes when CHECK... succeeds; a failure
-# shows what the judge said.
-ok() {
-	local name=$1
-	shift
-	nr=$((nr + 1))
-	if "$@"; then
-		pass=$((pass + 1))
-		echo "ok $nr $name"
-	else
-		fail=$((fail + 1))
-		echo "not ok $nr $name"
-		sed 's/^/# /' "$tmp/out" "$tmp/err" 2>/dev/null
-	fi
-}
+# shellcheck source=../lib/tap.sh
+. "$top/scripts/lib/tap.sh"
+# tap_check NAME CHECK...: a failure shows what the checker said.
+tap_detail="$tmp/out $tmp/err"
 
 # sample NAME: a fresh copy of the clean run, in $run, for one case.
 sample() {
@@ -115,7 +103,7 @@ echo "TAP version 13"
 
 # --- A clean run ------------------------------------------------------------
 sample clean
-ok "a clean run passes, counting its suites' passes and skips" \
+tap_check "a clean run passes, counting its suites' passes and skips" \
 	counts 'passed=4 failed=0 skipped=1'
 
 # --- Splats -----------------------------------------------------------------
@@ -124,52 +112,52 @@ while IFS=$'\t' read -r word line; do
 	case "$word" in '#'* | '') continue ;; esac
 	sample splat
 	after_load "$line"
-	ok "a splat fails the run: $word" splat_named "$word"
+	tap_check "a splat fails the run: $word" splat_named "$word"
 done <"$data/splats"
 
 sample glued
 sed -i 's/^# ok 2 global.open_close$/&[    5.101234] WARNING: CPU: 1 PID: 187 at kmod\/ctx.c:456 qt_ctx_release+0x12\/0x34 [qtimer]/' \
 	"$run/console.log"
-ok "a kernel message glued to a line of test output still counts" \
+tap_check "a kernel message glued to a line of test output still counts" \
 	fails_naming "kernel splat on the console: WARNING:"
 
 sample test-output
 sed -i 's/^# #            OK  global.open_close$/# # WARNING: BUG: KASAN: the test only says so\n&/' "$run/console.log"
-ok "a test's own output naming a splat (no printk timestamp) does not count" passes
+tap_check "a test's own output naming a splat (no printk timestamp) does not count" passes
 
 sample kmemleak-count
 after_load '[    9.201234] kmemleak: 3 new suspected memory leaks (see /sys/kernel/debug/kmemleak)'
-ok "kmemleak's own count of boot-time suspects is shown, not counted" \
+tap_check "kmemleak's own count of boot-time suspects is shown, not counted" \
 	shown 'kmemleak: 3 new suspected memory leaks'
 
 # --- "hrtimer: interrupt took" ------------------------------------------------
 sample hang-before-load
 before_boot '[    2.101234] hrtimer: interrupt took 153012 ns'
-ok "a hang message before the module's load is shown, not counted" \
+tap_check "a hang message before the module's load is shown, not counted" \
 	shown 'hrtimer: interrupt took 153012 ns'
 
 sample hang-long
 after_load '[    5.101234] hrtimer: interrupt took 6012345 ns'
-ok "a hang message of 2 ms or more under TCG is shown, not counted" \
+tap_check "a hang message of 2 ms or more under TCG is shown, not counted" \
 	shown 'hrtimer: interrupt took 6012345 ns'
-ok "a hang message of 2 ms or more under KVM counts" \
+tap_check "a hang message of 2 ms or more under KVM counts" \
 	fails_naming 'kernel splat on the console: hrtimer: interrupt took' --accel kvm
 
 sample hang-debug
 after_load '[    5.101234] hrtimer: interrupt took 153012 ns'
-ok "any hang message on debug-6.1 under TCG is shown, not counted" \
+tap_check "any hang message on debug-6.1 under TCG is shown, not counted" \
 	shown 'hrtimer: interrupt took 153012 ns' --kernel debug-6.1
-ok "a hang message on debug-6.1 under KVM counts" \
+tap_check "a hang message on debug-6.1 under KVM counts" \
 	fails_naming 'hrtimer: interrupt took' --kernel debug-6.1 --accel kvm
 QTIMER_TCG_STALL_NS=100000 \
-	ok "QTIMER_TCG_STALL_NS lowers the bound of a descheduled vCPU" \
+	tap_check "QTIMER_TCG_STALL_NS lowers the bound of a descheduled vCPU" \
 	shown 'hrtimer: interrupt took 153012 ns'
 
 # --- Taint --------------------------------------------------------------------
 for t in '12416:D(died)' '12800:W(warning)' '28672:L(soft lockup)'; do
 	sample taint
 	results "s/^qtimer-vm: tainted .*/qtimer-vm: tainted ${t%%:*}/"
-	ok "taint ${t#*:} fails the run" fails_naming "kernel tainted ${t%%:*}: ${t#*:}"
+	tap_check "taint ${t#*:} fails the run" fails_naming "kernel tainted ${t%%:*}: ${t#*:}"
 done
 
 # --- Suites -------------------------------------------------------------------
@@ -177,7 +165,7 @@ done
 # block from its header to its result line.
 rig_block='/^| # selftests: qtimer: rig_test$/,/^| ok 2 selftests: qtimer: rig_test$/'
 rig_result='^| ok 2 selftests: qtimer: rig_test$'
-ok "a suite's time is the init's record after its result line" \
+tap_check "a suite's time is the init's record after its result line" \
 	grep -qE '^vm: stock-6.1: rig_test: .*\(0\.262s\) exit=0$' "$tmp/err"
 
 sample failed-suite
@@ -185,70 +173,70 @@ results -e 's/^| # ok 2 global.open_close$/| # # open_close: Expected 0 (0) == f
 	-e "$rig_block"'s/^\(| # # Totals: pass:\)2 fail:0/\11 fail:1/' \
 	-e "$rig_block"'s/^| # # PASSED: 2 \/ 2 tests passed\.$/| # # FAILED: 1 \/ 2 tests passed./' \
 	-e "s/$rig_result/| not ok 2 selftests: qtimer: rig_test # exit=1/"
-ok "a failed test fails the run and counts once" counts 'passed=3 failed=1 skipped=1'
-ok "a failed suite's failures are shown" grep -qx '    not ok 2 global.open_close' "$tmp/err"
+tap_check "a failed test fails the run and counts once" counts 'passed=3 failed=1 skipped=1'
+tap_check "a failed suite's failures are shown" grep -qx '    not ok 2 global.open_close' "$tmp/err"
 
 sample exit-no-failure
 results "s/$rig_result/| not ok 2 selftests: qtimer: rig_test # exit=1/"
-ok "a suite that exits 1 with no failed test fails the run" \
+tap_check "a suite that exits 1 with no failed test fails the run" \
 	fails_naming 'rig_test: exit=1 with no failed test'
 
 for end in 'exit=139:signal=11' 'TIMEOUT 300 seconds:timeout=300'; do
 	sample "suite-${end#*:}"
 	results -e "$rig_block"'{/^| # # Totals/d}' \
 		-e "s/$rig_result/| not ok 2 selftests: qtimer: rig_test # ${end%%:*}/"
-	ok "a suite the runner reports as '${end%%:*}' fails the run as ${end#*:}" \
+	tap_check "a suite the runner reports as '${end%%:*}' fails the run as ${end#*:}" \
 		fails_naming "rig_test: ${end#*:}"
 done
 
 sample no-file
 results -e "$rig_block"'{/^| # [^s]/d}' \
 	-e "s/$rig_result/| # Warning: file rig_test is missing!\n| not ok 2 selftests: qtimer: rig_test/"
-ok "a suite the runner found no file of fails the run" \
+tap_check "a suite the runner found no file of fails the run" \
 	fails_naming 'rig_test: the runner found no such file'
 
 sample unfinished
 results "/$rig_result/,\$d"
-ok "a suite that never ends fails the run" fails_naming 'rig_test: unfinished'
-ok "... and so does the runner that never ended" fails_naming 'run_kselftest.sh never ended'
+tap_check "a suite that never ends fails the run" fails_naming 'rig_test: unfinished'
+tap_check "... and so does the runner that never ended" fails_naming 'run_kselftest.sh never ended'
 
 sample runner-bound
 results -e "/$rig_result/,/^qtimer-vm: took /d" \
 	-e 's/^qtimer-vm: end run_kselftest.sh .*/qtimer-vm: end run_kselftest.sh timeout=640 secs=640.002/'
-ok "a runner the init stopped fails the run, naming the suite it was in" \
+tap_check "a runner the init stopped fails the run, naming the suite it was in" \
 	fails_naming 'rig_test: unfinished'
-ok "... and the runner's end" fails_naming 'run_kselftest.sh: timeout=640'
+tap_check "... and the runner's end" fails_naming 'run_kselftest.sh: timeout=640'
 
 sample faked
 results 's/^| # # Totals: pass:2 fail:0 xfail:0 xpass:0 skip:1 error:0$/&\n| # # selftests: qtimer: qtimer_cancel_test\n| # ok 3 selftests: qtimer: qtimer_cancel_test/'
-ok "a suite's own output cannot start or pass another suite" \
+tap_check "a suite's own output cannot start or pass another suite" \
 	fails_naming 'expected but never started (see console.log): qtimer_cancel_test' \
 	--expect 'qtimer_basic_test rig_test qtimer_cancel_test'
-ok "... nor change the counts" counts 'passed=4 failed=1 skipped=1' \
+tap_check "... nor change the counts" counts 'passed=4 failed=1 skipped=1' \
 	--expect 'qtimer_basic_test rig_test qtimer_cancel_test'
 
 sample no-totals
 results "$rig_block"'{/^| # # Totals/d}'
-ok "a suite that exits 0 without a Totals line fails the run" \
+tap_check "a suite that exits 0 without a Totals line fails the run" \
 	fails_naming "rig_test printed no '# Totals:' line"
 
 sample skipped-whole
 results -e "$rig_block"'{/^| # [^s]/d}' -e "s/$rig_result/& # SKIP/"
-ok "a suite that skips itself whole passes, as one skip" counts 'passed=2 failed=0 skipped=2'
+tap_check "a suite that skips itself whole passes, as one skip" counts 'passed=2 failed=0 skipped=2'
 
 sample missing-suite
-ok "an expected suite that never started fails the run, named" \
+tap_check "an expected suite that never started fails the run, named" \
 	fails_naming 'expected but never started (see console.log): qtimer_cancel_test' \
 	--expect 'qtimer_basic_test rig_test qtimer_cancel_test'
 unbuilt_problem='selftests/suites.manifest lists, but the payload has no binary of: qtimer_cancel_test'
-ok "a suite judged unbuilt before the boot fails once, as handed over" \
+tap_check "a suite judged unbuilt before the boot fails once, as handed over" \
 	counts 'passed=4 failed=1 skipped=1' --expect 'qtimer_basic_test rig_test qtimer_cancel_test' \
 	--unbuilt qtimer_cancel_test --failed 1 --problem "$unbuilt_problem"
-ok "... and its reason is the one handed over" fail_lines_are "$unbuilt_problem"
+tap_check "... and its reason is the one handed over" fail_lines_are "$unbuilt_problem"
 
 sample no-match
 results '/^qtimer-vm: start /,/^qtimer-vm: end /d; s/^qtimer-vm: module text .*/&\nqtimer-vm: no suite matches/'
-ok "a selection that matched no suite fails the run" \
+tap_check "a selection that matched no suite fails the run" \
 	fails_naming "no suite matches 'qtimer_basic_test,rig_test'" --expect ''
 
 # --- The init's records ---------------------------------------------------------
@@ -256,70 +244,69 @@ sample insmod-failed
 results -e '/^qtimer-vm: start /,/^qtimer-vm: end /d' -e '/^qtimer-vm: module text/d' \
 	-e '/^qtimer-vm: rmmod/d' -e 's/^qtimer-vm: insmod ok/qtimer-vm: insmod failed File exists/' \
 	-e 's/^qtimer-vm: verdict pass/qtimer-vm: verdict fail/'
-ok "a failed insmod fails the run" fails_naming 'insmod failed File exists' --qemu-status 35 --expect ''
+tap_check "a failed insmod fails the run" fails_naming 'insmod failed File exists' --qemu-status 35 --expect ''
 
 sample no-rmmod
 results '/^qtimer-vm: rmmod ok/d'
-ok "a missing rmmod fails the run" fails_naming 'rmmod never happened'
+tap_check "a missing rmmod fails the run" fails_naming 'rmmod never happened'
 sample rmmod-failed
 results 's/^qtimer-vm: rmmod ok/qtimer-vm: rmmod failed Resource temporarily unavailable/'
-ok "a failed rmmod fails the run" fails_naming 'rmmod failed Resource temporarily unavailable'
+tap_check "a failed rmmod fails the run" fails_naming 'rmmod failed Resource temporarily unavailable'
 
 sample kmemleak
 results 's/^qtimer-vm: kmemleak suspects=0/qtimer-vm: kmemleak suspects=2/'
-ok "a kmemleak suspect fails the run" fails_naming 'kmemleak: 2 suspected leak(s)'
+tap_check "a kmemleak suspect fails the run" fails_naming 'kmemleak: 2 suspected leak(s)'
 
 sample rig
 results 's/^qtimer-vm: module text .*/&\nqtimer-vm: rig-warn insmod ok\nqtimer-vm: rig-warn rmmod ok/'
-ok "--rig-warn with qtimer_rig.ko loaded passes (its splats are judged as any)" passes --rig-warn
-ok "qtimer_rig.ko loaded without --rig-warn fails the run" \
+tap_check "--rig-warn with qtimer_rig.ko loaded passes (its splats are judged as any)" passes --rig-warn
+tap_check "qtimer_rig.ko loaded without --rig-warn fails the run" \
 	fails_naming 'the init loaded qtimer_rig.ko without --rig-warn'
 sample rig-missing
-ok "--rig-warn without qtimer_rig.ko loaded fails the run" \
+tap_check "--rig-warn without qtimer_rig.ko loaded fails the run" \
 	fails_naming '--rig-warn: insmod qtimer_rig.ko never happened' --rig-warn
 
 # --- Verdict and QEMU's exit ------------------------------------------------------
 sample no-verdict
 results '/^qtimer-vm: verdict /d'
-ok "a missing verdict fails the run" \
+tap_check "a missing verdict fails the run" \
 	fails_naming 'no verdict from the guest (crash or hang; see console.log)' --qemu-status 124 --vm-timeout 900
-ok "a host timeout fails the run" fails_naming 'VM killed after 900s (host timeout)' \
+tap_check "a host timeout fails the run" fails_naming 'VM killed after 900s (host timeout)' \
 	--qemu-status 124 --vm-timeout 900
 
 sample verdict-fail
 results 's/^qtimer-vm: verdict pass/qtimer-vm: verdict fail/'
-ok "the guest's fail verdict fails a run with nothing else wrong" \
+tap_check "the guest's fail verdict fails a run with nothing else wrong" \
 	fails_naming "the guest's verdict is fail" --qemu-status 35
-ok "QEMU's pass status against a fail verdict fails the run" \
+tap_check "QEMU's pass status against a fail verdict fails the run" \
 	fails_naming "QEMU exit status 33 (pass) but verdict 'fail'"
 sample verdict-pass
-ok "QEMU's fail status against a pass verdict fails the run" \
+tap_check "QEMU's fail status against a pass verdict fails the run" \
 	fails_naming 'verdict pass but QEMU exit status 35 (fail)' --qemu-status 35
-ok "a VM run.sh stopped early fails the run" \
+tap_check "a VM run.sh stopped early fails the run" \
 	fails_naming 'VM stopped early: wedged' --qemu-status 143 --stopped-early wedged
 echo 'qemu-system-x86_64: Could not access KVM kernel module: No such file or directory' >"$run/qemu.log"
-ok "QEMU's own failure fails the run" fails_naming 'QEMU exited with status 1 (see qemu.log)' --qemu-status 1
-ok "... and shows qemu.log" grep -qF 'Could not access KVM kernel module' "$tmp/err"
-ok "QEMU exiting 0 without a reset record fails the run" \
+tap_check "QEMU's own failure fails the run" fails_naming 'QEMU exited with status 1 (see qemu.log)' --qemu-status 1
+tap_check "... and shows qemu.log" grep -qF 'Could not access KVM kernel module' "$tmp/err"
+tap_check "QEMU exiting 0 without a reset record fails the run" \
 	fails_naming 'QEMU exited with status 0' --qemu-status 0
 sample reset
 results 's/^qtimer-vm: verdict pass/&\nqtimer-vm: exit by reset/'
-ok "a VM the init ended by a reset passes on its verdict" passes --qemu-status 0
+tap_check "a VM the init ended by a reset passes on its verdict" passes --qemu-status 0
 
 sample no-result
 rm "$run/result.log"
-ok "a run without result.log fails, still with a vm-result line" \
+tap_check "a run without result.log fails, still with a vm-result line" \
 	counts 'passed=0 failed=1 skipped=0'
 
 # --- --run ------------------------------------------------------------------------
 sample run
 results -e '/^qtimer-vm: start /,/^qtimer-vm: end /d' \
 	-e 's/^qtimer-vm: module text .*/&\nqtimer-vm: start \/bin\/qtimer-demo\n| demo: 3 timers fired\nqtimer-vm: end \/bin\/qtimer-demo exit=0 secs=1.002/'
-ok "a --run program that exits 0 passes, as one test" counts 'passed=1 failed=0 skipped=0' --run --expect ''
-ok "... and its output goes to stdout" grep -qx 'demo: 3 timers fired' "$tmp/out"
+tap_check "a --run program that exits 0 passes, as one test" counts 'passed=1 failed=0 skipped=0' --run --expect ''
+tap_check "... and its output goes to stdout" grep -qx 'demo: 3 timers fired' "$tmp/out"
 results 's/^\(qtimer-vm: end \/bin\/qtimer-demo\) exit=0/\1 exit=1/'
-ok "a --run program that exits 1 fails the run" fails_naming '/bin/qtimer-demo: exit=1' --run --expect ''
+tap_check "a --run program that exits 1 fails the run" fails_naming '/bin/qtimer-demo: exit=1' --run --expect ''
 
-echo "1..$nr"
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
-[ "$fail" = 0 ]
+echo "1..$tap_nr"
+tap_totals

@@ -19,22 +19,10 @@ suites_sh=$top/scripts/vm/suites.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-nr=0 pass=0 fail=0
-# ok NAME CHECK...: test NAME passes when CHECK... succeeds; a failure
-# shows what the checker said.
-ok() {
-	local name=$1
-	shift
-	nr=$((nr + 1))
-	if "$@"; then
-		pass=$((pass + 1))
-		echo "ok $nr $name"
-	else
-		fail=$((fail + 1))
-		echo "not ok $nr $name"
-		sed 's/^/# /' "$tmp/out" "$tmp/err" 2>/dev/null
-	fi
-}
+# shellcheck source=../lib/tap.sh
+. "$top/scripts/lib/tap.sh"
+# tap_check NAME CHECK...: a failure shows what the checker said.
+tap_detail="$tmp/out $tmp/err"
 # The checks: each runs CMD... with its stdout in $tmp/out (joined with
 # commas for comparison) and its stderr in $tmp/err.
 run() { "$@" >"$tmp/out" 2>"$tmp/err"; }
@@ -66,32 +54,31 @@ for s in rig_test qtimer_race_test hardening_race; do
 done
 m=(-m "$manifest")
 
-echo "TAP version 13"
-echo "1..14"
+tap_plan 14
 
-ok 'list kcsan-6.1 applies "*", "!name" and a named kernel' \
+tap_check 'list kcsan-6.1 applies "*", "!name" and a named kernel' \
 	prints qtimer_race_test,hardening_race "$suites_sh" "${m[@]}" list kcsan-6.1
 
-ok "check-payload passes on a payload that matches the manifest" \
+tap_check "check-payload passes on a payload that matches the manifest" \
 	passes "$suites_sh" "${m[@]}" check-payload "$payload"
 
 mv "$payload/selftests/qtimer_race_test" "$tmp/"
-ok "check-payload fails on a payload missing a listed suite, and names it" \
+tap_check "check-payload fails on a payload missing a listed suite, and names it" \
 	fails_naming qtimer_race_test "$suites_sh" "${m[@]}" check-payload "$payload"
-ok "unbuilt names exactly the missing suite" \
+tap_check "unbuilt names exactly the missing suite" \
 	fails_printing qtimer_race_test "$suites_sh" "${m[@]}" unbuilt "$payload" rig_test qtimer_race_test
 mv "$tmp/qtimer_race_test" "$payload/selftests/"
 
 printf '#!/bin/sh\n' >"$payload/selftests/hardening_latency"
 chmod +x "$payload/selftests/hardening_latency"
-ok "check-payload fails on a built suite the manifest does not list, and names it" \
+tap_check "check-payload fails on a built suite the manifest does not list, and names it" \
 	fails_naming hardening_latency "$suites_sh" "${m[@]}" check-payload "$payload"
 
-ok "select prints the suites valid globs name, in manifest order" \
+tap_check "select prints the suites valid globs name, in manifest order" \
 	prints rig_test,hardening_race "$suites_sh" "${m[@]}" select 'hardening_r*, rig_test'
-ok "select fails on a misspelt entry among valid ones, and names it" \
+tap_check "select fails on a misspelt entry among valid ones, and names it" \
 	fails_naming hardening_rcae "$suites_sh" "${m[@]}" select 'rig_test,hardening_rcae'
-ok "select accepts a suite only the payload has, and expects nothing of it" \
+tap_check "select accepts a suite only the payload has, and expects nothing of it" \
 	prints '' "$suites_sh" "${m[@]}" select hardening_latency "$payload"
 rm "$payload/selftests/hardening_latency"
 
@@ -100,28 +87,27 @@ printf '%s\n' 'qtimer-vm: boot' 'qtimer-vm: start run_kselftest.sh' '| TAP versi
 	'| # selftests: qtimer: rig_test' '| # # selftests: qtimer: qtimer_race_test' \
 	'| ok 1 selftests: qtimer: rig_test' 'qtimer-vm: end run_kselftest.sh exit=0' \
 	>"$tmp/result.log"
-ok "unrun names exactly the suite the runner never started" \
+tap_check "unrun names exactly the suite the runner never started" \
 	fails_printing qtimer_race_test \
 	"$suites_sh" "${m[@]}" unrun "$tmp/result.log" rig_test qtimer_race_test
 
 sed 's/!kcsan-6.1/!kcsan-61/' "$manifest" >"$tmp/typo.manifest"
-ok "a kernel the matrix does not name fails the manifest" \
+tap_check "a kernel the matrix does not name fails the manifest" \
 	fails_naming '!kcsan-61' "$suites_sh" -m "$tmp/typo.manifest" all
 printf 'rig_test *\n' >>"$manifest"
-ok "a suite listed twice fails the manifest" \
+tap_check "a suite listed twice fails the manifest" \
 	fails_naming 'listed twice' "$suites_sh" "${m[@]}" all
 
 # check.sh's own gate, against the real manifest.  --check-config stops
 # after the gate; the timeout bounds a check.sh that would not.
 KCSAN_SUITES=qtimer_cancel_test SUITES='' \
-	ok "check.sh --check-config passes a valid KCSAN_SUITES" \
+	tap_check "check.sh --check-config passes a valid KCSAN_SUITES" \
 	passes timeout 60 "$top/scripts/check.sh" --check-config
 KCSAN_SUITES=hardening_rcae,qtimer_cancel_test SUITES='' \
-	ok "check.sh rejects a misspelt KCSAN_SUITES entry" \
+	tap_check "check.sh rejects a misspelt KCSAN_SUITES entry" \
 	fails_naming hardening_rcae timeout 60 "$top/scripts/check.sh" --check-config
 SUITES='qtimer_*,rig_tset' KCSAN_SUITES='' \
-	ok "check.sh rejects a misspelt SUITES entry" \
+	tap_check "check.sh rejects a misspelt SUITES entry" \
 	fails_naming rig_tset timeout 60 "$top/scripts/check.sh" --check-config
 
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
-[ "$fail" = 0 ] && [ "$nr" = 14 ]
+tap_totals && [ "$tap_nr" = 14 ]

@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Copyright (C) 2026 The qtimer authors
+#
+# kselftest-style TAP for the project's shell checks, sourced:
+#
+#   . "$top/scripts/lib/tap.sh"
+#   tap_plan 3
+#   tap_ok "what held"
+#   tap_not_ok "what did not" "detail, each line a TAP comment" ...
+#   tap_skip "what was not tried" "why"
+#   tap_totals          # the "# Totals:" line check.sh sums; false on a failure
+#
+# The counters are tap_nr, tap_pass, tap_fail and tap_skipped.
+
+tap_nr=0
+tap_pass=0
+tap_fail=0
+tap_skipped=0
+
+tap_plan() {
+	echo "TAP version 13"
+	echo "1..$1"
+}
+
+tap_ok() {
+	tap_nr=$((tap_nr + 1))
+	tap_pass=$((tap_pass + 1))
+	echo "ok $tap_nr $1"
+}
+
+# tap_not_ok NAME [DETAIL...]: each line of each DETAIL becomes a comment.
+tap_not_ok() {
+	local l
+	tap_nr=$((tap_nr + 1))
+	tap_fail=$((tap_fail + 1))
+	echo "not ok $tap_nr $1"
+	shift
+	for l in "$@"; do
+		sed 's/^/# /' <<<"$l"
+	done
+}
+
+tap_skip() {
+	tap_nr=$((tap_nr + 1))
+	tap_skipped=$((tap_skipped + 1))
+	echo "ok $tap_nr $1 # SKIP $2"
+}
+
+tap_totals() {
+	echo "# Totals: pass:$tap_pass fail:$tap_fail xfail:0 xpass:0 skip:$tap_skipped error:0"
+	[ "$tap_fail" = 0 ]
+}
+
+# tap_check NAME CMD...: one test, passing when CMD... succeeds.  On a
+# failure the files $tap_detail names (space-separated) are shown as
+# comments: where the caller's checkers leave what they saw.
+tap_check() {
+	local name=$1
+	shift
+	if "$@"; then
+		tap_ok "$name"
+	else
+		tap_not_ok "$name"
+		# shellcheck disable=SC2086 # a list of files, split on purpose
+		[ -z "${tap_detail:-}" ] || sed 's/^/# /' $tap_detail 2>/dev/null
+	fi
+}
