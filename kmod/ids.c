@@ -8,6 +8,7 @@
 
 #include <linux/errno.h>
 #include <linux/overflow.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "ids.h"
@@ -93,12 +94,17 @@ int qt_ids_reserve(struct qt_ids *ids, spinlock_t *lock)
 	return 0;
 }
 
-/* Free the table of a file that is gone. */
+/*
+ * Free the table of a file that is gone: for 10^6 timers, 3000 blocks,
+ * from release(), with a rescheduling point after each.
+ */
 void qt_ids_destroy(struct qt_ids *ids)
 {
 	u32 slot;
 
-	for (slot = 0; slot < ids->nr_slots; slot += QT_SLOTS_PER_BLOCK)
+	for (slot = 0; slot < ids->nr_slots; slot += QT_SLOTS_PER_BLOCK) {
 		kfree(ids->dir->block[slot / QT_SLOTS_PER_BLOCK]);
+		cond_resched();
+	}
 	kvfree(ids->dir);
 }
