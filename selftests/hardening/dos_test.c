@@ -168,10 +168,11 @@ static int stop_probe(struct probe *p, pid_t pid)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static struct probe *probe_map(void)
+/* @len bytes shared with the children forked after: zeroed, or NULL. */
+static void *shared_map(size_t len)
 {
-	struct probe *p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
-			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -226,7 +227,7 @@ TEST_F_TIMEOUT(dos, million_due_at_once, 1800)
 	uint8_t *seen = calloc(n, 1);
 	struct qtimer_version v;
 	__s64 t, t0, when, storm, last_ns = 0, bound = spawn_bound_ns();
-	struct probe *p = probe_map();
+	struct probe *p = shared_map(sizeof(*p));
 	unsigned long long deferred0, deferred1, max_run0, max_run1;
 	struct timespec ts;
 	pid_t pid;
@@ -854,9 +855,8 @@ TEST_F_TIMEOUT(dos, memcg_charges_and_contains, 600)
 	snprintf(buf, sizeof(buf), "%s/memory.swap.max", cg);
 	qt_write_str(buf, "0");
 
-	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, r);
+	r = shared_map(sizeof(*r));
+	ASSERT_NE(NULL, r);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
@@ -913,6 +913,13 @@ struct growth_report {
 	int err;
 };
 
+/* Timer k of either tenant: an hour ahead, on the heap of CPU *@arg. */
+static void growth_op(struct qtimer_op *op, long k, void *arg)
+{
+	*op = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU, 3600 * NSEC_PER_SEC, 0, k);
+	op->cpu = *(int *)arg;
+}
+
 static int growth_child(const char *cg, int cpu, long n,
 			struct growth_report *r)
 {
@@ -931,9 +938,7 @@ static int growth_child(const char *cg, int cpu, long n,
 	prev = r->before = cg_read(cg, "memory.current");
 	while (r->timers < n) {
 		for (i = 0; i < GROWTH_CHUNK; i++) {
-			ops[i] = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU,
-				       3600 * NSEC_PER_SEC, 0, r->timers + i);
-			ops[i].cpu = cpu;
+			growth_op(&ops[i], r->timers + i, &cpu);
 			ops[i].opcode = QTIMER_OP_ARM;
 		}
 		i = qt_submit(fd, ops, GROWTH_CHUNK, QTIMER_SUBMIT_STOP_ON_ERROR, NULL);
@@ -985,24 +990,11 @@ TEST_F_TIMEOUT(dos, memcg_pays_no_other_tenants_heap_growth, 600)
 	/* Tenant A. */
 	fd = qt_open(0);
 	ASSERT_LE(0, fd);
-	for (i = 0; i < big; i += GROWTH_CHUNK) {
-		static struct qtimer_op ops[GROWTH_CHUNK];
-		int j;
-
-		for (j = 0; j < GROWTH_CHUNK; j++) {
-			ops[j] = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU,
-				       3600 * NSEC_PER_SEC, 0, i + j);
-			ops[j].cpu = cpu;
-			ops[j].opcode = QTIMER_OP_ARM;
-		}
-		ASSERT_EQ(GROWTH_CHUNK, qt_submit(fd, ops, GROWTH_CHUNK,
-						  QTIMER_SUBMIT_STOP_ON_ERROR, NULL));
-	}
+	ASSERT_EQ(0, qt_arm_many(fd, big, growth_op, &cpu, NULL, 0));
 
 	/* Tenant B. */
-	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, r);
+	r = shared_map(sizeof(*r));
+	ASSERT_NE(NULL, r);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
