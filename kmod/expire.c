@@ -189,8 +189,8 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 		/*
 		 * Reap what the consumer of the file's ring is done with, so
 		 * that these land in the ring rather than the overflow.  A
-		 * ticker that needs heap room waits for the drain, poll() or
-		 * read().
+		 * ticker that needs heap room waits for the drain or a
+		 * blocking read().
 		 */
 		if (ctx->ring && *upkeep) {
 			unsigned int budget = min_t(unsigned int, *upkeep,

@@ -440,50 +440,86 @@ out:
 	return ret;
 }
 
+/* What qt_ring_settle_some() came to. */
+enum qt_settle_end {
+	QT_SETTLED,		/* nothing left to reap or move in */
+	QT_SETTLE_MORE,		/* the chunks ran out first */
+	QT_SETTLE_ROOM,		/* a ticker needs room, which only a sleep gives */
+	QT_SETTLE_STUCK,	/* a ticker needs room and there is no memory */
+	QT_SETTLE_GONE,		/* the file is being released */
+};
+
 /*
- * Settle all there is, dropping the lock between chunks and to make room
- * for tickers, QT_SETTLE_ALL_CHUNKS chunks at most: tickers with a period
- * of 1 ns re-fire as they are reaped, so a thread that keeps moving the
- * tail to the head would make "all" last as long as it cared to; the
- * drain, queued at once, goes on from there.  Process context only; called
- * and returns with the lock held.  The timers of the last chunk that died
- * are left on @dead (see qt_ring_settle()); the others it frees itself.
- *
- * Return: true when a ticker the consumer is done with could not be
- * re-armed for want of memory: it stays behind its record, and the next
- * poll() or read() tries again.
+ * Settle up to @chunks chunks of @ring, dropping the lock between them:
+ * tickers with a period of 1 ns re-fire as they are reaped, so a thread
+ * that keeps moving the tail to the head would make "all" last as long as
+ * it cared to.  A ticker that needs room in a full heap gets it here only
+ * if @may_sleep: growing a heap takes the base's resize mutex, which
+ * another user's growth may hold, and allocates, so a caller that must not
+ * sleep (poll(), O_NONBLOCK read()) leaves that to the drain.  Process
+ * context; called and returns with the lock held.  The timers of the last
+ * chunk that died are left on @dead (see qt_ring_settle()); the others it
+ * frees itself.
  */
-static bool qt_ring_settle_all(struct qt_ctx *ctx, struct qt_timer **dead)
+static enum qt_settle_end qt_ring_settle_some(struct qt_ctx *ctx,
+					      struct qt_ring *ring,
+					      unsigned int chunks,
+					      bool may_sleep,
+					      struct qt_timer **dead)
 	__must_hold(&ctx->wqh.lock)
 {
 	struct qt_base *base, *need;
-	unsigned int budget, chunks = 0;
-	bool stuck = false;
+	unsigned int budget;
 	int ret;
 
-	do {
-		if (chunks++ == QT_SETTLE_ALL_CHUNKS) {
-			qt_ring_drain_arm(ctx->ring, 0);
-			break;
-		}
+	for (;;) {
 		base = NULL;
 		budget = QT_RING_SETTLE_CHUNK;
-		ret = qt_ring_settle(ctx, &base, &budget, &need,
-				     dead);
+		ret = qt_ring_settle(ctx, &base, &budget, &need, dead);
 		if (base)
 			qt_base_unlock_carried(base);
 		if (!ret)
-			break;
+			return QT_SETTLED;
+		if (ret == -EAGAIN && !may_sleep)
+			return QT_SETTLE_ROOM;
+		if (!--chunks)
+			return QT_SETTLE_MORE;
 		spin_unlock_irq(&ctx->wqh.lock);
 		qt_ctx_end(ctx, dead);
 		if (ret == -EAGAIN && qt_base_reserve(need, 1)) {
-			stuck = true;
-			ret = 0;
+			spin_lock_irq(&ctx->wqh.lock);
+			return QT_SETTLE_STUCK;
 		}
 		cond_resched();
 		spin_lock_irq(&ctx->wqh.lock);
-	} while (ret);
-	return stuck;
+		if (ctx->ring != ring)
+			return QT_SETTLE_GONE;
+	}
+}
+
+/*
+ * Settle what poll() or read() can, QT_SETTLE_ALL_CHUNKS chunks at most:
+ * the drain, queued at once, goes on from where it stops, and makes room
+ * for a ticker when the caller may not sleep.  Called and returns with the
+ * lock held.
+ *
+ * Return: QT_SETTLE_STUCK when a ticker the consumer is done with could
+ * not be re-armed for want of memory (it stays behind its record, and the
+ * next poll() or read() tries again), QT_SETTLE_ROOM when one waits for the
+ * drain to make room, QT_SETTLED otherwise.
+ */
+static enum qt_settle_end qt_ring_settle_all(struct qt_ctx *ctx,
+					     bool may_sleep,
+					     struct qt_timer **dead)
+	__must_hold(&ctx->wqh.lock)
+{
+	enum qt_settle_end end;
+
+	end = qt_ring_settle_some(ctx, ctx->ring, QT_SETTLE_ALL_CHUNKS,
+				  may_sleep, dead);
+	if (end == QT_SETTLE_MORE || end == QT_SETTLE_ROOM)
+		qt_ring_drain_arm(ctx->ring, 0);
+	return end == QT_SETTLE_MORE ? QT_SETTLED : end;
 }
 
 /*
@@ -531,42 +567,16 @@ static void qt_ring_drain_work(struct work_struct *work)
 	struct qt_ring *ring = container_of(to_delayed_work(work),
 					    struct qt_ring, drain);
 	struct qt_ctx *ctx = ring->ctx;
-	unsigned int chunks = 0, budget;
-	int ret;
+	struct qt_timer *dead = NULL;
 
-	do {
-		struct qt_base *base = NULL, *need = NULL;
-		struct qt_timer *dead = NULL;
-
-		spin_lock_irq(&ctx->wqh.lock);
-		/* The file is being released: its timers are all dying. */
-		if (ctx->ring != ring) {
-			spin_unlock_irq(&ctx->wqh.lock);
-			return;
-		}
-		budget = QT_RING_SETTLE_CHUNK;
-		ret = qt_ring_settle(ctx, &base, &budget, &need,
-				     &dead);
-		if (base)
-			qt_base_unlock_carried(base);
-		if (!ret || ++chunks == QT_DRAIN_CHUNKS)
-			qt_ring_drain_again(ctx, ring);
-		spin_unlock_irq(&ctx->wqh.lock);
-		qt_ctx_end(ctx, &dead);
-		/*
-		 * No room for a ticker: make some, unless this was the last
-		 * chunk (the run already queued the next, which tries again).
-		 */
-		if (ret == -EAGAIN && chunks < QT_DRAIN_CHUNKS &&
-		    qt_base_reserve(need, 1)) {
-			spin_lock_irq(&ctx->wqh.lock);
-			if (ctx->ring == ring)
-				qt_ring_drain_again(ctx, ring);
-			spin_unlock_irq(&ctx->wqh.lock);
-			return;
-		}
-		cond_resched();
-	} while (ret && chunks < QT_DRAIN_CHUNKS);
+	spin_lock_irq(&ctx->wqh.lock);
+	/* The file is being released: its timers are all dying. */
+	if (ctx->ring == ring &&
+	    qt_ring_settle_some(ctx, ring, QT_DRAIN_CHUNKS, true,
+				&dead) != QT_SETTLE_GONE)
+		qt_ring_drain_again(ctx, ring);
+	spin_unlock_irq(&ctx->wqh.lock);
+	qt_ctx_end(ctx, &dead);
 }
 
 /*
@@ -618,25 +628,24 @@ static bool qt_ring_pending(struct qt_ctx *ctx)
 __poll_t qt_ring_poll(struct qt_ctx *ctx)
 {
 	struct qt_timer *dead = NULL;
-	int pending = 0;
-	bool stuck;
+	int pending;
 
 	/* Records a clock set cancelled are void by the time poll() says. */
 	qt_clockset_sync(ctx);
 	spin_lock_irq(&ctx->wqh.lock);
-	stuck = qt_ring_settle_all(ctx, &dead);
 	/*
-	 * A ticker stuck for want of memory fires again only once something
-	 * retries: not a reason to sleep.  read() says -ENOMEM.
+	 * Never sleeps: a ticker that needs room in a full heap is the
+	 * drain's to re-arm, and wakes the file when it fires.
 	 */
-	while (!stuck && (pending = qt_ring_scan(ctx)) < 0) {
+	qt_ring_settle_all(ctx, false, &dead);
+	while ((pending = qt_ring_scan(ctx)) < 0) {
 		spin_unlock_irq(&ctx->wqh.lock);
 		cond_resched();
 		spin_lock_irq(&ctx->wqh.lock);
 	}
 	spin_unlock_irq(&ctx->wqh.lock);
 	qt_ctx_end(ctx, &dead);
-	return stuck || pending ? EPOLLIN | EPOLLRDNORM : 0;
+	return pending ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 /*
@@ -713,8 +722,8 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	u32 pos[QT_RING_READ_CHUNK], tail;
 	struct qt_timer *dead = NULL;
 	unsigned int nr, copied, i;
+	enum qt_settle_end end;
 	ssize_t ret = 0;
-	bool stuck;
 
 	if (!max)
 		return -EINVAL;
@@ -727,7 +736,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	qt_clockset_sync(ctx);
 	spin_lock_irq(&ctx->wqh.lock);
 	while (got < max) {
-		stuck = qt_ring_settle_all(ctx, &dead);
+		end = qt_ring_settle_all(ctx, !nonblock, &dead);
 		tail = qt_ring_tail(ring);
 		nr = qt_ring_claim(ring, &tail, recs, pos,
 				   min_t(size_t, QT_RING_READ_CHUNK, max - got));
@@ -745,7 +754,8 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			 * tail back can make such looks follow each other for
 			 * ever.
 			 */
-			if (!stuck && (tail != ring->head || ring->reaped != tail)) {
+			if (end == QT_SETTLED &&
+			    (tail != ring->head || ring->reaped != tail)) {
 				spin_unlock_irq(&ctx->wqh.lock);
 				qt_ctx_end(ctx, &dead);
 				cond_resched();
@@ -761,10 +771,14 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			 * say so, as read() without a ring does, rather than
 			 * wait for an expiry that cannot come.
 			 */
-			if (stuck) {
+			if (end == QT_SETTLE_STUCK) {
 				ret = -ENOMEM;
 				break;
 			}
+			/*
+			 * O_NONBLOCK: nothing to take now.  A ticker that
+			 * waits for room (QT_SETTLE_ROOM) is the drain's.
+			 */
 			if (nonblock)
 				break;
 			/* Not kept while we sleep. */
@@ -805,7 +819,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 	}
 	/* Re-arm the tickers whose records this read took (if it can). */
 	if (ret != -ENOMEM)
-		qt_ring_settle_all(ctx, &dead);
+		qt_ring_settle_all(ctx, !nonblock, &dead);
 	spin_unlock_irq(&ctx->wqh.lock);
 	mutex_unlock(&ring->read_mutex);
 	qt_ctx_end(ctx, &dead);

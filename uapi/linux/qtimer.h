@@ -204,11 +204,13 @@
  * the clock and before claiming.
  * expires_ns is in the time namespace of the thread that set the ring up.
  * poll() reports EPOLLIN while a READY record is in [tail, head) or records
- * wait in the kernel, and also when a periodic timer whose record tail
- * passed cannot be re-armed for want of memory: read() then returns the
- * READY records there are, or -ENOMEM (O_NONBLOCK or not), and each
- * later poll() or read() tries again, so a mapped consumer that finds the
- * ring empty after poll() said EPOLLIN just calls poll() again.
+ * wait in the kernel.  Neither poll() nor an O_NONBLOCK read() (nor
+ * io_uring's non-blocking attempt) sleeps: a periodic timer whose record
+ * tail passed and whose heap must grow to take it back is re-armed by the
+ * kernel's own work, soon after, and fires as usual (never early).  A
+ * blocking read() grows the heap itself; if that fails for want of memory
+ * it returns the READY records there are, or -ENOMEM, and the kernel keeps
+ * trying.
  *
  * Errors
  * ------
