@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # What a kernel reviewer runs first, over kmod/ and uapi/: the module built
-# with W=1 and with sparse (C=2) against the headers of the stock test
+# with W=1 and sparse (C=2) at once against the headers of the stock test
 # kernels, each with no warning at all; and checkpatch.pl --strict -f (from
 # linux-source-6.1, which scripts/setup.sh unpacks) with no error, warning
 # or check, save the few kinds listed below that a file cannot avoid.
@@ -36,7 +36,7 @@ done
 # shellcheck source=lib/tap.sh
 . "$top/scripts/lib/tap.sh"
 
-tap_plan "$((2 * ${#kernels[@]} + ${#files[@]}))"
+tap_plan "$((${#kernels[@]} + ${#files[@]}))"
 
 # build KERNEL WHAT MAKEFLAGS...: the module in a private copy; prints the
 # compiler's and sparse's warnings and errors, and fails if the build does.
@@ -49,7 +49,7 @@ build() {
 	mkdir -p "$dir"
 	cp -r "$top"/Kbuild "$top"/kmod "$top"/uapi "$dir"/
 	find "$dir" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod*' \) -delete
-	make -C "$kdir" M="$dir" modules "$@" >"$dir.log" 2>&1 || {
+	make -j"$(nproc)" -C "$kdir" M="$dir" modules "$@" >"$dir.log" 2>&1 || {
 		tail -n 20 "$dir.log"
 		return 1
 	}
@@ -57,21 +57,16 @@ build() {
 	return 0
 }
 
+# One build a kernel: sparse checks each file as W=1 compiles it.
 for kernel in "${kernels[@]}"; do
-	for what in w1 sparse; do
-		case $what in
-		w1) flags=(W=1) ;;
-		sparse) flags=(C=2) ;;
-		esac
-		out=$(build "$kernel" "$what" "${flags[@]}")
-		rc=$?
-		if [ $rc = 0 ] && [ -z "$out" ]; then
-			tap_ok "$what build for $kernel: no warnings"
-		else
-			echo "$out" | sed 's/^/# /'
-			tap_not_ok "$what build for $kernel: no warnings"
-		fi
-	done
+	out=$(build "$kernel" lint W=1 C=2)
+	rc=$?
+	if [ $rc = 0 ] && [ -z "$out" ]; then
+		tap_ok "W=1 and sparse build for $kernel: no warnings"
+	else
+		echo "$out" | sed 's/^/# /'
+		tap_not_ok "W=1 and sparse build for $kernel: no warnings"
+	fi
 done
 
 if [ ! -x "$checkpatch" ]; then
@@ -79,15 +74,26 @@ if [ ! -x "$checkpatch" ]; then
 		tap_not_ok "checkpatch $f # no $checkpatch: run scripts/setup.sh"
 	done
 else
-	for f in "${files[@]}"; do
+	# A process a file, as many at once as there are CPUs; the
+	# results are reported in order.
+	rm -rf "$work/checkpatch" && mkdir -p "$work/checkpatch"
+	for i in "${!files[@]}"; do
+		f=${files[$i]}
 		ignore=$(allowed_types "$f")
-		out=$(cd "$top" && "$checkpatch" --strict --no-tree --terse --show-types \
-			${ignore:+--ignore "$ignore"} -f "$f" 2>&1)
+		(cd "$top" && "$checkpatch" --strict --no-tree --terse --show-types \
+			${ignore:+--ignore "$ignore"} -f "$f" >"$work/checkpatch/$i" 2>&1) &
+		while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do
+			wait -n
+		done
+	done
+	wait
+	for i in "${!files[@]}"; do
+		f=${files[$i]}
 		# --terse prints nothing for a clean file.
-		if [ -z "$out" ]; then
+		if [ ! -s "$work/checkpatch/$i" ]; then
 			tap_ok "checkpatch --strict $f"
 		else
-			echo "$out" | sed 's/^/# /'
+			sed 's/^/# /' "$work/checkpatch/$i"
 			tap_not_ok "checkpatch --strict $f"
 		fi
 	done
