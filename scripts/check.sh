@@ -197,7 +197,7 @@ if [ "${#run_kernels[@]}" -gt 0 ] || [ "$selftest" != 0 ]; then
 	stage "guest user space: make guest-user"
 	export QTIMER_GUEST_USER=$top/build/check/guest-user
 	rm -rf "$QTIMER_GUEST_USER"
-	if ! make --no-print-directory guest-user OUT="$QTIMER_GUEST_USER" >"$log_dir/guest-user.log" 2>&1; then
+	if ! make -j"$(nproc)" --no-print-directory guest-user OUT="$QTIMER_GUEST_USER" >"$log_dir/guest-user.log" 2>	if ! make --no-print-directory guest-user OUT="$QTIMER_GUEST_USER" >"$log_dir/guest-user.log" 2>&1; then1; then
 		tail -n 40 "$log_dir/guest-user.log" >&2
 		tally 0 1 0 "guest user space build (log: build/check/guest-user.log)"
 		run_kernels=()
