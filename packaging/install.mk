@@ -10,7 +10,7 @@
 #   install-headers      uapi/linux/*.h into $(INCLUDEDIR)/linux
 #   install-qtimerctl    qtimerctl into $(SBINDIR), its man page into $(MANDIR)
 #   install-udev         packaging/60-qtimer.rules into $(UDEVRULESDIR)
-#   install-dkms         the module source into $(DESTDIR)/usr/src/qtimer-$(VERSION)
+#   install-dkms         the module source into $(DESTDIR)/usr/src/qtimer-<version>
 #   install-libtimerdev  libtimerdev's own `make install`, when it has one
 #   uninstall            remove what install put in place
 #   install-check        scripts/install-check.sh: all of it into a scratch
@@ -18,7 +18,8 @@
 #
 # Variables: DESTDIR, PREFIX (/usr/local), SBINDIR, INCLUDEDIR, MANDIR,
 # UDEVRULESDIR (/lib/udev/rules.d), KDIR (a kernel build dir), KVER (its
-# release, read from KDIR by default).  VERSION comes from dkms.conf.
+# release, read from KDIR by default).  The version is dkms.conf's
+# PACKAGE_VERSION, the one place it is said.
 #
 # Every name this file defines for itself starts with qt_inst_, so that it
 # cannot collide with the including Makefile's; the targets are the ones
@@ -35,9 +36,10 @@ UDEVRULESDIR ?= /lib/udev/rules.d
 INSTALL ?= install
 KDIR ?=
 
+# Read, never given: dkms.conf is the one place the release is said (a
+# VERSION from the environment must not rename the DKMS tree).
 qt_inst_version := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' $(qt_inst_top)/dkms.conf)
-VERSION ?= $(qt_inst_version)
-qt_inst_dkms_dir = $(DESTDIR)/usr/src/qtimer-$(VERSION)
+qt_inst_dkms_dir = $(DESTDIR)/usr/src/qtimer-$(qt_inst_version)
 
 # The release KDIR builds for, unless given: what `uname -r` will say.
 qt_inst_kver = $(or $(KVER),$(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
@@ -46,7 +48,7 @@ qt_inst_kver = $(or $(KVER),$(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/
 # The module is built from a private copy, as the test rig does, so that an
 # install never clobbers (or picks up) another build's objects.
 qt_inst_build = $(qt_inst_top)/build/install/$(qt_inst_kver)/src
-qt_inst_sources := Kbuild kmod uapi
+qt_inst_sources := Kbuild dkms.conf kmod uapi
 qt_inst_rsync := rsync -a --delete --exclude='*.o' --exclude='*.ko' \
 	--exclude='*.mod' --exclude='*.mod.c' --exclude='.*.cmd' \
 	--exclude='modules.order' --exclude='Module.symvers' --exclude='*.a' \
@@ -93,9 +95,9 @@ install-udev:
 	$(INSTALL) -m 644 $(qt_inst_top)/packaging/60-qtimer.rules $(DESTDIR)$(UDEVRULESDIR)/
 
 install-dkms:
-	@test -n "$(VERSION)" || { echo "install-dkms: no PACKAGE_VERSION in dkms.conf" >&2; exit 1; }
+	@test -n "$(qt_inst_version)" || { echo "install-dkms: no PACKAGE_VERSION in dkms.conf" >&2; exit 1; }
 	$(INSTALL) -d $(qt_inst_dkms_dir)
-	cd $(qt_inst_top) && $(qt_inst_rsync) $(qt_inst_sources) dkms.conf $(qt_inst_dkms_dir)/
+	cd $(qt_inst_top) && $(qt_inst_rsync) $(qt_inst_sources) $(qt_inst_dkms_dir)/
 
 install-libtimerdev:
 ifeq ($(call qt_inst_has_target,install,$(qt_inst_top)/libtimerdev/Makefile),y)

@@ -91,13 +91,14 @@ fi
 
 # 3: qtimerctl, executable, runs, and finds its libraries.
 tool=$root$prefix/sbin/qtimerctl
-check "qtimerctl in $prefix/sbin runs" \
-	bash -c "[ -x '$tool' ] && '$tool' --version | grep -q '^qtimerctl ' && ! ldd '$tool' | grep -q 'not found'"
+check "qtimerctl in $prefix/sbin runs and says version $version" \
+	bash -c "[ -x '$tool' ] && '$tool' --version | grep -q '^qtimerctl $version ' && ! ldd '$tool' | grep -q 'not found'"
 
 # 4: its man page, lint-clean.
 man8=$root$prefix/share/man/man8/qtimerctl.8
-check "qtimerctl.8 in $prefix/share/man/man8, groff-clean" \
-	bash -c "[ -f '$man8' ] && out=\$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z '$man8' 2>&1) && [ -z \"\$out\" ]"
+check "qtimerctl.8 in $prefix/share/man/man8, groff-clean, says qtimer $version" \
+	bash -c "[ -f '$man8' ] && out=\$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z '$man8' 2>&1) && [ -z \"\$out\" ] &&
+		 grep -q '^\.TH QTIMERCTL 8 [^ ]* \"qtimer $version\" ' '$man8'"
 
 # 5: the uapi headers, identical to the tree's.
 check "uapi headers in $prefix/include/linux" \

@@ -28,6 +28,10 @@ done
 	fail "$SONAME is not a link to libtimerdev.so.$VERSION"
 [ "$(readlink "$root/lib/libtimerdev.so")" = "$SONAME" ] ||
 	fail "libtimerdev.so is not a link to $SONAME"
+# The pages' footers say the version make install filled in.
+grep -q "^\.TH td_open 3 [^ ]* \"libtimerdev $VERSION\" " "$root/share/man/man3/td_open.3" ||
+	fail "td_open.3 does not say libtimerdev $VERSION"
+! grep -rq '@VERSION@' "$root/share/man" || fail "an installed page still says @VERSION@"
 # Nothing outside PREFIX.
 extra=$(cd "$dest/root" && find . -type f -o -type l | grep -v "^\.$prefix/" || true)
 [ -z "$extra" ] || fail "installed outside $prefix: $extra"
