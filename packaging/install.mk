@@ -7,7 +7,7 @@
 #   install-module       kmod/qtimer.ko for KDIR into
 #                        $(DESTDIR)/lib/modules/$(KVER)/extra (skipped, with a
 #                        note, when KDIR is empty); depmod when DESTDIR is empty
-#   install-headers      uapi/linux/*.h into $(INCLUDEDIR)/linux
+#   install-headers      uapi/linux/*.h into $(INCLUDEDIR)/qtimer/linux
 #   install-qtimerctl    qtimerctl into $(SBINDIR), its man page into $(MANDIR)
 #   install-udev         packaging/60-qtimer.rules into $(UDEVRULESDIR)
 #   install-dkms         the module source into $(DESTDIR)/usr/src/qtimer-<version>
@@ -17,7 +17,8 @@
 #                        DESTDIR, then check the layout
 #
 # Variables: DESTDIR, PREFIX (/usr/local), SBINDIR, INCLUDEDIR, MANDIR,
-# UDEVRULESDIR (/lib/udev/rules.d), KDIR (a kernel build dir), KVER (its
+# UDEVRULESDIR (udev's own: `pkg-config --variable=udevdir udev`/rules.d,
+# /lib/udev/rules.d without udev.pc), KDIR (a kernel build dir), KVER (its
 # release, read from KDIR by default).  The version is dkms.conf's
 # PACKAGE_VERSION, the one place it is said.
 #
@@ -32,7 +33,12 @@ PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
-UDEVRULESDIR ?= /lib/udev/rules.d
+# Where this system's udev reads packaged rules (/lib/udev on Debian 12,
+# /usr/lib/udev after the /usr merge); udev.pc says, when installed
+# (systemd-dev, or udev on older releases).
+ifeq ($(origin UDEVRULESDIR),undefined)
+UDEVRULESDIR := $(or $(shell pkg-config --variable=udevdir udev 2>/dev/null),/lib/udev)/rules.d
+endif
 INSTALL ?= install
 KDIR ?=
 
@@ -81,10 +87,16 @@ else
 	$(if $(DESTDIR),,depmod -a $(qt_inst_kver))
 endif
 
+# In a directory of qtimer's own: $(INCLUDEDIR)/linux belongs to the
+# distribution's kernel headers (linux-libc-dev).  Programs keep writing
+# <linux/qtimer.h>, with -I$(INCLUDEDIR)/qtimer, which libtimerdev.pc's
+# Cflags gives (liburing ships <liburing/io_uring.h> the same way).
+qt_inst_uapi_dir = $(DESTDIR)$(INCLUDEDIR)/qtimer/linux
+
 install-headers:
-	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/linux
+	$(INSTALL) -d $(qt_inst_uapi_dir)
 	$(INSTALL) -m 644 $(qt_inst_top)/uapi/linux/qtimer.h \
-		$(qt_inst_top)/uapi/linux/qtimer_netlink.h $(DESTDIR)$(INCLUDEDIR)/linux/
+		$(qt_inst_top)/uapi/linux/qtimer_netlink.h $(qt_inst_uapi_dir)/
 
 install-qtimerctl:
 	$(MAKE) -C $(qt_inst_top)/qtimerctl install $(qt_inst_dirs) \
@@ -110,7 +122,7 @@ endif
 uninstall:
 	$(MAKE) -C $(qt_inst_top)/qtimerctl uninstall $(qt_inst_dirs) \
 		SBINDIR="$(SBINDIR)" MANDIR="$(MANDIR)"
-	rm -f $(DESTDIR)$(INCLUDEDIR)/linux/qtimer_netlink.h \
+	rm -f $(qt_inst_uapi_dir)/qtimer_netlink.h \
 		$(DESTDIR)$(UDEVRULESDIR)/60-qtimer.rules
 	rm -rf $(qt_inst_dkms_dir)
 ifneq ($(strip $(KDIR)),)
@@ -120,7 +132,8 @@ ifeq ($(call qt_inst_has_target,uninstall,$(qt_inst_top)/libtimerdev/Makefile),y
 	$(MAKE) -C $(qt_inst_top)/libtimerdev uninstall $(qt_inst_dirs) \
 		INCLUDEDIR="$(INCLUDEDIR)" MANDIR="$(MANDIR)"
 endif
-	rm -f $(DESTDIR)$(INCLUDEDIR)/linux/qtimer.h
+	rm -f $(qt_inst_uapi_dir)/qtimer.h
+	-rmdir -p --ignore-fail-on-non-empty $(qt_inst_uapi_dir) 2>/dev/null
 
 install-check:
 	$(qt_inst_top)/scripts/install-check.sh
