@@ -142,6 +142,11 @@ native_check libtimerdev make -C libtimerdev check O="$top/build/check/libtimerd
 native_check qtimerctl make -C qtimerctl check O="$top/build/check/qtimerctl" WERROR=1
 native_check documentation make -C Documentation check
 native_check install scripts/install-check.sh
+# The Debian packages: dpkg-buildpackage on a copy of the tree (outputs in
+# build/deb), lintian without errors, each package's contents, a program
+# built with the -dev package's pkg-config, the module built from the
+# qtimer-dkms source for the test kernels.
+native_check deb scripts/deb-check.sh
 # The module refuses to build for a 32-bit kernel (kmod/Kbuild), with a
 # message: built against an i386 tree prepared from linux-source-6.1.
 native_check check-32bit scripts/check-32bit.sh
