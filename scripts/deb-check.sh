@@ -27,7 +27,6 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/deb
 src=$out/src
 scratch=$(mktemp -d /tmp/qtimer-deb-check.XXXXXX)
-log=$scratch/log
 
 cleanup() {
 	if [ "${KEEP:-0}" = 1 ]; then
@@ -41,6 +40,9 @@ trap cleanup EXIT
 # shellcheck source=lib/tap.sh
 . "$top/scripts/lib/tap.sh"
 show_tail() { tail -n "${2:-25}" "$1" 2>/dev/null; }
+# grep -q at the end of a pipe exits at the first match, and with pipefail
+# the writer's SIGPIPE would fail the pipe: read it all.
+quiet_grep() { grep "$@" >/dev/null; }
 totals() {
 	tap_totals
 	exit
@@ -64,7 +66,7 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null)
 arch=$(dpkg --print-architecture)
 packages=(qtimer-dkms libtimerdev2 libtimerdev-dev qtimerctl)
 
-tap_plan "$((1 + 1 + ${#packages[@]} + 1 + 1 + ${#kernels[@]} + 1))"
+tap_plan "$((1 + 1 + 1 + ${#packages[@]} + 1 + 1 + ${#kernels[@]} + 1))"
 echo "# version $version; $arch ($multiarch); output in ${out#"$top"/}"
 
 for tool in dpkg-buildpackage dh dh_dkms lintian fakeroot; do
@@ -74,7 +76,20 @@ for tool in dpkg-buildpackage dh dh_dkms lintian fakeroot; do
 	totals
 done
 
-# 1: the build, from a copy of exactly what git would ship (tracked files
+# 1: dkms.conf says the release; debian/changelog (debian/rules refuses to
+# build otherwise) and NEWS's latest heading must follow it.
+release_ok() {
+	local changelog news
+	changelog=$(dpkg-parsechangelog -l "$top/debian/changelog" -SVersion) || return 1
+	news=$(sed -n 's/^qtimer \([0-9][^ ]*\).*/\1/p' "$top/NEWS" | head -n 1)
+	if [ -z "$version" ] || [ "${changelog%-*}" != "$version" ] || [ "$news" != "$version" ]; then
+		echo "dkms.conf: ${version:-none}; debian/changelog: $changelog; NEWS: ${news:-none}"
+		return 1
+	fi
+}
+check "dkms.conf, debian/changelog and NEWS say one release, $version" release_ok
+
+# 2: the build, from a copy of exactly what git would ship (tracked files
 # and new ones not ignored, as they are in the working tree), so that
 # nothing of build/ or of an in-tree module build goes in.
 rm -rf "$out"
@@ -88,7 +103,8 @@ else
 fi
 # DPKG_GENSYMBOLS_CHECK_LEVEL=4: a symbol the library gained or lost that
 # debian/libtimerdev2.symbols does not list fails the build.
-if (cd "$src" && DPKG_GENSYMBOLS_CHECK_LEVEL=4 dpkg-buildpackage -us -uc -b) >"$out/build.log" 2>&1; then
+# -J: a job per CPU (debian/rules honours DEB_BUILD_OPTIONS=parallel=N).
+if (cd "$src" && DPKG_GENSYMBOLS_CHECK_LEVEL=4 dpkg-buildpackage -us -uc -b -J"$(nproc)") >"$out/build.log" 2>&1; then
 	missing=()
 	for p in "${packages[@]}"; do
 		compgen -G "$out/${p}_${version}-*_*.deb" >/dev/null || missing+=("$p")
@@ -111,7 +127,21 @@ for p in "${packages[@]}"; do
 	dpkg-deb -x "$(deb "$p")" "$scratch/pkg/$p"
 done
 
-# 2: lintian, over everything the build made; errors fail, the rest is shown.
+# The module builds (the tests at the end) start now, beside lintian and
+# the other checks: each kernel's in a copy of the packaged DKMS tree, as
+# DKMS's default command builds it (dkms.conf names none).
+dkms_src=$scratch/pkg/qtimer-dkms/usr/src/qtimer-$version
+declare -A kdirs=() kvers=() build_pid=()
+for k in "${kernels[@]}"; do
+	kinfo=$("$top/scripts/vm/kernel.sh" "$k" 2>"$scratch/$k.kernel") || continue
+	kdirs[$k]=$(sed -n 's/^kdir=//p' <<<"$kinfo")
+	kvers[$k]=$(sed -n 's/^release=//p' <<<"$kinfo")
+	cp -a "$dkms_src" "$scratch/build-$k"
+	make -C "${kdirs[$k]}" M="$scratch/build-$k" >"$scratch/$k.log" 2>&1 &
+	build_pid[$k]=$!
+done
+
+# 3: lintian, over everything the build made; errors fail, the rest is shown.
 changes=$(ls "$out"/qtimer_*.changes)
 lintian --allow-root "$changes" >"$out/lintian.log" 2>&1
 tags=$(grep -E '^[EWIPX]: ' "$out/lintian.log")
@@ -126,7 +156,7 @@ else
 	tap_not_ok "lintian: $nr_e errors, $nr_w warnings" "$tags"
 fi
 
-# 3-6: each package holds what it must, and nothing of another's.
+# 4-7: each package holds what it must, and nothing of another's.
 # has DEB PATH...: every PATH (a grep -x pattern) is in DEB's file list.
 has() {
 	local deb=$1 list p missing=()
@@ -155,16 +185,16 @@ dkms_ok() {
 		"/usr/src/qtimer-$version/uapi/linux/qtimer.h" '/.*/udev/rules\.d/60-qtimer\.rules' || return 1
 	lacks "$d" '.*\.o' '.*\.ko' '.*/selftests/.*' '.*/rig-module/.*' || return 1
 	[ "$(field "$d" Architecture)" = all ] || { echo "Architecture: $(field "$d" Architecture)"; return 1; }
-	field "$d" Depends | grep -q 'dkms' || { echo "Depends: $(field "$d" Depends)"; return 1; }
+	field "$d" Depends | quiet_grep 'dkms' || { echo "Depends: $(field "$d" Depends)"; return 1; }
 	# dh_dkms's maintainer scripts register the tree with DKMS.
-	if ! dpkg-deb -I "$d" postinst 2>/dev/null | grep -qx 'DKMS_NAME=qtimer' ||
-	   ! dpkg-deb -I "$d" postinst | grep -qx "DKMS_VERSION=$version" ||
-	   ! dpkg-deb -I "$d" postinst | grep -q '/usr/lib/dkms/common.postinst'; then
+	if ! dpkg-deb -I "$d" postinst 2>/dev/null | quiet_grep -x 'DKMS_NAME=qtimer' ||
+	   ! dpkg-deb -I "$d" postinst | quiet_grep -x "DKMS_VERSION=$version" ||
+	   ! dpkg-deb -I "$d" postinst | quiet_grep '/usr/lib/dkms/common.postinst'; then
 		echo "postinst does not register qtimer $version with DKMS"
 		return 1
 	fi
 	dpkg-deb --fsys-tarfile "$d" | tar -xOf - "./usr/src/qtimer-$version/dkms.conf" |
-		grep -qx "PACKAGE_VERSION=\"$version\"" || { echo "dkms.conf does not say $version"; return 1; }
+		quiet_grep -x "PACKAGE_VERSION=\"$version\"" || { echo "dkms.conf does not say $version"; return 1; }
 }
 check "qtimer-dkms: /usr/src/qtimer-$version (dkms.conf, Kbuild, kmod/, uapi/), the udev rule, DKMS scripts" dkms_ok
 
@@ -177,7 +207,7 @@ lib_ok() {
 	[ -z "$list" ] || { echo "libtimerdev2 holds more than the library: $list"; return 1; }
 	soname=$(objdump -p "$scratch/pkg/libtimerdev2/usr/lib/$multiarch/libtimerdev.so.2" | awk '$1 == "SONAME" { print $2 }')
 	[ "$soname" = libtimerdev.so.2 ] || { echo "SONAME $soname"; return 1; }
-	dpkg-deb --ctrl-tarfile "$d" | tar -tf - | grep -qx './symbols' || { echo "no symbols file"; return 1; }
+	dpkg-deb --ctrl-tarfile "$d" | tar -tf - | quiet_grep -x './symbols' || { echo "no symbols file"; return 1; }
 	[ "$(field "$d" Multi-Arch)" = same ] || { echo "Multi-Arch: $(field "$d" Multi-Arch)"; return 1; }
 }
 check "libtimerdev2: libtimerdev.so.2 (SONAME libtimerdev.so.2) alone, with its symbols file" lib_ok
@@ -192,7 +222,7 @@ dev_ok() {
 		/usr/share/man/man7/libtimerdev.7.gz || return 1
 	# include/linux is linux-libc-dev's.
 	lacks "$d" '/usr/include/linux/.*' || return 1
-	field "$d" Depends | grep -q "libtimerdev2 (= $(field "$d" Version))" ||
+	field "$d" Depends | quiet_grep "libtimerdev2 (= $(field "$d" Version))" ||
 		{ echo "Depends: $(field "$d" Depends)"; return 1; }
 }
 check "libtimerdev-dev: timerdev.h, uapi headers in /usr/include/qtimer, .so link, .a, .pc, man pages" dev_ok
@@ -201,28 +231,28 @@ ctl_ok() {
 	local d
 	d=$(deb qtimerctl) || return 1
 	has "$d" /usr/sbin/qtimerctl /usr/share/man/man8/qtimerctl.8.gz || return 1
-	zcat "$scratch/pkg/qtimerctl/usr/share/man/man8/qtimerctl.8.gz" | grep -q "^\.TH QTIMERCTL 8 [^ ]* \"qtimer $version\" " ||
+	zcat "$scratch/pkg/qtimerctl/usr/share/man/man8/qtimerctl.8.gz" | quiet_grep "^\.TH QTIMERCTL 8 [^ ]* \"qtimer $version\" " ||
 		{ echo "qtimerctl.8 does not say qtimer $version"; return 1; }
-	"$scratch/pkg/qtimerctl/usr/sbin/qtimerctl" --version | grep -q "^qtimerctl $version " ||
+	"$scratch/pkg/qtimerctl/usr/sbin/qtimerctl" --version | quiet_grep "^qtimerctl $version " ||
 		{ echo "qtimerctl --version: $("$scratch/pkg/qtimerctl/usr/sbin/qtimerctl" --version 2>&1)"; return 1; }
 }
 check "qtimerctl: /usr/sbin/qtimerctl and qtimerctl(8), both saying $version" ctl_ok
 
-# 7: dpkg-buildflags reached the compiler and the linker: the tool calls
+# 8: dpkg-buildflags reached the compiler and the linker: the tool calls
 # glibc's checked functions (-D_FORTIFY_SOURCE, from CPPFLAGS) and is
 # linked read-only after relocation (-z relro, from LDFLAGS).
 hardening_ok() {
 	local f
 	for f in "$scratch/pkg/qtimerctl/usr/sbin/qtimerctl" "$scratch/pkg/libtimerdev2/usr/lib/$multiarch/libtimerdev.so.2"; do
 		[ -f "$f" ] || { echo "no $f"; return 1; }
-		readelf -lW "$f" | grep -q GNU_RELRO || { echo "${f##*/}: no RELRO"; return 1; }
+		readelf -lW "$f" | quiet_grep GNU_RELRO || { echo "${f##*/}: no RELRO"; return 1; }
 	done
-	objdump -T "$scratch/pkg/qtimerctl/usr/sbin/qtimerctl" | grep -q '__[a-z]*_chk' ||
+	objdump -T "$scratch/pkg/qtimerctl/usr/sbin/qtimerctl" | quiet_grep '__[a-z]*_chk' ||
 		{ echo "qtimerctl calls no __*_chk function: CPPFLAGS' -D_FORTIFY_SOURCE did not reach it"; return 1; }
 }
 check "dpkg-buildflags hardening reached qtimerctl and libtimerdev (fortify, relro)" hardening_ok
 
-# 8: a program outside the tree, built against the extracted -dev and
+# 9: a program outside the tree, built against the extracted -dev and
 # library packages only, through their pkg-config file.  The sysroot
 # variables point pkg-config into the scratch root; without the two
 # ALLOW_SYSTEM variables it would drop -I/usr/include and -L/usr/lib...
@@ -259,31 +289,37 @@ EOF
 	# shellcheck disable=SC2086 # pkg-config's words, split on purpose
 	cc -Wall -Wextra -Werror $cflags -o "$prog" "$prog.c" $libs || return 1
 	said=$(LD_LIBRARY_PATH=$root/usr/lib/$multiarch "$prog") || return 1
-	LD_LIBRARY_PATH=$root/usr/lib/$multiarch ldd "$prog" | grep -q "$root/usr/lib/$multiarch/libtimerdev.so.2" ||
+	LD_LIBRARY_PATH=$root/usr/lib/$multiarch ldd "$prog" | quiet_grep "$root/usr/lib/$multiarch/libtimerdev.so.2" ||
 		{ echo "the program does not load the packaged libtimerdev.so.2"; return 1; }
 	echo "runs with libtimerdev $said"
 }
 check "an outside program builds with pkg-config --cflags --libs libtimerdev from the packages, links and runs" outside_ok
 
-# 9...: the module from the packaged DKMS tree, built as DKMS does (its
-# default MAKE, dkms.conf names none) in a copy per kernel, for each test
-# kernel with headers.  dkms-check.sh runs the real dkms on make install's
-# tree; this proves the tree the package ships.
-dkms_src=$scratch/pkg/qtimer-dkms/usr/src/qtimer-$version
+# 10...: the module from the packaged DKMS tree, for each test kernel with
+# headers.  dkms-check.sh runs the real dkms on make install's tree; this
+# proves the tree the package ships.  Its version, once kmod/main.c says
+# MODULE_VERSION(QTIMER_VERSION_STRING), must be the release.
 for k in "${kernels[@]}"; do
-	if ! kinfo=$("$top/scripts/vm/kernel.sh" "$k" 2>"$log"); then
-		tap_skip "$k: the module builds from qtimer-dkms's source" "no headers: $(show_tail "$log" 1)"
+	if [ -z "${build_pid[$k]:-}" ]; then
+		tap_skip "$k: the module builds from qtimer-dkms's source" \
+			"no headers: $(show_tail "$scratch/$k.kernel" 1)"
 		continue
 	fi
-	kdir=$(sed -n 's/^kdir=//p' <<<"$kinfo")
-	kver=$(sed -n 's/^release=//p' <<<"$kinfo")
-	build=$scratch/build-$k
-	cp -a "$dkms_src" "$build"
-	if make -C "$kdir" M="$build" -j"$(nproc)" >"$log" 2>&1 &&
-	   [ "$(modinfo -F vermagic "$build/kmod/qtimer.ko" 2>/dev/null | cut -d' ' -f1)" = "$kver" ]; then
-		tap_ok "$k: the module builds from qtimer-dkms's source for $kver"
+	ko=$scratch/build-$k/kmod/qtimer.ko
+	name="$k: the module builds from qtimer-dkms's source for ${kvers[$k]}"
+	if ! wait "${build_pid[$k]}"; then
+		tap_not_ok "$name" "$(show_tail "$scratch/$k.log" 15)"
+	elif [ "$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)" != "${kvers[$k]}" ]; then
+		tap_not_ok "$name" "vermagic: $(modinfo -F vermagic "$ko" 2>&1)"
 	else
-		tap_not_ok "$k: the module builds from qtimer-dkms's source for $kver" "$(show_tail "$log" 15)"
+		modversion=$(modinfo -F version "$ko" 2>/dev/null)
+		if [ -z "$modversion" ]; then
+			tap_ok "$name (no MODULE_VERSION yet)"
+		elif [ "$modversion" = "$version" ]; then
+			tap_ok "$name, version $modversion"
+		else
+			tap_not_ok "$name" "modinfo says version $modversion, the release is $version"
+		fi
 	fi
 done
 
