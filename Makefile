@@ -31,7 +31,8 @@
 #
 #   $(OUT)/qtimer.ko    the module for KERNEL (a name from scripts/vm/kernel.sh,
 #                       or give KDIR=), built from a private copy of Kbuild,
-#                       kmod/ and uapi/ in build/vm/<KERNEL>/src so that
+#                       dkms.conf (Kbuild reads the version there), kmod/
+#                       and uapi/ in build/vm/<KERNEL>/src so that
 #                       builds for different kernels never clobber each other
 #   $(OUT)/qtimer_rig.ko
 #                       the rig's self-test module for KERNEL, from
@@ -129,7 +130,7 @@ guest-module:
 	@: building for $(guest_name)
 	@test -d '$(guest_kdir)' || { echo "make guest: no build dir for kernel '$(guest_name)'" >&2; exit 1; }
 	@mkdir -p $(guest_src) $(OUT)
-	rsync -a --delete $(build_products) $(TOP)/Kbuild $(TOP)/kmod $(wildcard $(TOP)/uapi) $(guest_src)/
+	rsync -a --delete $(build_products) $(TOP)/Kbuild $(TOP)/dkms.conf $(TOP)/kmod $(wildcard $(TOP)/uapi) $(guest_src)/
 	$(MAKE) -C $(guest_kdir) M=$(guest_src) modules
 	cp $(guest_src)/kmod/qtimer.ko $(OUT)/qtimer.ko
 
@@ -180,9 +181,9 @@ help:
 	@echo 'Install (DESTDIR=, PREFIX=/usr/local, KDIR=):'
 	@echo '  make install          all of the install-* targets below'
 	@echo '  make install-module   qtimer.ko into /lib/modules/<release>/extra (depmod without DESTDIR)'
-	@echo '  make install-headers  uapi/linux/*.h into $$(PREFIX)/include/linux'
+	@echo '  make install-headers  uapi/linux/*.h into $$(PREFIX)/include/qtimer/linux'
 	@echo '  make install-qtimerctl  qtimerctl and its man page'
-	@echo '  make install-udev     packaging/60-qtimer.rules into /lib/udev/rules.d'
+	@echo '  make install-udev     packaging/60-qtimer.rules into udev'"'"'s rules.d (pkg-config udev)'
 	@echo '  make install-dkms     the module source into /usr/src/qtimer-<version> for DKMS'
 	@echo '  make install-libtimerdev  libtimerdev, its header, .pc file and man pages'
 	@echo '  make uninstall        remove what install put in place'

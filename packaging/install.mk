@@ -7,18 +7,20 @@
 #   install-module       kmod/qtimer.ko for KDIR into
 #                        $(DESTDIR)/lib/modules/$(KVER)/extra (skipped, with a
 #                        note, when KDIR is empty); depmod when DESTDIR is empty
-#   install-headers      uapi/linux/*.h into $(INCLUDEDIR)/linux
+#   install-headers      uapi/linux/*.h into $(INCLUDEDIR)/qtimer/linux
 #   install-qtimerctl    qtimerctl into $(SBINDIR), its man page into $(MANDIR)
 #   install-udev         packaging/60-qtimer.rules into $(UDEVRULESDIR)
-#   install-dkms         the module source into $(DESTDIR)/usr/src/qtimer-$(VERSION)
+#   install-dkms         the module source into $(DESTDIR)/usr/src/qtimer-<version>
 #   install-libtimerdev  libtimerdev's own `make install`, when it has one
 #   uninstall            remove what install put in place
 #   install-check        scripts/install-check.sh: all of it into a scratch
 #                        DESTDIR, then check the layout
 #
 # Variables: DESTDIR, PREFIX (/usr/local), SBINDIR, INCLUDEDIR, MANDIR,
-# UDEVRULESDIR (/lib/udev/rules.d), KDIR (a kernel build dir), KVER (its
-# release, read from KDIR by default).  VERSION comes from dkms.conf.
+# UDEVRULESDIR (udev's own: `pkg-config --variable=udevdir udev`/rules.d,
+# /lib/udev/rules.d without udev.pc), KDIR (a kernel build dir), KVER (its
+# release, read from KDIR by default).  The version is dkms.conf's
+# PACKAGE_VERSION, the one place it is said.
 #
 # Every name this file defines for itself starts with qt_inst_, so that it
 # cannot collide with the including Makefile's; the targets are the ones
@@ -31,13 +33,19 @@ PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
-UDEVRULESDIR ?= /lib/udev/rules.d
+# Where this system's udev reads packaged rules (/lib/udev on Debian 12,
+# /usr/lib/udev after the /usr merge); udev.pc says, when installed
+# (systemd-dev, or udev on older releases).
+ifeq ($(origin UDEVRULESDIR),undefined)
+UDEVRULESDIR := $(or $(shell pkg-config --variable=udevdir udev 2>/dev/null),/lib/udev)/rules.d
+endif
 INSTALL ?= install
 KDIR ?=
 
+# Read, never given: dkms.conf is the one place the release is said (a
+# VERSION from the environment must not rename the DKMS tree).
 qt_inst_version := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' $(qt_inst_top)/dkms.conf)
-VERSION ?= $(qt_inst_version)
-qt_inst_dkms_dir = $(DESTDIR)/usr/src/qtimer-$(VERSION)
+qt_inst_dkms_dir = $(DESTDIR)/usr/src/qtimer-$(qt_inst_version)
 
 # The release KDIR builds for, unless given: what `uname -r` will say.
 qt_inst_kver = $(or $(KVER),$(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
@@ -46,7 +54,7 @@ qt_inst_kver = $(or $(KVER),$(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/
 # The module is built from a private copy, as the test rig does, so that an
 # install never clobbers (or picks up) another build's objects.
 qt_inst_build = $(qt_inst_top)/build/install/$(qt_inst_kver)/src
-qt_inst_sources := Kbuild kmod uapi
+qt_inst_sources := Kbuild dkms.conf kmod uapi
 qt_inst_rsync := rsync -a --delete --exclude='*.o' --exclude='*.ko' \
 	--exclude='*.mod' --exclude='*.mod.c' --exclude='.*.cmd' \
 	--exclude='modules.order' --exclude='Module.symvers' --exclude='*.a' \
@@ -79,10 +87,16 @@ else
 	$(if $(DESTDIR),,depmod -a $(qt_inst_kver))
 endif
 
+# In a directory of qtimer's own: $(INCLUDEDIR)/linux belongs to the
+# distribution's kernel headers (linux-libc-dev).  Programs keep writing
+# <linux/qtimer.h>, with -I$(INCLUDEDIR)/qtimer, which libtimerdev.pc's
+# Cflags gives (liburing ships <liburing/io_uring.h> the same way).
+qt_inst_uapi_dir = $(DESTDIR)$(INCLUDEDIR)/qtimer/linux
+
 install-headers:
-	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/linux
+	$(INSTALL) -d $(qt_inst_uapi_dir)
 	$(INSTALL) -m 644 $(qt_inst_top)/uapi/linux/qtimer.h \
-		$(qt_inst_top)/uapi/linux/qtimer_netlink.h $(DESTDIR)$(INCLUDEDIR)/linux/
+		$(qt_inst_top)/uapi/linux/qtimer_netlink.h $(qt_inst_uapi_dir)/
 
 install-qtimerctl:
 	$(MAKE) -C $(qt_inst_top)/qtimerctl install $(qt_inst_dirs) \
@@ -93,9 +107,9 @@ install-udev:
 	$(INSTALL) -m 644 $(qt_inst_top)/packaging/60-qtimer.rules $(DESTDIR)$(UDEVRULESDIR)/
 
 install-dkms:
-	@test -n "$(VERSION)" || { echo "install-dkms: no PACKAGE_VERSION in dkms.conf" >&2; exit 1; }
+	@test -n "$(qt_inst_version)" || { echo "install-dkms: no PACKAGE_VERSION in dkms.conf" >&2; exit 1; }
 	$(INSTALL) -d $(qt_inst_dkms_dir)
-	cd $(qt_inst_top) && $(qt_inst_rsync) $(qt_inst_sources) dkms.conf $(qt_inst_dkms_dir)/
+	cd $(qt_inst_top) && $(qt_inst_rsync) $(qt_inst_sources) $(qt_inst_dkms_dir)/
 
 install-libtimerdev:
 ifeq ($(call qt_inst_has_target,install,$(qt_inst_top)/libtimerdev/Makefile),y)
@@ -108,7 +122,7 @@ endif
 uninstall:
 	$(MAKE) -C $(qt_inst_top)/qtimerctl uninstall $(qt_inst_dirs) \
 		SBINDIR="$(SBINDIR)" MANDIR="$(MANDIR)"
-	rm -f $(DESTDIR)$(INCLUDEDIR)/linux/qtimer_netlink.h \
+	rm -f $(qt_inst_uapi_dir)/qtimer_netlink.h \
 		$(DESTDIR)$(UDEVRULESDIR)/60-qtimer.rules
 	rm -rf $(qt_inst_dkms_dir)
 ifneq ($(strip $(KDIR)),)
@@ -118,7 +132,8 @@ ifeq ($(call qt_inst_has_target,uninstall,$(qt_inst_top)/libtimerdev/Makefile),y
 	$(MAKE) -C $(qt_inst_top)/libtimerdev uninstall $(qt_inst_dirs) \
 		INCLUDEDIR="$(INCLUDEDIR)" MANDIR="$(MANDIR)"
 endif
-	rm -f $(DESTDIR)$(INCLUDEDIR)/linux/qtimer.h
+	rm -f $(qt_inst_uapi_dir)/qtimer.h
+	-rmdir -p --ignore-fail-on-non-empty $(qt_inst_uapi_dir) 2>/dev/null
 
 install-check:
 	$(qt_inst_top)/scripts/install-check.sh

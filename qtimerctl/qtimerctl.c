@@ -26,7 +26,10 @@
 #include "subcommands.h"
 #include "util.h"
 
-#define QTIMERCTL_VERSION	"1.0.0"
+/* The release, from dkms.conf's PACKAGE_VERSION, given by the Makefile. */
+#ifndef QTIMER_VERSION_STRING
+#error "QTIMER_VERSION_STRING is not defined: build with qtimerctl/Makefile"
+#endif
 
 static const struct {
 	const char *name;
@@ -64,7 +67,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
 		printf("qtimerctl %s (netlink family %s version %d)\n",
-		       QTIMERCTL_VERSION, QTIMER_GENL_NAME, QTIMER_GENL_VERSION);
+		       QTIMER_VERSION_STRING, QTIMER_GENL_NAME, QTIMER_GENL_VERSION);
 		return 0;
 	}
 	for (i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {

@@ -125,7 +125,7 @@ fi
 mod=$work/module
 log=$work/module.log
 rm -rf "$mod" && mkdir -p "$mod"
-if ! cp -a "$top/Kbuild" "$top/kmod" "$top/uapi" "$mod/" ||
+if ! cp -a "$top/Kbuild" "$top/dkms.conf" "$top/kmod" "$top/uapi" "$mod/" ||
    ! find "$mod" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
 	-o -name '.*.cmd' -o -name 'modules.order' -o -name 'Module.symvers' \) -delete; then
 	result error "cannot copy the module source to ${mod#"$top"/}"

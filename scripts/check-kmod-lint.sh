@@ -47,7 +47,7 @@ build() {
 	kdir=$("$top"/scripts/vm/kernel.sh "$kernel" kdir) || return 1
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	cp -r "$top"/Kbuild "$top"/kmod "$top"/uapi "$dir"/
+	cp -r "$top"/Kbuild "$top"/dkms.conf "$top"/kmod "$top"/uapi "$dir"/
 	find "$dir" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod*' \) -delete
 	make -j"$(nproc)" -C "$kdir" M="$dir" modules "$@" >"$dir.log" 2>&1 || {
 		tail -n 20 "$dir.log"

@@ -136,10 +136,17 @@ native_check wheel make -C bench wheel-check WHEEL_O="$top/build/check/wheel"
 # install; qtimerctl: man page and the checks that need no module (the
 # rest runs in the VM); Documentation: every page renders, the YNL spec
 # matches the uapi header; the whole tree's make install under DESTDIR.
-native_check libtimerdev make -C libtimerdev check O="$top/build/check/libtimerdev"
-native_check qtimerctl make -C qtimerctl check O="$top/build/check/qtimerctl"
+# WERROR=1: here a warning fails the run; a user's or a distribution's
+# build (CFLAGS of its own, a newer compiler) only warns.
+native_check libtimerdev make -C libtimerdev check O="$top/build/check/libtimerdev" WERROR=1
+native_check qtimerctl make -C qtimerctl check O="$top/build/check/qtimerctl" WERROR=1
 native_check documentation make -C Documentation check
 native_check install scripts/install-check.sh
+# The Debian packages: dpkg-buildpackage on a copy of the tree (outputs in
+# build/deb), lintian without errors, each package's contents, a program
+# built with the -dev package's pkg-config, the module built from the
+# qtimer-dkms source for the test kernels.
+native_check deb scripts/deb-check.sh
 # The module refuses to build for a 32-bit kernel (kmod/Kbuild), with a
 # message: built against an i386 tree prepared from linux-source-6.1.
 native_check check-32bit scripts/check-32bit.sh
@@ -197,7 +204,7 @@ if [ "${#run_kernels[@]}" -gt 0 ] || [ "$selftest" != 0 ]; then
 	stage "guest user space: make guest-user"
 	export QTIMER_GUEST_USER=$top/build/check/guest-user
 	rm -rf "$QTIMER_GUEST_USER"
-	if ! make -j"$(nproc)" --no-print-directory guest-user OUT="$QTIMER_GUEST_USER" >"$log_dir/guest-user.log" 2>	if ! make --no-print-directory guest-user OUT="$QTIMER_GUEST_USER" >"$log_dir/guest-user.log" 2>&1; then1; then
+	if ! make -j"$(nproc)" --no-print-directory guest-user OUT="$QTIMER_GUEST_USER" WERROR=1 >"$log_dir/guest-user.log" 2>&1; then
 		tail -n 40 "$log_dir/guest-user.log" >&2
 		tally 0 1 0 "guest user space build (log: build/check/guest-user.log)"
 		run_kernels=()

@@ -52,6 +52,9 @@ if [ -n "$kdir" ]; then
 	kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h" 2>/dev/null)
 fi
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+# Where install.mk puts the udev rule: udev's own directory, as udev.pc says.
+udevdir=$(pkg-config --variable=udevdir udev 2>/dev/null)
+udevdir=${udevdir:-/lib/udev}
 
 tap_plan 15
 echo "# DESTDIR=$root PREFIX=$prefix KDIR=${kdir:-none} KVER=${kver:-none} VERSION=$version"
@@ -91,18 +94,21 @@ fi
 
 # 3: qtimerctl, executable, runs, and finds its libraries.
 tool=$root$prefix/sbin/qtimerctl
-check "qtimerctl in $prefix/sbin runs" \
-	bash -c "[ -x '$tool' ] && '$tool' --version | grep -q '^qtimerctl ' && ! ldd '$tool' | grep -q 'not found'"
+check "qtimerctl in $prefix/sbin runs and says version $version" \
+	bash -c "[ -x '$tool' ] && '$tool' --version | grep -q '^qtimerctl $version ' && ! ldd '$tool' | grep -q 'not found'"
 
 # 4: its man page, lint-clean.
 man8=$root$prefix/share/man/man8/qtimerctl.8
-check "qtimerctl.8 in $prefix/share/man/man8, groff-clean" \
-	bash -c "[ -f '$man8' ] && out=\$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z '$man8' 2>&1) && [ -z \"\$out\" ]"
+check "qtimerctl.8 in $prefix/share/man/man8, groff-clean, says qtimer $version" \
+	bash -c "[ -f '$man8' ] && out=\$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z '$man8' 2>&1) && [ -z \"\$out\" ] &&
+		 grep -q '^\.TH QTIMERCTL 8 [^ ]* \"qtimer $version\" ' '$man8'"
 
-# 5: the uapi headers, identical to the tree's.
-check "uapi headers in $prefix/include/linux" \
-	bash -c "cmp '$top/uapi/linux/qtimer.h' '$root$prefix/include/linux/qtimer.h' &&
-		 cmp '$top/uapi/linux/qtimer_netlink.h' '$root$prefix/include/linux/qtimer_netlink.h'"
+# 5: the uapi headers, identical to the tree's, in qtimer's own directory:
+# $prefix/include/linux is the distribution's (linux-libc-dev).
+check "uapi headers in $prefix/include/qtimer/linux, none in $prefix/include/linux" \
+	bash -c "cmp '$top/uapi/linux/qtimer.h' '$root$prefix/include/qtimer/linux/qtimer.h' &&
+		 cmp '$top/uapi/linux/qtimer_netlink.h' '$root$prefix/include/qtimer/linux/qtimer_netlink.h' &&
+		 [ ! -e '$root$prefix/include/linux' ]"
 
 # 6: ... and they stand alone, in strict C, from the installed location.
 cat >"$scratch/headers.c" <<'EOF'
@@ -114,12 +120,12 @@ _Static_assert(QTIMER_CMD_MAX == QTIMER_CMD_SET_CONFIG, "commands");
 int main(void) { return 0; }
 EOF
 check "installed headers compile alone (-std=c11 -pedantic -Werror)" \
-	cc -std=c11 -pedantic -Wall -Wextra -Werror -I"$root$prefix/include" \
+	cc -std=c11 -pedantic -Wall -Wextra -Werror -I"$root$prefix/include/qtimer" \
 		-o "$scratch/headers" "$scratch/headers.c"
 
 # 7: the udev rule.
-rule=$root/lib/udev/rules.d/60-qtimer.rules
-check "udev rule in lib/udev/rules.d gives /dev/qtimer mode 0666" \
+rule=$root$udevdir/rules.d/60-qtimer.rules
+check "udev rule in $udevdir/rules.d gives /dev/qtimer mode 0666" \
 	bash -c "grep -Eq '^KERNEL==\"qtimer\", *SUBSYSTEM==\"misc\", *MODE=\"0666\"\$' '$rule' &&
 		 ! grep -Ev '^(#.*)?\$' '$rule' | grep -Ev '^([A-Z]+(==|=)\"[^\"]*\")(, *[A-Z]+(==|=)\"[^\"]*\")*\$'"
 
@@ -196,7 +202,7 @@ fi
 # 11: nothing outside the expected places.
 check "nothing installed outside modules, udev, sbin, include, lib, man, src" \
 	bash -c "s=\$(cd '$root' && find . -type f -o -type l | sed 's|^\./||' |
-		grep -Ev '^(lib/modules/[^/]+/extra/|lib/udev/rules\.d/|${prefix#/}/(sbin|include|lib|share/man|src)/)'); [ -z \"\$s\" ] || { echo \"\$s\"; false; }"
+		grep -Ev '^(lib/modules/[^/]+/extra/|${udevdir#/}/rules\.d/|${prefix#/}/(sbin|include|lib|share/man|src)/)'); [ -z \"\$s\" ] || { echo \"\$s\"; false; }"
 
 # 11b: nothing of the test rig: its self-test module (scripts/vm/rig-module)
 # is for the test VMs only.

@@ -55,6 +55,9 @@ host_packages=(
 	gcc-multilib
 	# the real dkms, for scripts/dkms-check.sh (it never touches /var/lib/dkms)
 	dkms
+	# the Debian packages (debian/, scripts/deb-check.sh): dpkg-buildpackage,
+	# debhelper 13 with dh-dkms, fakeroot for the binary targets, lintian
+	dpkg-dev debhelper dh-dkms fakeroot lintian
 	linux-source-6.1
 	# tools/net/ynl, the kernel's netlink CLI, which qtimer_ynl_test runs
 	# in the VM against Documentation/netlink/specs/qtimer.yaml; jsonschema

@@ -19,7 +19,7 @@ $MAKE -s -C "$srcdir" O="$O" DESTDIR="$dest/root" PREFIX="$prefix" install
 
 root=$dest/root$prefix
 for f in lib/libtimerdev.so.$VERSION lib/libtimerdev.a \
-	 lib/pkgconfig/libtimerdev.pc include/timerdev.h include/linux/qtimer.h \
+	 lib/pkgconfig/libtimerdev.pc include/timerdev.h include/qtimer/linux/qtimer.h \
 	 share/man/man3/td_open.3 share/man/man3/td_batch_modify.3 \
 	 share/man/man7/libtimerdev.7; do
 	[ -f "$root/$f" ] || fail "$prefix/$f not installed"
@@ -28,6 +28,10 @@ done
 	fail "$SONAME is not a link to libtimerdev.so.$VERSION"
 [ "$(readlink "$root/lib/libtimerdev.so")" = "$SONAME" ] ||
 	fail "libtimerdev.so is not a link to $SONAME"
+# The pages' footers say the version make install filled in.
+grep -q "^\.TH td_open 3 [^ ]* \"libtimerdev $VERSION\" " "$root/share/man/man3/td_open.3" ||
+	fail "td_open.3 does not say libtimerdev $VERSION"
+! grep -rq '@VERSION@' "$root/share/man" || fail "an installed page still says @VERSION@"
 # Nothing outside PREFIX.
 extra=$(cd "$dest/root" && find . -type f -o -type l | grep -v "^\.$prefix/" || true)
 [ -z "$extra" ] || fail "installed outside $prefix: $extra"
@@ -37,7 +41,8 @@ export PKG_CONFIG_LIBDIR="$root/lib/pkgconfig"
 unset PKG_CONFIG_PATH
 cflags=$($PKG_CONFIG --cflags libtimerdev)
 libs=$($PKG_CONFIG --libs libtimerdev)
-case $cflags in *"$dest/root$prefix/include"*) ;; *) fail "cflags '$cflags'" ;; esac
+case $cflags in *"-I$dest/root$prefix/include/qtimer"*) ;; *) fail "cflags '$cflags'" ;; esac
+[ ! -e "$root/include/linux" ] || fail "$prefix/include/linux is linux-libc-dev's: nothing of ours goes there"
 [ "$($PKG_CONFIG --modversion libtimerdev)" = "$VERSION" ] || fail "modversion"
 
 # Only the installed headers: no -I into the source tree.

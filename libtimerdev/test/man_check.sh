@@ -3,8 +3,9 @@
 # Copyright (C) 2026 The qtimer authors
 #
 # Every man page renders without a single groff warning, every .so link
-# points at an existing page, every page says "Link with -ltimerdev", and
-# every public function has a page.
+# points at an existing page, every page says "Link with -ltimerdev" and
+# leaves its footer's version to make install, and every public function
+# has a page.
 # Usage: man_check.sh PAGE...   (MAN_OUT: scratch directory)
 set -eu
 
@@ -36,6 +37,10 @@ for page in man3/* man7/*; do
 			done
 			;;
 		esac
+		# The footer's version is filled in by make install, from
+		# timerdev.h: a number written here would be said twice.
+		grep -q '^\.TH [^ ]* [37] [^ ]* "libtimerdev @VERSION@" ' "$page" ||
+			fail "$page: .TH must say \"libtimerdev @VERSION@\""
 		# Every page says how to link, as man-pages(7) asks.
 		grep -q '^Link with$' "$page" && grep -q '^\.IR \\-ltimerdev' "$page" ||
 			fail "$page: no \"Link with -ltimerdev\" line"
