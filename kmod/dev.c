@@ -91,8 +91,19 @@ static const struct file_operations qt_fops = {
 	.show_fdinfo	= qt_show_fdinfo,
 };
 
+/*
+ * A fixed minor, from the range devices.txt reserves for local use
+ * (243-254), so that the node can exist before the module is loaded: depmod
+ * lists the "devname:" alias below in modules.devname, kmod static-nodes
+ * (systemd-tmpfiles at boot) creates /dev/qtimer from it, and the first
+ * open() loads the module through the char-major-10-243 alias, as for
+ * /dev/fuse.  Should a local driver hold that minor, the device takes a
+ * dynamic one and only the autoload is lost.
+ */
+#define QT_MISC_MINOR	243
+
 static struct miscdevice qt_misc = {
-	.minor	= MISC_DYNAMIC_MINOR,
+	.minor	= QT_MISC_MINOR,
 	.name	= "qtimer",
 	.fops	= &qt_fops,
 	/* Any user may hold timers; caps bound what each can take. */
@@ -101,8 +112,18 @@ static struct miscdevice qt_misc = {
 
 int qt_dev_init(void)
 {
+	int ret = misc_register(&qt_misc);
+
+	if (ret != -EBUSY)
+		return ret;
+	pr_info("qtimer: misc minor %d is taken: /dev/qtimer gets a dynamic one and does not autoload\n",
+		QT_MISC_MINOR);
+	qt_misc.minor = MISC_DYNAMIC_MINOR;
 	return misc_register(&qt_misc);
 }
+
+MODULE_ALIAS_MISCDEV(QT_MISC_MINOR);
+MODULE_ALIAS("devname:qtimer");
 
 void qt_dev_exit(void)
 {

@@ -119,3 +119,5 @@ module_exit(qt_mod_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("High-volume timers for user space: per-CPU 4-ary heaps on hrtimers");
 MODULE_AUTHOR("The qtimer authors");
+/* The release, dkms.conf's PACKAGE_VERSION (the top Kbuild passes it). */
+MODULE_VERSION(QTIMER_VERSION_STRING);

@@ -15,6 +15,7 @@
 
 #include <linux/capability.h>
 #include <linux/cpumask.h>
+#include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <net/genetlink.h>
 #include <linux/qtimer_netlink.h>
@@ -293,3 +294,6 @@ void qt_netlink_exit(void)
 {
 	genl_unregister_family(&qt_nl_family);
 }
+
+/* A request for the family by name loads the module (qtimerctl, ynl). */
+MODULE_ALIAS_GENL_FAMILY(QTIMER_GENL_NAME);

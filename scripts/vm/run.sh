@@ -232,6 +232,19 @@ cp "$(command -v busybox)" "$root/bin/busybox"
 [ -x /usr/bin/timeout ] && /usr/bin/timeout --foreground 1 true ||
 	give_up "/usr/bin/timeout is not coreutils' (the kselftest runner needs --foreground)"
 cp /usr/bin/timeout "$root/usr/bin/timeout"
+# The module installed as `make install` and the packages put it, with
+# the real kmod's depmod run over it, and kmod's modprobe where the kernel
+# calls it (CONFIG_MODPROBE_PATH): what qtimer_autoload_test needs to load
+# the module by its aliases (first open of the device node, the netlink
+# family) after taking it out.
+[ -x /usr/bin/kmod ] || give_up "no /usr/bin/kmod (Debian package kmod)"
+cp /usr/bin/kmod "$root/usr/bin/kmod"
+ln -s /usr/bin/kmod "$root/sbin/modprobe"
+ln -s /usr/bin/kmod "$root/sbin/depmod"
+mkdir -p "$root/lib/modules/$release/extra"
+cp "$guest/qtimer.ko" "$root/lib/modules/$release/extra/qtimer.ko"
+depmod -b "$root" "$release" 2>"$out_dir/depmod.log" ||
+	give_up "depmod failed: $(cat "$out_dir/depmod.log")"
 printf 'root:x:0:0:root:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$root/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 # The kernel opens /dev/console for init before devtmpfs is mounted.
