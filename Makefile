@@ -84,7 +84,8 @@ endif
 
 include $(TOP)/scripts/vm/guest.mk
 # make install [DESTDIR=] [PREFIX=/usr/local] [KDIR=]: module, headers,
-# qtimerctl, libtimerdev, man pages, the udev rule and the DKMS tree.
+# qtimerctl, libtimerdev, man pages and the udev rule; install-dkms the
+# module source for DKMS instead of the module.
 include $(TOP)/packaging/install.mk
 
 component_dirs := $(filter-out kmod build,$(patsubst %/Makefile,%,$(wildcard */Makefile))) scripts/demo
@@ -179,12 +180,12 @@ help:
 	@echo '  make module           kmod/qtimer.ko'
 	@echo '  make user             libtimerdev and qtimerctl into build/user/ (needs libmnl-dev)'
 	@echo 'Install (DESTDIR=, PREFIX=/usr/local, KDIR=):'
-	@echo '  make install          all of the install-* targets below'
+	@echo '  make install          all of the install-* targets below but install-dkms'
 	@echo '  make install-module   qtimer.ko into /lib/modules/<release>/extra (depmod without DESTDIR)'
 	@echo '  make install-headers  uapi/linux/*.h into $$(PREFIX)/include/qtimer/linux'
 	@echo '  make install-qtimerctl  qtimerctl and its man page'
 	@echo '  make install-udev     packaging/60-qtimer.rules into udev'"'"'s rules.d (pkg-config udev)'
-	@echo '  make install-dkms     the module source into /usr/src/qtimer-<version> for DKMS'
+	@echo '  make install-dkms     the module source into /usr/src/qtimer-<version> for DKMS (instead of install-module)'
 	@echo '  make install-libtimerdev  libtimerdev, its header, .pc file and man pages'
 	@echo '  make uninstall        remove what install put in place'
 	@echo '  make install-check    install into a scratch DESTDIR and check the layout'

@@ -3,14 +3,19 @@
 # `make install` for the whole tree.  The top Makefile includes this file;
 # it also works on its own: make -f packaging/install.mk install [VAR=...].
 #
-#   install              everything below
+#   install              everything below but install-dkms: one copy of
+#                        the module, built for KDIR (a DKMS tree beside it
+#                        would build and install a second for the same
+#                        kernel)
 #   install-module       kmod/qtimer.ko for KDIR into
 #                        $(DESTDIR)/lib/modules/$(KVER)/extra (skipped, with a
 #                        note, when KDIR is empty); depmod when DESTDIR is empty
 #   install-headers      uapi/linux/*.h into $(INCLUDEDIR)/qtimer/linux
 #   install-qtimerctl    qtimerctl into $(SBINDIR), its man page into $(MANDIR)
 #   install-udev         packaging/60-qtimer.rules into $(UDEVRULESDIR)
-#   install-dkms         the module source into $(DESTDIR)/usr/src/qtimer-<version>
+#   install-dkms         the module source into $(DESTDIR)/usr/src/qtimer-<version>,
+#                        for DKMS, instead of install-module (on its own, or
+#                        as `make install KDIR= install-dkms`)
 #   install-libtimerdev  libtimerdev's own `make install`, when it has one
 #   uninstall            remove what install put in place
 #   install-check        scripts/install-check.sh: all of it into a scratch
@@ -69,7 +74,7 @@ qt_inst_dirs := PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)"
 	install-dkms install-libtimerdev uninstall install-check
 
 install: install-module install-headers install-qtimerctl install-udev \
-	install-dkms install-libtimerdev
+	install-libtimerdev
 
 install-module:
 ifeq ($(strip $(KDIR)),)

@@ -3,8 +3,8 @@
 #
 # Copyright (C) 2026 The qtimer authors
 #
-# The module the way DKMS users get it: `make install-dkms` (the part of
-# `make install` DKMS reads) into a scratch DESTDIR, then the real dkms
+# The module the way DKMS users get it: `make install-dkms` (which installs
+# the module's source instead of the module) into a scratch DESTDIR, then the real dkms
 # (Debian's package, scripts/setup.sh) runs `add`, `build` and `install`
 # from that /usr/src for each test kernel's headers, and a VM boots the
 # DKMS-installed qtimer.ko and runs a suite against it.  install-check.sh
@@ -85,7 +85,7 @@ dkms_cmd() {
 		--sourcetree "$root/usr/src" --installtree "$install_tree" --no-depmod "$@"
 }
 
-# 1: the source tree, as `make install` lays it out.  Only install-dkms:
+# 1: the source tree, as `make install-dkms` lays it out.  Only that:
 # qtimerctl and libtimerdev are install-check.sh's business, and a failure
 # there must not read as a DKMS one.
 if make -C "$top" --no-print-directory install-dkms DESTDIR="$root" >"$log" 2>&1 &&

@@ -56,7 +56,7 @@ version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 udevdir=$(pkg-config --variable=udevdir udev 2>/dev/null)
 udevdir=${udevdir:-/lib/udev}
 
-tap_plan 15
+tap_plan 16
 echo "# DESTDIR=$root PREFIX=$prefix KDIR=${kdir:-none} KVER=${kver:-none} VERSION=$version"
 
 # The top Makefile gets `install` by including packaging/install.mk; until
@@ -73,6 +73,10 @@ if "${make_install[@]}" install DESTDIR="$root" PREFIX="$prefix" KDIR="$kdir" >"
 else
 	tap_not_ok "make install into a scratch DESTDIR" "$(tail -n 20 "$log")"
 fi
+
+# 1b: one copy of the module: the DKMS tree only when asked for.
+check "make install leaves the DKMS source out (install-dkms installs it)" \
+	bash -c "[ ! -e '$root/usr/src' ]"
 
 # 2: the module, built for KDIR's release.
 ko=$root/lib/modules/$kver/extra/qtimer.ko
@@ -129,7 +133,9 @@ check "udev rule in $udevdir/rules.d gives /dev/qtimer mode 0666" \
 	bash -c "grep -Eq '^KERNEL==\"qtimer\", *SUBSYSTEM==\"misc\", *MODE=\"0666\"\$' '$rule' &&
 		 ! grep -Ev '^(#.*)?\$' '$rule' | grep -Ev '^([A-Z]+(==|=)\"[^\"]*\")(, *[A-Z]+(==|=)\"[^\"]*\")*\$'"
 
-# 8: the DKMS source tree: every source, no build products, its version.
+# 8: the DKMS source tree, by its own target: every source, no build
+# products, its version.
+"${make_install[@]}" install-dkms DESTDIR="$root" >>"$log" 2>&1
 dkms_dir=$root/usr/src/qtimer-$version
 dkms_tree_ok() {
 	local f missing=()
