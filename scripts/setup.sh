@@ -8,8 +8,8 @@
 # bookworm-backports (for the 6.12 kernels) is enabled by copying the mirror
 # URI of the machine's existing Debian source entry: no host name is written
 # here, so the script follows whatever mirror the machine is configured for.
-# scripts/setup-sources.sh reads the entries (deb822 and one-line, with or
-# without options); scripts/setup-sources-test.sh tests it.
+# scripts/setup-sources.sh has APT read the entries (apt-get indextargets);
+# scripts/setup-sources-test.sh tests it.
 #
 # Room it needs, measured after a setup and a full make check (amd64):
 #
@@ -68,12 +68,11 @@ host_packages=(
 backports_list=/etc/apt/sources.list.d/qtimer-bookworm-backports.sources
 
 enable_backports() {
-	local uri files
+	local uri
 	if apt-cache policy 2>/dev/null | grep -q 'bookworm-backports'; then
 		return 0
 	fi
-	mapfile -t files < <(debian_source_files /etc/apt "$backports_list")
-	uri=$(debian_mirror_uri bookworm "${files[@]}") ||
+	uri=$(debian_mirror_uri bookworm /etc/apt "$backports_list") ||
 		die "no Debian source entry for bookworm in /etc/apt/sources.list or" \
 			"/etc/apt/sources.list.d/*.{list,sources} to copy the backports mirror from"
 	log "enabling bookworm-backports from the existing Debian mirror entry"
