@@ -48,7 +48,9 @@ void usage(FILE *f)
 		"       %s -h|--help | -V|--version\n"
 		"keys: max_timers_per_fd (1..%llu), max_timers_per_user (1..%llu)\n",
 		progname, progname, progname, progname,
-		QTIMER_MAX_TIMERS_PER_FD_LIMIT, QTIMER_MAX_TIMERS_PER_USER_LIMIT);
+		/* The header's constants are plain integer literals. */
+		(unsigned long long)QTIMER_MAX_TIMERS_PER_FD_LIMIT,
+		(unsigned long long)QTIMER_MAX_TIMERS_PER_USER_LIMIT);
 }
 
 int main(int argc, char **argv)

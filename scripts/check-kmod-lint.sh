@@ -17,10 +17,13 @@ checkpatch=$src/scripts/checkpatch.pl
 
 # Kinds of checkpatch finding a file may keep, and why.
 #  uapi headers are built by user space, which has no BIT();
+#  qtimer_netlink.h is ynl-gen-c.py's output, laid out as every generated
+#  YNL header in include/uapi is (scripts/ynl-gen-uapi.sh);
 #  trace.h is laid out as every TRACE_EVENT in include/trace/events is;
 #  compat.h exists to test LINUX_VERSION_CODE.
 allowed_types() {
 	case $1 in
+	uapi/linux/qtimer_netlink.h) echo BIT_MACRO,LINE_SPACING ;;
 	uapi/*)		echo BIT_MACRO ;;
 	kmod/trace.h)	echo OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT ;;
 	kmod/compat.h)	echo LINUX_VERSION_CODE,CONSTANT_COMPARISON ;;

@@ -474,8 +474,9 @@ TEST_F(caps, set_config_as_root)
 		show_run("cli.py --do set-config (both, at the limits)", &r);
 	ASSERT_EQ(0, r.status);
 	ASSERT_TRUE(config_now(&after));
-	EXPECT_EQ(QTIMER_MAX_TIMERS_PER_FD_LIMIT, field(&after, "max-timers-per-fd"));
-	EXPECT_EQ(QTIMER_MAX_TIMERS_PER_USER_LIMIT,
+	EXPECT_EQ((unsigned long long)QTIMER_MAX_TIMERS_PER_FD_LIMIT,
+		  field(&after, "max-timers-per-fd"));
+	EXPECT_EQ((unsigned long long)QTIMER_MAX_TIMERS_PER_USER_LIMIT,
 		  field(&after, "max-timers-per-user"));
 
 	/* And back, through ynl too. */
