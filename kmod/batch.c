@@ -10,6 +10,7 @@
 #include <linux/string.h>
 
 #include "batch.h"
+#include "end.h"
 #include "user.h"
 
 /*

@@ -182,19 +182,10 @@ static inline u64 qt_timer_id(const struct qt_timer *t)
 	return qt_ids_id(&qt_shard_of(t)->ids, t);
 }
 
-/* ctx.c: contexts, and the end of a timer's life */
+/* ctx.c: contexts (end.h: the end of a timer's life) */
 struct qt_ctx *qt_ctx_create(void);
 void qt_ctx_release(struct qt_ctx *ctx);
 void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m);
-bool qt_ctx_charge_n(struct qt_ctx *ctx, unsigned int nr);
-void qt_ctx_give_back(struct qt_ctx *ctx, unsigned int nr);
-void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t, unsigned int *freed);
-void qt_timer_end(struct qt_timer *t, struct qt_base **held);
-void qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead);
-void qt_ctx_end_atomic(struct qt_ctx *ctx, struct qt_timer **dead,
-		       unsigned int *budget);
-bool qt_timer_let_die(struct qt_timer *t, struct qt_base **held);
-void qt_timer_free_when_unreferenced(struct qt_timer *t);
 
 /* ops.c: arm, cancel, modify */
 int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,

@@ -21,6 +21,7 @@
 #include "batch.h"
 #include "clockset.h"
 #include "ctx.h"
+#include "end.h"
 #include "ring.h"
 #include "trace.h"
 

@@ -28,6 +28,7 @@
 #include "base.h"
 #include "clockset.h"
 #include "ctx.h"
+#include "end.h"
 #include "ring.h"
 
 /* Records read() claims per hold of the file's lock. */
