@@ -19,6 +19,7 @@
 #include "base.h"
 #include "clockset.h"
 #include "ctx.h"
+#include "deliver.h"
 #include "ring.h"
 
 static LIST_HEAD(qt_clockset_list);
@@ -28,17 +29,7 @@ static DEFINE_MUTEX(qt_clockset_mutex);
  * Clock sets announced by the notifier; each file counts those applied to
  * it (ctx->cos_applied).
  */
-static atomic_t qt_clock_sets = ATOMIC_INIT(0);
-
-/*
- * A clock set was announced that @ctx's cancel-on-set timers have not been
- * brought yet.  The notifier runs before any timer can see the new time, so
- * a timer of @ctx that expires meanwhile may have been made due by the set.
- */
-bool qt_clockset_pending(const struct qt_ctx *ctx)
-{
-	return atomic_read(&qt_clock_sets) != READ_ONCE(ctx->cos_applied);
-}
+atomic_t qt_clock_sets = ATOMIC_INIT(0);
 
 /*
  * @ctx is about to arm a cancel-on-set timer: files with such timers are

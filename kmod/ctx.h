@@ -200,15 +200,6 @@ int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
 struct iov_iter;
 ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock);
 void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch);
-void __qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
-			       u32 count);
-void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
-			     u32 count);
-void qt_timer_queue(struct qt_ctx *ctx, struct qt_timer *t);
-ktime_t qt_expires_next(const struct qt_timer *t);
-void qt_timer_fold(struct qt_timer *t);
-void qt_record_fill(struct qt_ctx *ctx, struct qt_timer *t,
-		    struct qtimer_record *rec, const ktime_t *ns_offset);
 
 /* expire.c: the bases' expirer, which delivers into files */
 enum hrtimer_restart qt_expire_hrtimer(struct hrtimer *hrtimer);

@@ -18,6 +18,7 @@
 #include "base.h"
 #include "clockset.h"
 #include "ctx.h"
+#include "deliver.h"
 #include "end.h"
 #include "ring.h"
 #include "trace.h"

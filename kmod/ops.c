@@ -16,6 +16,7 @@
 #include "batch.h"
 #include "clockset.h"
 #include "ctx.h"
+#include "deliver.h"
 #include "end.h"
 #include "ring.h"
 #include "trace.h"

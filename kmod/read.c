@@ -21,6 +21,7 @@
 #include "batch.h"
 #include "clockset.h"
 #include "ctx.h"
+#include "deliver.h"
 #include "end.h"
 #include "ring.h"
 #include "trace.h"
@@ -71,67 +72,6 @@ void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch)
 		ctx->sweep_at = NULL;
 }
 
-ktime_t qt_expires_next(const struct qt_timer *t)
-{
-	if (t->expires > QT_EXPIRES_MAX - (s64)min_t(u64, t->period, QT_EXPIRES_MAX))
-		return QT_EXPIRES_MAX;
-	return t->expires + t->period;
-}
-
-/*
- * Bring a fired timer's count up to date before its record is taken: a
- * periodic timer's count takes in every period that passed since it fired,
- * and its expires becomes the latest of those: the next deadline is one
- * period after it, Go's when + period * (1 + late / period), so the ticker
- * never drifts.
- */
-void qt_timer_fold(struct qt_timer *t)
-{
-	unsigned int clock = qt_timer_clock(t);
-	u64 count;
-
-	/*
-	 * The clock was set and the work that cancels cancel-on-set timers has
-	 * not run yet: a read right after clock_settime() returns must see the
-	 * cancellation as timerfd's does (ECANCELED), not a plain record.
-	 */
-	if ((t->flags & QT_TF_CANCEL_ON_SET) && qt_clockset_pending(t->ctx))
-		t->flags |= QT_TF_CANCELED;
-	count = t->count;
-	if (t->period && !(t->flags & QT_TF_CANCELED)) {
-		ktime_t now = qt_clock_now(clock);
-
-		if (now > t->expires) {
-			u64 missed = div64_u64(now - t->expires, t->period);
-
-			count += missed;
-			t->expires += missed * t->period;
-		}
-	}
-	t->count = min_t(u64, count, QTIMER_COUNT_MAX);
-}
-
-/* @t's record, its expiry seen from the namespace of @ns_offset. */
-void qt_record_fill(struct qt_ctx *ctx, struct qt_timer *t,
-		    struct qtimer_record *rec, const ktime_t *ns_offset)
-{
-	unsigned int clock = qt_timer_clock(t);
-
-	rec->id = qt_timer_id(t);
-	rec->cookie = t->cookie;
-	/* Another namespace's reader may see beyond ktime_t: saturate. */
-	if (t->flags & QT_TF_RELATIVE_REAL)
-		rec->expires_ns = ktime_mono_to_real(t->expires);
-	else if (check_add_overflow(t->expires, ns_offset[clock], &rec->expires_ns))
-		rec->expires_ns = ns_offset[clock] > 0 ? KTIME_MAX : KTIME_MIN;
-	rec->count = t->count;
-	rec->flags = 0;
-	if (!t->period || (t->flags & QT_TF_CANCELED))
-		rec->flags |= QTIMER_REC_LAST;
-	if (t->flags & QT_TF_CANCELED)
-		rec->flags |= QTIMER_REC_CANCELED;
-}
-
 /* Fill @rec from a QUEUED timer and mark it READING. */
 static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
 			   struct qtimer_record *rec, const ktime_t *ns_offset)
@@ -141,39 +81,6 @@ static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
 	ctx->nr_ready--;
 	qt_record_fill(ctx, t, rec, ns_offset);
 	trace_qtimer_read(rec->id, rec->count, rec->flags);
-}
-
-/* Queue @t's record: into the file's ring if it has one. */
-void qt_timer_queue(struct qt_ctx *ctx, struct qt_timer *t)
-{
-	lockdep_assert_held(&ctx->wqh.lock);
-	if (ctx->ring)
-		qt_ring_add(ctx, t);
-	else
-		qt_ready_queue(ctx, t);
-}
-
-/*
- * Queue the cancellation record of a cancel-on-set timer that is not armed
- * (any more) when the clock is set, with @count expirations pending.  The
- * caller wakes the file's waiters: once for all it queued, as each wakeup
- * calls every waiter, and their number is the file owner's choice.
- */
-void __qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
-			       u32 count)
-{
-	lockdep_assert_held(&ctx->wqh.lock);
-	t->flags = (t->flags & ~QT_TF_SET_WHILE_READ) | QT_TF_CANCELED;
-	t->count = count;
-	qt_timer_queue(ctx, t);
-}
-
-/* The same, and wake the file's waiters. */
-void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
-			     u32 count)
-{
-	__qt_timer_queue_canceled(ctx, t, count);
-	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 }
 
 /*

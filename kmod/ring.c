@@ -28,6 +28,7 @@
 #include "base.h"
 #include "clockset.h"
 #include "ctx.h"
+#include "deliver.h"
 #include "end.h"
 #include "ring.h"
 
@@ -39,25 +40,10 @@
 #define QT_RING_SCAN_CHUNK	1024
 /* Chunks poll() and read() settle per call (qt_ring_settle_all()). */
 #define QT_SETTLE_ALL_CHUNKS	64
-/*
- * The drain's pace: it looks at the tail a ticker's period after the
- * ticker's record was written (it is due again then), and every
- * QT_DRAIN_MIN_NS while records wait for room; each run that finds the
- * tail where the last one left it doubles the wait, up to QT_DRAIN_MAX_NS
- * (or the period, if longer), so a consumer that stopped costs little.
- * A run settles at most QT_DRAIN_CHUNKS chunks, then lets the next run go on.
- */
-#define QT_DRAIN_MIN_NS		NSEC_PER_MSEC
-#define QT_DRAIN_MAX_NS		(64 * NSEC_PER_MSEC)
-#define QT_DRAIN_BACKOFF	6
+/* Chunks the drain settles per run; the next run goes on from there. */
 #define QT_DRAIN_CHUNKS		16
 
 static void qt_ring_drain_work(struct work_struct *work);
-
-static inline u32 qt_ring_idx(const struct qt_ring *ring, u32 pos)
-{
-	return pos & (ring->entries - 1);
-}
 
 int qt_ring_setup(struct qt_ctx *ctx, struct qtimer_ring_setup *setup)
 {
@@ -165,113 +151,6 @@ int qt_ring_mmap(struct qt_ctx *ctx, struct vm_area_struct *vma)
 		return -EINVAL;
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	return vm_insert_pages(vma, vma->vm_start, ring->pages, &nr);
-}
-
-/*
- * Have the drain run @ns from now, unless it runs sooner anyway.  Rounded
- * up to whole jiffies: a ticker's drain never comes before it is due.
- */
-static void qt_ring_drain_arm(struct qt_ring *ring, u64 ns)
-{
-	unsigned long delay = nsecs_to_jiffies(ns) + 1;
-
-	if (ring->drain_armed && time_before_eq(ring->drain_at, jiffies + delay))
-		return;
-	ring->drain_armed = true;
-	ring->drain_at = jiffies + delay;
-	mod_delayed_work(system_wq, &ring->drain, delay);
-}
-
-/* Write @t's record at head and publish it; @t becomes RINGED. */
-static void qt_ring_write(struct qt_ctx *ctx, struct qt_ring *ring,
-			  struct qt_timer *t)
-{
-	u32 idx = qt_ring_idx(ring, ring->head);
-	struct qtimer_record rec, *slot = &ring->recs[idx];
-
-	qt_record_fill(ctx, t, &rec, ring->ns_offset);
-	WRITE_ONCE(slot->id, rec.id);
-	WRITE_ONCE(slot->cookie, rec.cookie);
-	WRITE_ONCE(slot->expires_ns, rec.expires_ns);
-	WRITE_ONCE(slot->count, rec.count);
-	WRITE_ONCE(slot->flags, rec.flags | QTIMER_REC_READY);
-	ring->owner[idx] = t;
-	ring->nr_owned++;
-	t->ring_pos = ring->head;
-	t->state = QT_RINGED;
-	ring->head++;
-	/* The record before the head that shows it (the consumer acquires). */
-	smp_store_release(ring->head_p, ring->head);
-	/*
-	 * A ticker is due again a period from now: the drain looks then
-	 * whether the consumer passed its record, as nothing else may.
-	 */
-	if (t->period && !(t->flags & QT_TF_CANCELED)) {
-		if (!ring->drain_period || t->period < ring->drain_period)
-			ring->drain_period = t->period;
-		qt_ring_drain_arm(ring, max_t(u64, t->period, QT_DRAIN_MIN_NS));
-	}
-}
-
-/*
- * @t fired (count set) or was cancelled by a clock set: its record goes into
- * the ring, or behind the records already waiting when there are any or the
- * ring is full, so that the ring's order stays the delivery order.
- */
-void qt_ring_add(struct qt_ctx *ctx, struct qt_timer *t)
-{
-	struct qt_ring *ring = ctx->ring;
-
-	lockdep_assert_held(&ctx->wqh.lock);
-	if (!ctx->ready && ring->head - ring->reaped < ring->entries) {
-		qt_ring_write(ctx, ring, t);
-		return;
-	}
-	qt_ready_queue(ctx, t);
-	WRITE_ONCE(*ring->flags_p, QTIMER_RING_OVERFLOW);
-	/* It moves in once the tail frees room: the drain looks for that. */
-	qt_ring_drain_arm(ring, QT_DRAIN_MIN_NS);
-}
-
-/*
- * Void @t's record, as CANCEL and MODIFY must, unless the consumer claimed
- * it first: one atomic operation decides.  Returns true if the record is
- * void (also when the consumer voided it itself), false if it was claimed.
- * An honest consumer writes the word once, by its claim; one that keeps
- * changing its other bits could make every compare-and-swap fail, so after
- * a few the kernel takes the word by exchange: what it held decides, and a
- * claim it finds is put back.  Either way the answer is final: a record
- * said void is VOID in the ring, and read() no longer stands behind it.
- */
-bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t)
-{
-	u32 *flags = &ring->recs[qt_ring_idx(ring, t->ring_pos)].flags;
-	u32 old = READ_ONCE(*flags), was;
-	int tries;
-
-	for (tries = 0; tries < 8; tries++) {
-		if ((old & QTIMER_REC_CLAIM) == QTIMER_REC_VOID)
-			return true;
-		if ((old & QTIMER_REC_CLAIM) != QTIMER_REC_READY)
-			return false;
-		was = cmpxchg(flags, old, (old & ~QTIMER_REC_CLAIM) | QTIMER_REC_VOID);
-		if (was == old)
-			return true;
-		old = was;
-	}
-	was = xchg(flags, QTIMER_REC_VOID);
-	if ((was & QTIMER_REC_CLAIM) == QTIMER_REC_READY ||
-	    (was & QTIMER_REC_CLAIM) == QTIMER_REC_VOID)
-		return true;
-	cmpxchg(flags, QTIMER_REC_VOID, was);
-	return false;
-}
-
-/* @t no longer stands behind its record: the reap passes it by. */
-void qt_ring_detach(struct qt_ring *ring, struct qt_timer *t)
-{
-	ring->owner[qt_ring_idx(ring, t->ring_pos)] = NULL;
-	ring->nr_owned--;
 }
 
 /*

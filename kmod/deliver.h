@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2026 The qtimer authors
+ *
+ * Delivery (deliver.c): a timer's record, the ring or the ready queue it
+ * goes to, and taking a ring record back.
+ */
+#ifndef _QT_DELIVER_H
+#define _QT_DELIVER_H
+
+#include "ctx.h"
+#include "ring_types.h"
+
+ktime_t qt_expires_next(const struct qt_timer *t);
+void qt_timer_fold(struct qt_timer *t);
+void qt_record_fill(struct qt_ctx *ctx, struct qt_timer *t,
+		    struct qtimer_record *rec, const ktime_t *ns_offset);
+void qt_timer_queue(struct qt_ctx *ctx, struct qt_timer *t);
+void __qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
+			       u32 count);
+void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
+			     u32 count);
+void qt_ring_add(struct qt_ctx *ctx, struct qt_timer *t);
+void qt_ring_write(struct qt_ctx *ctx, struct qt_ring *ring,
+		   struct qt_timer *t);
+void qt_ring_drain_arm(struct qt_ring *ring, u64 ns);
+bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t);
+void qt_ring_detach(struct qt_ring *ring, struct qt_timer *t);
+
+#endif /* _QT_DELIVER_H */
