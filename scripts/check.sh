@@ -168,14 +168,7 @@ native_check suites-manifest-selftest scripts/vm/suites-test.sh
 native_check vm-judge-selftest scripts/vm/judge-test.sh
 
 # --- Debug kernels ----------------------------------------------------------
-# Built (the first time on a machine, about 17 minutes for both on two
-# cores) in the background while the stock kernels' VMs run, at idle
-# priority (SCHED_IDLE, nice 19, idle I/O class): a vCPU that wakes takes
-# its host CPU back at once, so the stock runs keep their timing, and a
-# fresh machine does not wait for the builds before its first VM.  Each
-# debug kernel's VM waits for them; a failed build fails that kernel.
 run_kernels=()
-debug_builds=()
 for k in $kernels; do
 	case "$k" in
 	debug-6.1 | kcsan-6.1)
@@ -183,38 +176,15 @@ for k in $kernels; do
 			note "skipping $k: scripts/debug-kernel/build.sh does not exist yet"
 			continue
 		fi
-		debug_builds+=("$k")
+		stage "kernel $k: build (cached after the first time)"
+		if ! scripts/vm/kernel.sh "$k" >/dev/null; then
+			tally 0 1 0 "kernel $k build"
+			continue
+		fi
 		;;
 	esac
 	run_kernels+=("$k")
 done
-debug_build_pid=
-if [ "${#debug_builds[@]}" -gt 0 ]; then
-	stage "kernels ${debug_builds[*]}: build in the background (cached after the first time; log: build/check/debug-kernels.log)"
-	rm -f "$log_dir"/debug-kernel-*.rc
-	(
-		for k in "${debug_builds[@]}"; do
-			echo "== $k"
-			chrt --idle 0 nice -n 19 ionice -c 3 scripts/vm/kernel.sh "$k"
-			echo $? >"$log_dir/debug-kernel-$k.rc"
-		done
-	) >"$log_dir/debug-kernels.log" 2>&1 </dev/null &
-	debug_build_pid=$!
-fi
-
-# debug_kernel_ready K: wait for the background builds, then whether K's
-# succeeded (a failed one is tallied, with its log's tail).
-debug_kernel_ready() {
-	if [ -n "$debug_build_pid" ]; then
-		stage "waiting for the debug kernels' builds"
-		wait "$debug_build_pid"
-		debug_build_pid=
-		cat "$log_dir/debug-kernels.log" >&2
-	fi
-	[ "$(cat "$log_dir/debug-kernel-$1.rc" 2>/dev/null)" = 0 ] && return 0
-	tally 0 1 0 "kernel $1 build (log: build/check/debug-kernels.log)"
-	return 1
-}
 
 # --- VM runs --------------------------------------------------------------
 # vm_run NAME ARGS...: run scripts/vm/run.sh ARGS, keep its output in
@@ -255,9 +225,6 @@ if [ "${#run_kernels[@]}" -gt 0 ] || [ "$selftest" != 0 ]; then
 fi
 
 for k in "${run_kernels[@]}"; do
-	case "$k" in
-	debug-6.1 | kcsan-6.1) debug_kernel_ready "$k" || continue ;;
-	esac
 	stage "kernel $k: selftests in a VM"
 	t=$SECONDS
 	# Without --suites, run.sh runs the kernel's list from the manifest.
@@ -326,8 +293,6 @@ if [ "$selftest" != 0 ]; then
 	fi
 fi
 
-# Builds no VM waited for (a failed guest build) end before the run does.
-[ -z "$debug_build_pid" ] || wait "$debug_build_pid"
 stage "done in $((SECONDS - start))s"
 # The slowest suite runs over all kernels: where the hour goes, for
 # whoever has to keep make check within it on a slow host.
