@@ -188,13 +188,19 @@ void qt_ring_add(struct qt_ctx *ctx, struct qt_timer *t)
  * a few the kernel takes the word by exchange: what it held decides, and a
  * claim it finds is put back.  Either way the answer is final: a record
  * said void is VOID in the ring, and read() no longer stands behind it.
+ * A record the kernel's read() claimed is claimed, whatever the shared
+ * word says by now: it is being copied out.
  */
 bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t)
 {
 	u32 *flags = &ring->recs[qt_ring_idx(ring, t->ring_pos)].flags;
 	u32 old = READ_ONCE(*flags), was;
+	unsigned int i;
 	int tries;
 
+	for (i = 0; i < ring->nr_taken; i++)
+		if (ring->taken[i] == t->ring_pos)
+			return false;
 	for (tries = 0; tries < 8; tries++) {
 		if ((old & QTIMER_REC_CLAIM) == QTIMER_REC_VOID)
 			return true;

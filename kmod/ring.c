@@ -32,8 +32,6 @@
 #include "end.h"
 #include "ring.h"
 
-/* Records read() claims per hold of the file's lock. */
-#define QT_RING_READ_CHUNK	16
 /* Records settled per hold of the file's lock outside the expirer. */
 #define QT_RING_SETTLE_CHUNK	256
 /* Records poll() looks at per hold of the file's lock. */
@@ -620,6 +618,9 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		tail = qt_ring_tail(ring);
 		nr = qt_ring_claim(ring, &tail, recs, pos,
 				   min_t(size_t, QT_RING_READ_CHUNK, max - got));
+		/* The kernel's claims, for qt_ring_void() while we copy. */
+		memcpy(ring->taken, pos, nr * sizeof(pos[0]));
+		ring->nr_taken = nr;
 		if (!nr) {
 			/* Past the void records, if any. */
 			smp_store_release(ring->tail_p, tail);
@@ -682,6 +683,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		copied = copy_to_iter(recs, nr * sizeof(recs[0]), to) /
 			 sizeof(recs[0]);
 		spin_lock_irq(&ctx->wqh.lock);
+		ring->nr_taken = 0;
 		for (i = copied; i < nr; i++)
 			qt_ring_unclaim(ring, pos[i], recs[i].flags);
 		/* READY again behind qt_ring_scan()'s cursor: look again. */

@@ -32,6 +32,9 @@ struct qt_timer;
 #define QT_RING_FLAGS_OFF	128
 #define QT_RING_RECS_OFF	256
 
+/* Records read() claims per hold of the file's lock. */
+#define QT_RING_READ_CHUNK	16
+
 struct qt_ring {
 	/* Shared with user space: written by one side, never trusted. */
 	u32 *head_p;			/* the kernel's head, published */
@@ -63,6 +66,14 @@ struct qt_ring {
 	/* The namespace offsets of the thread that set the ring up. */
 	ktime_t ns_offset[QT_NR_CLOCKS];
 	struct mutex read_mutex;	/* one read() at a time */
+	/*
+	 * (C) The positions of the records the holder of read_mutex claimed
+	 * and is copying out.  Its claim is the kernel's, whatever user space
+	 * writes into their flags meanwhile: qt_ring_void() reads these, not
+	 * the shared word, for them.
+	 */
+	u32 taken[QT_RING_READ_CHUNK];
+	unsigned int nr_taken;
 
 	void *vaddr;			/* the kernel's view of pages[] */
 	struct page **pages;

@@ -138,6 +138,46 @@ TEST(cancel_oneshot_while_its_record_is_copied)
 }
 
 /*
+ * The same with a ring: read() claims the record (TAKEN) and copies it out,
+ * held by the fault, while the file's own mapping writes READY back into
+ * the record's flags, as a hostile or buggy consumer may.  The kernel's
+ * claim still stands: CANCEL must not say it took the record back
+ * (QTIMER_CANCEL_QUEUED) and then have read() return it.
+ */
+TEST(cancel_oneshot_whose_ring_claim_is_forged_back)
+{
+	int fd = qt_open(0), ret;
+	struct qtimer_record rec;
+	struct held_read h;
+	struct qt_ring r;
+	__u32 idx;
+	__u64 id;
+
+	ASSERT_LE(0, fd);
+	if (!qt_ring_offered())
+		SKIP(return, "the module offers no ring");
+	ASSERT_EQ(0, qt_ring_map(&r, fd, 64));
+	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 91, &id));
+	ASSERT_EQ(1, qt_ring_wait_pending(&r, 1, QT_ARRIVE_MS));
+	idx = qt_ring_tail(&r) & (r.entries - 1);
+	HOLD_OR_SKIP(&h, fd);
+	/* read() took it: TAKEN.  Forge READY back. */
+	ASSERT_EQ(QTIMER_REC_TAKEN,
+		  __atomic_load_n(&r.recs[idx].flags, __ATOMIC_ACQUIRE) & QTIMER_REC_CLAIM);
+	__atomic_store_n(&r.recs[idx].flags,
+			 (r.recs[idx].flags & ~QTIMER_REC_CLAIM) | QTIMER_REC_READY,
+			 __ATOMIC_RELEASE);
+	ret = qt_cancel(fd, id);
+	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	EXPECT_EQ(91, rec.cookie);
+	EXPECT_EQ(-ENOENT, ret)
+		TH_LOG("CANCEL said %d (QUEUED is %d) of a record read() returned",
+		       ret, QTIMER_CANCEL_QUEUED);
+	qt_ring_unmap(&r);
+	close(fd);
+}
+
+/*
  * MODIFY while the read has the one-shot's record: the read wins and the
  * record says LAST ("the timer no longer exists"), so MODIFY is -ENOENT and
  * must not bring it back: no record of that id ever comes after the LAST
