@@ -99,6 +99,12 @@ static bool debug_kernel(void)
 }
 
 /* Debug kernels under TCG are many times slower: generous timeouts. */
+/* The minimal example of libtimerdev(7): a one-shot, a ticker, a cancel. */
+TEST_F_TIMEOUT(example, hello, 60)
+{
+	EXPECT_RUNS_CLEAN("hello");
+}
+
 TEST_F_TIMEOUT(example, idle_server, 300)
 {
 	if (debug_kernel())
