@@ -15,7 +15,7 @@
  * errno alone as far as the caller can tell (liburing's convention).
  *
  * When the module offers the record ring (QTIMER_FEAT_RING), td_open maps
- * one of 4096 records, and td_read, td_wait and td_dispatch take records
+ * one of 4096 records (td_open2 chooses its size or turns it off), and td_read, td_wait and td_dispatch take records
  * from it with no system call while it holds any, going to read(2) or
  * poll(2) only when it is empty.  Nothing else changes: records, blocking
  * and errors are as without it, and td_fd stays readable exactly while
@@ -64,7 +64,7 @@ extern "C" {
  * a later minor version than the header it was built with.
  */
 #define TD_VERSION_MAJOR	2
-#define TD_VERSION_MINOR	0
+#define TD_VERSION_MINOR	1
 #define TD_VERSION_PATCH	0
 #define TD_VERSION_NUM(major, minor, patch) \
 	(((major) << 16) | ((minor) << 8) | (patch))
@@ -135,6 +135,31 @@ struct td_timer_spec {
 
 int td_open(struct td_ctx **ctxp, int flags);
 int td_open_path(struct td_ctx **ctxp, const char *path, int flags);
+
+/*
+ * td_open2() (libtimerdev 2.1): td_open_path() with the record ring's size
+ * chosen, or the ring turned off.  A zeroed struct opens TD_DEVICE_PATH as
+ * td_open(ctxp, 0) does, with the default ring.  ring_entries is 0 (the
+ * default, TD_RING_DEFAULT_ENTRIES), TD_RING_OFF (no ring: every read is a
+ * read(2), as a program that read(2)s the descriptor itself may want, and
+ * no memory is mapped), or a power of two from QTIMER_RING_MIN to
+ * QTIMER_RING_MAX; anything else is -EINVAL.  As with td_open(), the ring
+ * is set up only where the device, the file's mode and memory allow:
+ * td_ring_entries() says how many entries the context's ring has, 0 for
+ * none.  reserved is room for later fields and must be zero (-EINVAL).
+ */
+#define TD_RING_DEFAULT_ENTRIES	4096U
+#define TD_RING_OFF		UINT32_MAX
+
+struct td_open_params {
+	const char *path;	/* NULL: TD_DEVICE_PATH */
+	unsigned int flags;	/* td_open() flags: TD_NONBLOCK, TD_NOCLOEXEC */
+	uint32_t ring_entries;	/* 0: default; TD_RING_OFF; or a power of two */
+	uint32_t reserved[8];	/* must be zero */
+};
+
+int td_open2(struct td_ctx **ctxp, const struct td_open_params *params);
+int td_ring_entries(const struct td_ctx *ctx);
 void td_close(struct td_ctx *ctx);
 int td_fd(const struct td_ctx *ctx);
 int td_version(struct td_ctx *ctx, struct qtimer_version *version);

@@ -101,8 +101,7 @@ static inline int td_sys_ppoll(struct pollfd *pfd, nfds_t nr,
 }
 
 /* ring.c: the record ring, when the module offers it. */
-#define TD_RING_ENTRIES		4096U
-void td_ring_setup(struct td_ctx *ctx);
+void td_ring_setup(struct td_ctx *ctx, uint32_t entries);
 void td_ring_unmap(struct td_ctx *ctx);
 static inline bool td_has_ring(const struct td_ctx *ctx)
 {

@@ -1252,6 +1252,86 @@ TEST(ring_set_up_and_mapped)
 }
 
 /*
+ * td_open2 sets up a ring of the size asked for; one smaller than a burst
+ * still delivers every record once (the rest wait in the kernel).
+ */
+TEST(open2_ring_sized)
+{
+	struct td_open_params params = {
+		.flags = TD_NONBLOCK,
+		.ring_entries = 64,
+	};
+	const int nr = 200;
+	struct td_timer_spec spec = mono(MSEC, 0);
+	struct qtimer_record rec;
+	bool seen[200] = { false };
+	struct td_ctx *ctx;
+	int i, got = 0;
+
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	if (!ring_offered(ctx)) {
+		ASSERT_EQ(0, td_ring_entries(ctx));
+		td_close(ctx);
+		SKIP(return, "the module has no QTIMER_FEAT_RING");
+	}
+	ASSERT_EQ(64, td_ring_entries(ctx));
+	ASSERT_EQ(64, fdinfo_value(td_fd(ctx), "ring_entries"));
+	ASSERT_EQ(1, qtimer_mappings());
+	for (i = 0; i < nr; i++) {
+		spec.cookie = i;
+		ASSERT_EQ(0, td_arm(ctx, &spec, NULL));
+	}
+	ASSERT_TRUE(wait_pending(ctx, nr));
+	while (got < nr) {
+		ASSERT_EQ(1, td_wait(ctx, &rec, 1, PATIENCE));
+		ASSERT_LT(rec.cookie, nr);
+		ASSERT_FALSE(seen[rec.cookie]);
+		seen[rec.cookie] = true;
+		got++;
+	}
+	ASSERT_EQ(-EAGAIN, td_read(ctx, &rec, 1));
+	td_close(ctx);
+	ASSERT_EQ(0, qtimer_mappings());
+}
+
+/* TD_RING_OFF: no ring, no mapping, every record through read(2). */
+TEST(open2_ring_off)
+{
+	struct td_open_params params = {
+		.flags = TD_NONBLOCK,
+		.ring_entries = TD_RING_OFF,
+	};
+	struct td_timer_spec spec = mono(MSEC, 42);
+	struct qtimer_record rec;
+	struct td_ctx *ctx;
+
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	ASSERT_EQ(0, td_ring_entries(ctx));
+	ASSERT_EQ(-1, fdinfo_value(td_fd(ctx), "ring_entries"));
+	ASSERT_EQ(0, qtimer_mappings());
+	ASSERT_EQ(0, td_arm(ctx, &spec, NULL));
+	ASSERT_TRUE(poll_ready(ctx, PATIENCE / MSEC));
+	count_reads(ctx);
+	ASSERT_EQ(1, td_read(ctx, &rec, 1));
+	ASSERT_EQ(42, rec.cookie);
+	ASSERT_EQ(1, read_calls);
+	td_close(ctx);
+}
+
+/* Zeroed params are td_open(ctxp, 0): the default ring, when offered. */
+TEST(open2_zeroed_params)
+{
+	struct td_open_params params = { 0 };
+	struct td_ctx *ctx;
+
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	ASSERT_EQ(ring_offered(ctx) ? 4096 : 0, td_ring_entries(ctx));
+	ASSERT_EQ(FD_CLOEXEC, fcntl(td_fd(ctx), F_GETFD) & FD_CLOEXEC);
+	ASSERT_EQ(0, fcntl(td_fd(ctx), F_GETFL) & O_NONBLOCK);
+	td_close(ctx);
+}
+
+/*
  * Records in the ring are taken with no read(2) at all, with their claim
  * bits clear; only the empty ring sends the library to the file.
  */
