@@ -26,7 +26,8 @@
  * it.  The kernel serialises arming, cancelling and modifying; the ring has
  * one consumer at a time, so td_read, td_wait and td_dispatch serialise on
  * a lock of the context while they take records (never while a
- * td_dispatch callback runs).  A program that also read(2)s td_fd's
+ * td_dispatch callback runs), which a td_ring_peek that returned records
+ * holds until its td_ring_advance.  A program that also read(2)s td_fd's
  * descriptor itself (io_uring's IORING_OP_READ included) is a second
  * consumer: it must not do so while another thread reads through the
  * library, and after fork only one process may read a shared context.  A
@@ -160,6 +161,26 @@ struct td_open_params {
 
 int td_open2(struct td_ctx **ctxp, const struct td_open_params *params);
 int td_ring_entries(const struct td_ctx *ctx);
+
+/*
+ * Zero-copy consumption of the ring (libtimerdev 2.1): td_ring_peek()
+ * claims up to max READY records in the mapping, in ring order, and stores
+ * pointers to them in records; td_ring_advance(ctx, nr), with nr the
+ * number the peek returned, gives their slots back to the kernel.  A
+ * peeked record is the caller's until the advance: a CANCEL or MODIFY of
+ * its timer meanwhile is told it was consumed (-ENOENT for a one-shot),
+ * as after td_read.  Its flags carry the claim bits (QTIMER_REC_TAKEN):
+ * mask them with ~QTIMER_REC_CLAIM.  A peek that returns records holds
+ * the context's ring lock until the advance: other threads' reads and
+ * peeks wait, and the peeking thread's own td_read, td_wait, td_dispatch
+ * and td_ring_peek fail with -EBUSY.  A peek never makes a system call and
+ * never blocks: it returns 0 when the ring holds nothing READY (wait with
+ * poll(2) on td_fd, which also moves records that waited in the kernel
+ * into the ring), and -ENODEV for a context without a ring.
+ */
+int td_ring_peek(struct td_ctx *ctx, const struct qtimer_record **records,
+		 unsigned int max);
+int td_ring_advance(struct td_ctx *ctx, unsigned int nr);
 void td_close(struct td_ctx *ctx);
 int td_fd(const struct td_ctx *ctx);
 int td_version(struct td_ctx *ctx, struct qtimer_version *version);

@@ -1370,6 +1370,95 @@ TEST_F(qt, ring_records_need_no_read)
 	ASSERT_EQ(0, fdinfo_value(td_fd(self->ctx), "timers"));
 }
 
+/*
+ * td_ring_peek hands out the records in the mapping, claimed, with no
+ * system call; td_ring_advance gives their slots back, and the kernel then
+ * reaps the one-shots.
+ */
+TEST_F(qt, ring_peek_and_advance)
+{
+	const int nr = 200;
+	struct td_timer_spec spec = mono(MSEC, 0);
+	const struct qtimer_record *recs[16];
+	bool seen[200] = { false };
+	int i, got = 0, n;
+
+	NEED_RING(self->ctx);
+	for (i = 0; i < nr; i++) {
+		spec.cookie = i;
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	}
+	ASSERT_TRUE(wait_pending(self->ctx, nr));
+	count_reads(self->ctx);
+	while (got < nr) {
+		n = td_ring_peek(self->ctx, recs, 16);
+		ASSERT_GT(n, 0);
+		for (i = 0; i < n; i++) {
+			ASSERT_LT(recs[i]->cookie, nr);
+			ASSERT_FALSE(seen[recs[i]->cookie]);
+			seen[recs[i]->cookie] = true;
+			ASSERT_EQ(1, recs[i]->count);
+			ASSERT_EQ(QTIMER_REC_LAST | QTIMER_REC_TAKEN, recs[i]->flags);
+		}
+		/* The peeking thread's own read would wait for itself. */
+		ASSERT_EQ(-EBUSY, td_read(self->ctx, &(struct qtimer_record){ 0 }, 1));
+		ASSERT_EQ(0, td_ring_advance(self->ctx, n));
+		got += n;
+	}
+	ASSERT_EQ(0, read_calls);
+	ASSERT_EQ(0, td_ring_peek(self->ctx, recs, 16));
+	/* Past the tail, the one-shots are gone (a poll reaps on old modules). */
+	ASSERT_FALSE(poll_ready(self->ctx, 0));
+	ASSERT_EQ(0, fdinfo_value(td_fd(self->ctx), "pending"));
+}
+
+/*
+ * The claim is made at the peek, so CANCEL stays exact: a one-shot whose
+ * record the caller holds was consumed (-ENOENT); a ticker's, 0 until the
+ * advance (the uapi's answer before the tail passes the record); and a
+ * record cancelled before the peek is never handed out.
+ */
+TEST_F(qt, ring_cancel_and_peek)
+{
+	struct td_timer_spec ticker = mono(MSEC, 2);
+	struct td_timer_spec once = mono(MSEC, 1);
+	const struct qtimer_record *recs[4];
+	uint64_t once_id, tick_id;
+
+	NEED_RING(self->ctx);
+	ticker.period_ns = FAR;
+	ASSERT_EQ(0, td_arm(self->ctx, &once, &once_id));
+	ASSERT_EQ(0, td_arm(self->ctx, &ticker, &tick_id));
+	ASSERT_TRUE(wait_pending(self->ctx, 2));
+	ASSERT_EQ(2, td_ring_peek(self->ctx, recs, 4));
+	ASSERT_EQ(-ENOENT, td_cancel(self->ctx, once_id));
+	ASSERT_EQ(0, td_cancel(self->ctx, tick_id));
+	/* What the caller holds is unchanged by the cancels. */
+	ASSERT_EQ(QTIMER_REC_TAKEN, recs[0]->flags & QTIMER_REC_CLAIM);
+	ASSERT_EQ(QTIMER_REC_TAKEN, recs[1]->flags & QTIMER_REC_CLAIM);
+	ASSERT_EQ(3, recs[0]->cookie + recs[1]->cookie);
+	ASSERT_EQ(0, td_ring_advance(self->ctx, 2));
+
+	ASSERT_EQ(0, td_arm(self->ctx, &once, &once_id));
+	ASSERT_TRUE(wait_pending(self->ctx, 1));
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, td_cancel(self->ctx, once_id));
+	ASSERT_EQ(0, td_ring_peek(self->ctx, recs, 4));
+	ASSERT_EQ(-EINVAL, td_ring_advance(self->ctx, 0));
+}
+
+/* A context without a ring has nothing to peek. */
+TEST(ring_peek_needs_a_ring)
+{
+	struct td_open_params params = { .ring_entries = TD_RING_OFF };
+	const struct qtimer_record *recs[1];
+	struct td_ctx *ctx;
+
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	ASSERT_EQ(-ENODEV, td_ring_peek(ctx, recs, 1));
+	ASSERT_EQ(-EINVAL, td_ring_advance(ctx, 1));
+	td_close(ctx);
+}
+
 /* A blocking context takes what the ring holds without blocking or reading. */
 TEST(ring_blocking_context_needs_no_read)
 {
