@@ -10,6 +10,12 @@
  * per message) and replies when the timer fires.  The qtimer file is read
  * by the ring too: an IORING_OP_POLL_ADD linked to an IORING_OP_READ, so
  * the read runs only once records are pending and returns whole records.
+ * That read copies each record out of the file's mapped record ring; a
+ * loop that keeps the ring instead arms one multishot POLL_ADD on td_fd()
+ * and, on each of its completions, takes the records from the mapping with
+ * td_ring_peek() and td_ring_advance() until the peek returns 0, re-arming
+ * the poll when a completion lacks IORING_CQE_F_MORE (see "Keeping the
+ * ring" in Documentation/userspace-api/event-loops.rst).
  *
  *   uring_mix [-n requests] [-b requests_per_message] [-i interval_us]
  *             [-m max_delay_ms] [-o log]
