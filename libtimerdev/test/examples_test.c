@@ -165,6 +165,14 @@ TEST_F_TIMEOUT(example, uring_mix, 120)
 	EXPECT_DELIVERED_ONCE("/tmp/uring_mix.log", 20000);
 }
 
+/* The same, with the ring kept: multishot poll and td_ring_peek, no READ. */
+TEST_F_TIMEOUT(example, uring_mix_keep_ring, 120)
+{
+	EXPECT_RUNS_CLEAN("uring_mix", "-r", "-n", "20000", "-o",
+			  "/tmp/uring_mix_ring.log");
+	EXPECT_DELIVERED_ONCE("/tmp/uring_mix_ring.log", 20000);
+}
+
 TEST_F_TIMEOUT(example, uv_idle, 300)
 {
 	unsigned long nr = debug_kernel() ? 2000 : 100000;
