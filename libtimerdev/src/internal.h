@@ -130,8 +130,13 @@ void td_ring_reap(struct td_ctx *ctx, unsigned int nr);
 /* peek.c: this thread holds the ring's lock for a peek. */
 static inline bool td_ring_peek_mine(struct td_ctx *ctx)
 {
+	/*
+	 * Another thread may be writing peek_owner for a peek of its own
+	 * (never this thread's value): atomic, so that the read is no race.
+	 */
 	return __atomic_load_n(&ctx->ring.peek_active, __ATOMIC_ACQUIRE) &&
-	       pthread_equal(ctx->ring.peek_owner, pthread_self());
+	       pthread_equal(__atomic_load_n(&ctx->ring.peek_owner,
+					     __ATOMIC_RELAXED), pthread_self());
 }
 
 /* timer.c: fill an op from a spec; -EINVAL for what the library rejects. */

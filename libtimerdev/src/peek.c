@@ -55,7 +55,7 @@ TD_EXPORT int td_ring_peek(struct td_ctx *ctx,
 	}
 	ring->peeked = nr;
 	ring->peek_end = pos;
-	ring->peek_owner = pthread_self();
+	__atomic_store_n(&ring->peek_owner, pthread_self(), __ATOMIC_RELAXED);
 	__atomic_store_n(&ring->peek_active, true, __ATOMIC_RELEASE);
 	return (int)nr;
 }
