@@ -10,8 +10,15 @@
  * per message) and replies when the timer fires.  The qtimer file is read
  * by the ring too: an IORING_OP_POLL_ADD linked to an IORING_OP_READ, so
  * the read runs only once records are pending and returns whole records.
+ * That read copies each record out of the file's mapped record ring; a
+ * loop that keeps the ring instead arms one multishot POLL_ADD on td_fd()
+ * and, on each of its completions, takes the records from the mapping with
+ * td_ring_peek() and td_ring_advance() until the peek returns 0, re-arming
+ * the poll when a completion lacks IORING_CQE_F_MORE (see "Keeping the
+ * ring" in Documentation/userspace-api/event-loops.rst); -r runs that
+ * loop, and fails if any READ is made.
  *
- *   uring_mix [-n requests] [-b requests_per_message] [-i interval_us]
+ *   uring_mix [-r] [-n requests] [-b requests_per_message] [-i interval_us]
  *             [-m max_delay_ms] [-o log]
  *
  * -o writes one line per record read: "cookie due expires_ns arrival", the
@@ -23,6 +30,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +68,8 @@ struct loop {
 	FILE *log;
 
 	unsigned int nr, per_message, interval_us, max_delay_ms;
+	bool keep_ring;		/* -r: multishot poll + td_ring_peek, no READ */
+	unsigned int peeks, polls;
 	int64_t *due;		/* per request: earliest allowed expiry */
 	uint8_t *records, *replies;	/* per request: how many arrived */
 	unsigned int sent, recorded, replied;
@@ -116,6 +126,11 @@ static void queue_timer_read(struct loop *l)
 	struct io_uring_sqe *sqe;
 
 	sqe = get_sqe(l, OP_TIMER_POLL);
+	if (l->keep_ring) {
+		/* Stays armed: a completion each time records become claimable. */
+		io_uring_prep_poll_multishot(sqe, td_fd(l->ctx), POLLIN);
+		return;
+	}
 	io_uring_prep_poll_add(sqe, td_fd(l->ctx), POLLIN);
 	sqe->flags |= IOSQE_IO_LINK;
 	sqe = get_sqe(l, OP_TIMER_READ);
@@ -202,6 +217,38 @@ static void arm_done(const struct td_completion *c, void *arg)
 		fail(arg, "arm failed", c->result);
 }
 
+/* Check one record, read or peeked at time now, and queue its reply. */
+static void on_record(struct loop *l, const struct qtimer_record *rec,
+		      int64_t now)
+{
+	uint64_t seq = rec->cookie;
+
+	if (seq >= l->nr) {
+		fail(l, "unknown cookie", (long long)seq);
+		return;
+	}
+	if (l->log)
+		fprintf(l->log, "%llu %lld %lld %lld\n",
+			(unsigned long long)seq, (long long)l->due[seq],
+			(long long)rec->expires_ns, (long long)now);
+	/* A peeked record carries its claim in the top bits. */
+	if (rec->count != 1 ||
+	    (rec->flags & ~QTIMER_REC_CLAIM) != QTIMER_REC_LAST)
+		fail(l, "bad record flags", rec->flags);
+	if (rec->expires_ns < l->due[seq])
+		fail(l, "expiry before the due time (ns)",
+		     l->due[seq] - rec->expires_ns);
+	if (now < rec->expires_ns)
+		fail(l, "delivered before its expiry (ns)",
+		     rec->expires_ns - now);
+	if (l->records[seq]++)
+		fail(l, "second record for request", (long long)seq);
+	if (now - l->due[seq] > l->max_late)
+		l->max_late = now - l->due[seq];
+	l->recorded++;
+	l->pending[l->nr_pending++] = (uint32_t)seq;
+}
+
 /* The READ returned len bytes of records: check each and queue its reply. */
 static void on_records(struct loop *l, int len)
 {
@@ -210,33 +257,35 @@ static void on_records(struct loop *l, int len)
 
 	if (len % sizeof(l->rec[0]))
 		fail(l, "partial record", len);
-	for (i = 0; i < n; i++) {
-		const struct qtimer_record *rec = &l->rec[i];
-		uint64_t seq = rec->cookie;
+	for (i = 0; i < n; i++)
+		on_record(l, &l->rec[i], now);
+	queue_server_send(l);
+}
 
-		if (seq >= l->nr) {
-			fail(l, "unknown cookie", (long long)seq);
-			continue;
-		}
-		if (l->log)
-			fprintf(l->log, "%llu %lld %lld %lld\n",
-				(unsigned long long)seq, (long long)l->due[seq],
-				(long long)rec->expires_ns, (long long)now);
-		if (rec->count != 1 || rec->flags != QTIMER_REC_LAST)
-			fail(l, "bad record flags", rec->flags);
-		if (rec->expires_ns < l->due[seq])
-			fail(l, "expiry before the due time (ns)",
-			     l->due[seq] - rec->expires_ns);
-		if (now < rec->expires_ns)
-			fail(l, "delivered before its expiry (ns)",
-			     rec->expires_ns - now);
-		if (l->records[seq]++)
-			fail(l, "second record for request", (long long)seq);
-		if (now - l->due[seq] > l->max_late)
-			l->max_late = now - l->due[seq];
-		l->recorded++;
-		l->pending[l->nr_pending++] = (uint32_t)seq;
+/*
+ * -r: the multishot poll completed, so records became claimable.  Take
+ * them where the kernel wrote them until none is left: a completion says
+ * that some arrived, not how many, and one that arrives after the last
+ * peek wakes the still-armed poll again.
+ */
+static void on_ring_ready(struct loop *l)
+{
+	const struct qtimer_record *recs[NR_RECORDS];
+	int i, nr, ret;
+	int64_t now;
+
+	while ((nr = td_ring_peek(l->ctx, recs, NR_RECORDS)) > 0) {
+		/* After the peek: a record may have been written just before. */
+		now = td_now(CLOCK_MONOTONIC);
+		l->peeks++;
+		for (i = 0; i < nr; i++)
+			on_record(l, recs[i], now);
+		ret = td_ring_advance(l->ctx, nr);
+		if (ret < 0)
+			fail(l, "td_ring_advance", ret);
 	}
+	if (nr < 0)
+		fail(l, "td_ring_peek", nr);
 	queue_server_send(l);
 }
 
@@ -265,6 +314,14 @@ static void on_cqe(struct loop *l, const struct io_uring_cqe *cqe)
 		/* Success is the poll mask; the READ linked to it follows. */
 		if (res < 0)
 			fail(l, "poll on qtimer", res);
+		if (!l->keep_ring)
+			break;
+		l->polls++;
+		if (res > 0)
+			on_ring_ready(l);
+		/* Without F_MORE the multishot poll has ended: arm it again. */
+		if (!(cqe->flags & IORING_CQE_F_MORE))
+			queue_timer_read(l);
 		break;
 	case OP_TIMER_READ:
 		l->reads++;
@@ -369,8 +426,11 @@ int main(int argc, char **argv)
 	unsigned int i, missing = 0;
 	int sv[2], opt, ret;
 
-	while ((opt = getopt(argc, argv, "n:b:i:m:o:")) != -1) {
+	while ((opt = getopt(argc, argv, "rn:b:i:m:o:")) != -1) {
 		switch (opt) {
+		case 'r':
+			l.keep_ring = true;
+			break;
 		case 'n':
 			l.nr = strtoul(optarg, NULL, 0);
 			break;
@@ -387,7 +447,7 @@ int main(int argc, char **argv)
 			log_path = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-n requests] [-b requests_per_message] "
+			fprintf(stderr, "usage: %s [-r] [-n requests] [-b requests_per_message] "
 				"[-i interval_us] [-m max_delay_ms] [-o log]\n", argv[0]);
 			return 2;
 		}
@@ -416,6 +476,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "uring_mix: libtimerdev: %s\n", strerror(-ret));
 		return 1;
 	}
+	/* -r is the ring's path: without one it would test nothing. */
+	if (l.keep_ring && td_ring_entries(l.ctx) <= 0) {
+		fprintf(stderr, "uring_mix: -r: the context has no record ring\n");
+		return 1;
+	}
 	td_batch_set_callback(&l.batch, arm_done, &l);
 	/* SEQPACKET keeps each message of requests or replies whole. */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
@@ -430,8 +495,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("uring_mix: %u requests, %u a message every %u us, replies after "
-	       "0-%u ms; one ring for qtimer and a socketpair\n",
-	       l.nr, l.per_message, l.interval_us, l.max_delay_ms);
+	       "0-%u ms; one ring for qtimer and a socketpair; records %s\n",
+	       l.nr, l.per_message, l.interval_us, l.max_delay_ms,
+	       l.keep_ring ? "peeked in the mapping (-r)" : "read with READ");
 
 	queue_timer_read(&l);
 	queue_recv(&l, OP_SERVER_RECV);
@@ -446,10 +512,18 @@ int main(int argc, char **argv)
 		missing += !l.records[i] || !l.replies[i];
 	if (missing)
 		fail(&l, "requests without a record or reply", missing);
-	printf("  %u requests sent, %u records read (%u READs, %u found none), "
-	       "%u replies received; latest %.1f ms after its due time\n",
-	       l.sent, l.recorded, l.reads, l.empty_reads, l.replied,
-	       l.max_late / 1e6);
+	if (l.keep_ring)
+		printf("  %u requests sent, %u records taken from the mapping "
+		       "(%u poll completions, %u peeks, %u READs), ",
+		       l.sent, l.recorded, l.polls, l.peeks, l.reads);
+	else
+		printf("  %u requests sent, %u records read (%u READs, %u found "
+		       "none), ", l.sent, l.recorded, l.reads, l.empty_reads);
+	printf("%u replies received; latest %.1f ms after its due time\n",
+	       l.replied, l.max_late / 1e6);
+	/* The ring's path copies nothing through read(). */
+	if (l.keep_ring && l.reads)
+		fail(&l, "READs in -r mode", l.reads);
 
 	io_uring_queue_exit(&l.ring);
 	td_batch_free(&l.batch);

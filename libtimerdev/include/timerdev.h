@@ -15,7 +15,7 @@
  * errno alone as far as the caller can tell (liburing's convention).
  *
  * When the module offers the record ring (QTIMER_FEAT_RING), td_open maps
- * one of 4096 records, and td_read, td_wait and td_dispatch take records
+ * one of 4096 records (td_open2 chooses its size or turns it off), and td_read, td_wait and td_dispatch take records
  * from it with no system call while it holds any, going to read(2) or
  * poll(2) only when it is empty.  Nothing else changes: records, blocking
  * and errors are as without it, and td_fd stays readable exactly while
@@ -26,7 +26,8 @@
  * it.  The kernel serialises arming, cancelling and modifying; the ring has
  * one consumer at a time, so td_read, td_wait and td_dispatch serialise on
  * a lock of the context while they take records (never while a
- * td_dispatch callback runs).  A program that also read(2)s td_fd's
+ * td_dispatch callback runs), which a td_ring_peek that returned records
+ * holds until its td_ring_advance.  A program that also read(2)s td_fd's
  * descriptor itself (io_uring's IORING_OP_READ included) is a second
  * consumer: it must not do so while another thread reads through the
  * library, and after fork only one process may read a shared context.  A
@@ -64,7 +65,7 @@ extern "C" {
  * a later minor version than the header it was built with.
  */
 #define TD_VERSION_MAJOR	2
-#define TD_VERSION_MINOR	0
+#define TD_VERSION_MINOR	1
 #define TD_VERSION_PATCH	0
 #define TD_VERSION_NUM(major, minor, patch) \
 	(((major) << 16) | ((minor) << 8) | (patch))
@@ -135,6 +136,51 @@ struct td_timer_spec {
 
 int td_open(struct td_ctx **ctxp, int flags);
 int td_open_path(struct td_ctx **ctxp, const char *path, int flags);
+
+/*
+ * td_open2() (libtimerdev 2.1): td_open_path() with the record ring's size
+ * chosen, or the ring turned off.  A zeroed struct opens TD_DEVICE_PATH as
+ * td_open(ctxp, 0) does, with the default ring.  ring_entries is 0 (the
+ * default, TD_RING_DEFAULT_ENTRIES), TD_RING_OFF (no ring: every read is a
+ * read(2), as a program that read(2)s the descriptor itself may want, and
+ * no memory is mapped), or a power of two from QTIMER_RING_MIN to
+ * QTIMER_RING_MAX; anything else is -EINVAL.  As with td_open(), the ring
+ * is set up only where the device, the file's mode and memory allow:
+ * td_ring_entries() says how many entries the context's ring has, 0 for
+ * none.  reserved is room for later fields and must be zero (-EINVAL).
+ */
+#define TD_RING_DEFAULT_ENTRIES	4096U
+#define TD_RING_OFF		UINT32_MAX
+
+struct td_open_params {
+	const char *path;	/* NULL: TD_DEVICE_PATH */
+	unsigned int flags;	/* td_open() flags: TD_NONBLOCK, TD_NOCLOEXEC */
+	uint32_t ring_entries;	/* 0: default; TD_RING_OFF; or a power of two */
+	uint32_t reserved[8];	/* must be zero */
+};
+
+int td_open2(struct td_ctx **ctxp, const struct td_open_params *params);
+int td_ring_entries(const struct td_ctx *ctx);
+
+/*
+ * Zero-copy consumption of the ring (libtimerdev 2.1): td_ring_peek()
+ * claims up to max READY records in the mapping, in ring order, and stores
+ * pointers to them in records; td_ring_advance(ctx, nr), with nr the
+ * number the peek returned, gives their slots back to the kernel.  A
+ * peeked record is the caller's until the advance: a CANCEL or MODIFY of
+ * its timer meanwhile is told it was consumed (-ENOENT for a one-shot),
+ * as after td_read.  Its flags carry the claim bits (QTIMER_REC_TAKEN):
+ * mask them with ~QTIMER_REC_CLAIM.  A peek that returns records holds
+ * the context's ring lock until the advance: other threads' reads and
+ * peeks wait, and the peeking thread's own td_read, td_wait, td_dispatch
+ * and td_ring_peek fail with -EBUSY.  A peek never makes a system call and
+ * never blocks: it returns 0 when the ring holds nothing READY (wait with
+ * poll(2) on td_fd, which also moves records that waited in the kernel
+ * into the ring), and -ENODEV for a context without a ring.
+ */
+int td_ring_peek(struct td_ctx *ctx, const struct qtimer_record **records,
+		 unsigned int max);
+int td_ring_advance(struct td_ctx *ctx, unsigned int nr);
 void td_close(struct td_ctx *ctx);
 int td_fd(const struct td_ctx *ctx);
 int td_version(struct td_ctx *ctx, struct qtimer_version *version);

@@ -32,25 +32,51 @@ static int td_handshake(int fd, struct qtimer_version *version)
 	return 0;
 }
 
-TD_EXPORT int td_open_path(struct td_ctx **ctxp, const char *path, int flags)
+/* 0, TD_RING_OFF, or a ring size the uapi allows. */
+static bool td_ring_entries_ok(uint32_t entries)
 {
+	return !entries || entries == TD_RING_OFF ||
+	       (entries >= QTIMER_RING_MIN && entries <= QTIMER_RING_MAX &&
+		!(entries & (entries - 1)));
+}
+
+static bool td_open_params_ok(const struct td_open_params *params)
+{
+	size_t i;
+
+	if (params->flags & ~(TD_NONBLOCK | TD_CLOEXEC | TD_NOCLOEXEC))
+		return false;
+	if ((params->flags & TD_CLOEXEC) && (params->flags & TD_NOCLOEXEC))
+		return false;
+	/* Room for later fields: params that fill it are not for us. */
+	for (i = 0; i < sizeof(params->reserved) / sizeof(params->reserved[0]); i++)
+		if (params->reserved[i])
+			return false;
+	return td_ring_entries_ok(params->ring_entries);
+}
+
+TD_EXPORT int td_open2(struct td_ctx **ctxp, const struct td_open_params *params)
+{
+	uint32_t entries;
 	int oflags = 0;
 	struct td_ctx *ctx;
 	int saved = errno;
+	const char *path;
 	bool writable;
 	int fd, ret;
 
 	if (!ctxp)
 		return -EINVAL;
 	*ctxp = NULL;
-	if (!path || (flags & ~(TD_NONBLOCK | TD_CLOEXEC | TD_NOCLOEXEC)))
+	if (!params || !td_open_params_ok(params))
 		return -EINVAL;
-	if ((flags & TD_CLOEXEC) && (flags & TD_NOCLOEXEC))
-		return -EINVAL;
-	if (flags & TD_NONBLOCK)
+	path = params->path ? params->path : TD_DEVICE_PATH;
+	entries = params->ring_entries ? params->ring_entries :
+					 TD_RING_DEFAULT_ENTRIES;
+	if (params->flags & TD_NONBLOCK)
 		oflags |= O_NONBLOCK;
 	/* A library's descriptor does not leak into exec'd programs. */
-	if (!(flags & TD_NOCLOEXEC))
+	if (!(params->flags & TD_NOCLOEXEC))
 		oflags |= O_CLOEXEC;
 
 	ctx = malloc(sizeof(*ctx));
@@ -63,7 +89,9 @@ TD_EXPORT int td_open_path(struct td_ctx **ctxp, const char *path, int flags)
 	 * Read-write, because mmap() of the ring with PROT_WRITE and
 	 * MAP_SHARED needs a writable file.  A node we may only read (or a
 	 * path that is no device at all) is opened read-only as before, and
-	 * goes without the ring; its error is the one reported.
+	 * goes without the ring; its error is the one reported.  Without a
+	 * ring, read-write all the same: the caller may set one up later
+	 * through the descriptor, and the mode does not depend on it.
 	 */
 	fd = open(path, oflags | O_RDWR);
 	writable = fd >= 0;
@@ -77,8 +105,8 @@ TD_EXPORT int td_open_path(struct td_ctx **ctxp, const char *path, int flags)
 	if (ret)
 		goto err_close;
 	ctx->fd = fd;
-	if (writable)
-		td_ring_setup(ctx);
+	if (writable && entries != TD_RING_OFF)
+		td_ring_setup(ctx, entries);
 	*ctxp = ctx;
 	errno = saved;
 	return 0;
@@ -89,6 +117,22 @@ err_free:
 	free(ctx);
 	errno = saved;
 	return ret;
+}
+
+TD_EXPORT int td_open_path(struct td_ctx **ctxp, const char *path, int flags)
+{
+	struct td_open_params params = {
+		.path = path,
+		.flags = (unsigned int)flags,
+	};
+
+	/* NULL means the default only in td_open2()'s params. */
+	if (!path) {
+		if (ctxp)
+			*ctxp = NULL;
+		return -EINVAL;
+	}
+	return td_open2(ctxp, &params);
 }
 
 TD_EXPORT int td_open(struct td_ctx **ctxp, int flags)

@@ -40,6 +40,18 @@ struct td_ring {
 	struct qtimer_record *recs;
 	uint32_t mask;			/* entries - 1 */
 	pthread_mutex_t lock;
+	/*
+	 * A zero-copy peek (peek.c) holds lock from td_ring_peek() to
+	 * td_ring_advance(): peeked, the records it claimed, and peek_end,
+	 * where its scan stopped, are the holder's.  peek_owner is written
+	 * before peek_active is set (release), so that a thread can tell,
+	 * without the lock, whether it is the holder itself and would
+	 * deadlock on it.
+	 */
+	unsigned int peeked;
+	uint32_t peek_end;
+	pthread_t peek_owner;
+	bool peek_active;
 };
 
 /* Immutable after td_open() but for the ring's consumer state (see above). */
@@ -101,8 +113,7 @@ static inline int td_sys_ppoll(struct pollfd *pfd, nfds_t nr,
 }
 
 /* ring.c: the record ring, when the module offers it. */
-#define TD_RING_ENTRIES		4096U
-void td_ring_setup(struct td_ctx *ctx);
+void td_ring_setup(struct td_ctx *ctx, uint32_t entries);
 void td_ring_unmap(struct td_ctx *ctx);
 static inline bool td_has_ring(const struct td_ctx *ctx)
 {
@@ -112,6 +123,21 @@ unsigned int td_ring_consume(struct td_ctx *ctx, struct qtimer_record *records,
 			     unsigned int max);
 bool td_ring_overflowed(const struct td_ctx *ctx);
 bool td_ring_empty(const struct td_ctx *ctx);
+
+/* read.c: after taking nr records from the ring, outside its lock. */
+void td_ring_reap(struct td_ctx *ctx, unsigned int nr);
+
+/* peek.c: this thread holds the ring's lock for a peek. */
+static inline bool td_ring_peek_mine(struct td_ctx *ctx)
+{
+	/*
+	 * Another thread may be writing peek_owner for a peek of its own
+	 * (never this thread's value): atomic, so that the read is no race.
+	 */
+	return __atomic_load_n(&ctx->ring.peek_active, __ATOMIC_ACQUIRE) &&
+	       pthread_equal(__atomic_load_n(&ctx->ring.peek_owner,
+					     __ATOMIC_RELAXED), pthread_self());
+}
 
 /* timer.c: fill an op from a spec; -EINVAL for what the library rejects. */
 int td_op_from_spec(struct qtimer_op *op, const struct td_timer_spec *spec);

@@ -79,7 +79,7 @@ static bool td_pending(struct td_ctx *ctx)
  * place under the caps, until the next system call on the file, which an
  * edge-triggered epoll loop around td_dispatch() never makes.
  */
-static void td_ring_reap(struct td_ctx *ctx, unsigned int nr)
+void td_ring_reap(struct td_ctx *ctx, unsigned int nr)
 {
 	if (nr && !(ctx->version.features & QTIMER_FEAT_RING_DRAIN) &&
 	    td_ring_empty(ctx))
@@ -110,6 +110,9 @@ static int td_read_some(struct td_ctx *ctx, struct qtimer_record *records,
 	max = td_min(max, TD_READ_MAX);
 	if (!td_has_ring(ctx))
 		return td_read_file(ctx, records, max, nowait);
+	/* This thread's peek holds the lock until it advances. */
+	if (td_ring_peek_mine(ctx))
+		return -EBUSY;
 
 	/*
 	 * read(2) is the ring's consumer too, so it runs under the lock,
@@ -150,6 +153,9 @@ static int td_read_more(struct td_ctx *ctx, struct qtimer_record *records,
 		ret = td_read_file(ctx, records, max, true);
 		return ret == -EAGAIN ? 0 : ret;
 	}
+	/* A callback peeked and has not advanced yet. */
+	if (td_ring_peek_mine(ctx))
+		return -EBUSY;
 	pthread_mutex_lock(&ctx->ring.lock);
 	/* ppoll(2) is a cancellation point, as in td_read(). */
 	pthread_cleanup_push(td_ring_unlock, ctx);
@@ -178,6 +184,8 @@ TD_EXPORT int td_wait(struct td_ctx *ctx, struct qtimer_record *records,
 
 	if (!ctx || !records || !max)
 		return -EINVAL;
+	if (td_has_ring(ctx) && td_ring_peek_mine(ctx))
+		return -EBUSY;
 	/* Records in the ring need no waiting and no system call. */
 	if (td_has_ring(ctx)) {
 		ret = (int)td_ring_take(ctx, records, td_min(max, TD_READ_MAX));

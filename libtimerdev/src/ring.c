@@ -17,10 +17,12 @@
 #include "internal.h"
 
 /* 128 KiB of records: a burst that size drains with no system call. */
-_Static_assert(TD_RING_ENTRIES >= QTIMER_RING_MIN &&
-	       TD_RING_ENTRIES <= QTIMER_RING_MAX &&
-	       !(TD_RING_ENTRIES & (TD_RING_ENTRIES - 1)),
-	       "TD_RING_ENTRIES must be a ring size the uapi allows");
+_Static_assert(TD_RING_DEFAULT_ENTRIES >= QTIMER_RING_MIN &&
+	       TD_RING_DEFAULT_ENTRIES <= QTIMER_RING_MAX &&
+	       !(TD_RING_DEFAULT_ENTRIES & (TD_RING_DEFAULT_ENTRIES - 1)),
+	       "TD_RING_DEFAULT_ENTRIES must be a ring size the uapi allows");
+/* Never a size: the uapi's largest is far below it. */
+_Static_assert(TD_RING_OFF > QTIMER_RING_MAX, "TD_RING_OFF is a ring size");
 
 /* A __u32 at off, aligned and inside the mapping. */
 static bool td_ring_word_fits(uint32_t off, uint64_t size)
@@ -43,9 +45,10 @@ static bool td_ring_layout_ok(const struct qtimer_ring_setup *setup,
 			sizeof(struct qtimer_record) <= size;
 }
 
-void td_ring_setup(struct td_ctx *ctx)
+/* entries: a size the uapi allows, as td_open2() checked. */
+void td_ring_setup(struct td_ctx *ctx, uint32_t entries)
 {
-	struct qtimer_ring_setup setup = { .entries = TD_RING_ENTRIES };
+	struct qtimer_ring_setup setup = { .entries = entries };
 	struct td_ring *ring = &ctx->ring;
 	int saved = errno;
 	char *map;
@@ -54,7 +57,7 @@ void td_ring_setup(struct td_ctx *ctx)
 		return;
 	if (td_sys_ioctl(ctx->fd, QTIMER_IOC_RING_SETUP, &setup) < 0)
 		return;
-	if (!td_ring_layout_ok(&setup, TD_RING_ENTRIES))
+	if (!td_ring_layout_ok(&setup, entries))
 		return;
 	map = mmap(NULL, setup.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		   ctx->fd, 0);
@@ -67,9 +70,16 @@ void td_ring_setup(struct td_ctx *ctx)
 	ring->tail = (uint32_t *)(map + setup.tail_off);
 	ring->flags = (const uint32_t *)(map + setup.flags_off);
 	ring->recs = (struct qtimer_record *)(map + setup.recs_off);
-	ring->mask = TD_RING_ENTRIES - 1;
+	ring->mask = entries - 1;
 	ring->map_size = setup.mmap_size;
 	ring->map = map;
+}
+
+TD_EXPORT int td_ring_entries(const struct td_ctx *ctx)
+{
+	if (!ctx)
+		return -EINVAL;
+	return td_has_ring(ctx) ? (int)(ctx->ring.mask + 1) : 0;
 }
 
 void td_ring_unmap(struct td_ctx *ctx)

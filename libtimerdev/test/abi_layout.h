@@ -46,4 +46,12 @@ TD_ABI_LAYOUT(struct td_batch, failed, 16);
 TD_ABI_LAYOUT(struct td_batch, state, 24);
 TD_ABI_LAYOUT(struct td_batch, reserved, 24 + sizeof(void *));
 
+/* libtimerdev 2.1.  Caller-allocated; its size follows the path pointer. */
+_Static_assert(sizeof(struct td_open_params) == sizeof(void *) + 40,
+	       "struct td_open_params size");
+TD_ABI_LAYOUT(struct td_open_params, path, 0);
+TD_ABI_LAYOUT(struct td_open_params, flags, sizeof(void *));
+TD_ABI_LAYOUT(struct td_open_params, ring_entries, sizeof(void *) + 4);
+TD_ABI_LAYOUT(struct td_open_params, reserved, sizeof(void *) + 8);
+
 #endif /* _ABI_LAYOUT_H */

@@ -99,6 +99,12 @@ static bool debug_kernel(void)
 }
 
 /* Debug kernels under TCG are many times slower: generous timeouts. */
+/* The minimal example of libtimerdev(7): a one-shot, a ticker, a cancel. */
+TEST_F_TIMEOUT(example, hello, 60)
+{
+	EXPECT_RUNS_CLEAN("hello");
+}
+
 TEST_F_TIMEOUT(example, idle_server, 300)
 {
 	if (debug_kernel())
@@ -157,6 +163,14 @@ TEST_F_TIMEOUT(example, uring_mix, 120)
 {
 	EXPECT_RUNS_CLEAN("uring_mix", "-n", "20000", "-o", "/tmp/uring_mix.log");
 	EXPECT_DELIVERED_ONCE("/tmp/uring_mix.log", 20000);
+}
+
+/* The same, with the ring kept: multishot poll and td_ring_peek, no READ. */
+TEST_F_TIMEOUT(example, uring_mix_keep_ring, 120)
+{
+	EXPECT_RUNS_CLEAN("uring_mix", "-r", "-n", "20000", "-o",
+			  "/tmp/uring_mix_ring.log");
+	EXPECT_DELIVERED_ONCE("/tmp/uring_mix_ring.log", 20000);
 }
 
 TEST_F_TIMEOUT(example, uv_idle, 300)

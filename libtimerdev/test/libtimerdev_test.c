@@ -1252,6 +1252,86 @@ TEST(ring_set_up_and_mapped)
 }
 
 /*
+ * td_open2 sets up a ring of the size asked for; one smaller than a burst
+ * still delivers every record once (the rest wait in the kernel).
+ */
+TEST(open2_ring_sized)
+{
+	struct td_open_params params = {
+		.flags = TD_NONBLOCK,
+		.ring_entries = 64,
+	};
+	const int nr = 200;
+	struct td_timer_spec spec = mono(MSEC, 0);
+	struct qtimer_record rec;
+	bool seen[200] = { false };
+	struct td_ctx *ctx;
+	int i, got = 0;
+
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	if (!ring_offered(ctx)) {
+		ASSERT_EQ(0, td_ring_entries(ctx));
+		td_close(ctx);
+		SKIP(return, "the module has no QTIMER_FEAT_RING");
+	}
+	ASSERT_EQ(64, td_ring_entries(ctx));
+	ASSERT_EQ(64, fdinfo_value(td_fd(ctx), "ring_entries"));
+	ASSERT_EQ(1, qtimer_mappings());
+	for (i = 0; i < nr; i++) {
+		spec.cookie = i;
+		ASSERT_EQ(0, td_arm(ctx, &spec, NULL));
+	}
+	ASSERT_TRUE(wait_pending(ctx, nr));
+	while (got < nr) {
+		ASSERT_EQ(1, td_wait(ctx, &rec, 1, PATIENCE));
+		ASSERT_LT(rec.cookie, nr);
+		ASSERT_FALSE(seen[rec.cookie]);
+		seen[rec.cookie] = true;
+		got++;
+	}
+	ASSERT_EQ(-EAGAIN, td_read(ctx, &rec, 1));
+	td_close(ctx);
+	ASSERT_EQ(0, qtimer_mappings());
+}
+
+/* TD_RING_OFF: no ring, no mapping, every record through read(2). */
+TEST(open2_ring_off)
+{
+	struct td_open_params params = {
+		.flags = TD_NONBLOCK,
+		.ring_entries = TD_RING_OFF,
+	};
+	struct td_timer_spec spec = mono(MSEC, 42);
+	struct qtimer_record rec;
+	struct td_ctx *ctx;
+
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	ASSERT_EQ(0, td_ring_entries(ctx));
+	ASSERT_EQ(-1, fdinfo_value(td_fd(ctx), "ring_entries"));
+	ASSERT_EQ(0, qtimer_mappings());
+	ASSERT_EQ(0, td_arm(ctx, &spec, NULL));
+	ASSERT_TRUE(poll_ready(ctx, PATIENCE / MSEC));
+	count_reads(ctx);
+	ASSERT_EQ(1, td_read(ctx, &rec, 1));
+	ASSERT_EQ(42, rec.cookie);
+	ASSERT_EQ(1, read_calls);
+	td_close(ctx);
+}
+
+/* Zeroed params are td_open(ctxp, 0): the default ring, when offered. */
+TEST(open2_zeroed_params)
+{
+	struct td_open_params params = { 0 };
+	struct td_ctx *ctx;
+
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	ASSERT_EQ(ring_offered(ctx) ? 4096 : 0, td_ring_entries(ctx));
+	ASSERT_EQ(FD_CLOEXEC, fcntl(td_fd(ctx), F_GETFD) & FD_CLOEXEC);
+	ASSERT_EQ(0, fcntl(td_fd(ctx), F_GETFL) & O_NONBLOCK);
+	td_close(ctx);
+}
+
+/*
  * Records in the ring are taken with no read(2) at all, with their claim
  * bits clear; only the empty ring sends the library to the file.
  */
@@ -1288,6 +1368,95 @@ TEST_F(qt, ring_records_need_no_read)
 	 */
 	ASSERT_EQ(0, fdinfo_value(td_fd(self->ctx), "pending"));
 	ASSERT_EQ(0, fdinfo_value(td_fd(self->ctx), "timers"));
+}
+
+/*
+ * td_ring_peek hands out the records in the mapping, claimed, with no
+ * system call; td_ring_advance gives their slots back, and the kernel then
+ * reaps the one-shots.
+ */
+TEST_F(qt, ring_peek_and_advance)
+{
+	const int nr = 200;
+	struct td_timer_spec spec = mono(MSEC, 0);
+	const struct qtimer_record *recs[16];
+	bool seen[200] = { false };
+	int i, got = 0, n;
+
+	NEED_RING(self->ctx);
+	for (i = 0; i < nr; i++) {
+		spec.cookie = i;
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
+	}
+	ASSERT_TRUE(wait_pending(self->ctx, nr));
+	count_reads(self->ctx);
+	while (got < nr) {
+		n = td_ring_peek(self->ctx, recs, 16);
+		ASSERT_GT(n, 0);
+		for (i = 0; i < n; i++) {
+			ASSERT_LT(recs[i]->cookie, nr);
+			ASSERT_FALSE(seen[recs[i]->cookie]);
+			seen[recs[i]->cookie] = true;
+			ASSERT_EQ(1, recs[i]->count);
+			ASSERT_EQ(QTIMER_REC_LAST | QTIMER_REC_TAKEN, recs[i]->flags);
+		}
+		/* The peeking thread's own read would wait for itself. */
+		ASSERT_EQ(-EBUSY, td_read(self->ctx, &(struct qtimer_record){ 0 }, 1));
+		ASSERT_EQ(0, td_ring_advance(self->ctx, n));
+		got += n;
+	}
+	ASSERT_EQ(0, read_calls);
+	ASSERT_EQ(0, td_ring_peek(self->ctx, recs, 16));
+	/* Past the tail, the one-shots are gone (a poll reaps on old modules). */
+	ASSERT_FALSE(poll_ready(self->ctx, 0));
+	ASSERT_EQ(0, fdinfo_value(td_fd(self->ctx), "pending"));
+}
+
+/*
+ * The claim is made at the peek, so CANCEL stays exact: a one-shot whose
+ * record the caller holds was consumed (-ENOENT); a ticker's, 0 until the
+ * advance (the uapi's answer before the tail passes the record); and a
+ * record cancelled before the peek is never handed out.
+ */
+TEST_F(qt, ring_cancel_and_peek)
+{
+	struct td_timer_spec ticker = mono(MSEC, 2);
+	struct td_timer_spec once = mono(MSEC, 1);
+	const struct qtimer_record *recs[4];
+	uint64_t once_id, tick_id;
+
+	NEED_RING(self->ctx);
+	ticker.period_ns = FAR;
+	ASSERT_EQ(0, td_arm(self->ctx, &once, &once_id));
+	ASSERT_EQ(0, td_arm(self->ctx, &ticker, &tick_id));
+	ASSERT_TRUE(wait_pending(self->ctx, 2));
+	ASSERT_EQ(2, td_ring_peek(self->ctx, recs, 4));
+	ASSERT_EQ(-ENOENT, td_cancel(self->ctx, once_id));
+	ASSERT_EQ(0, td_cancel(self->ctx, tick_id));
+	/* What the caller holds is unchanged by the cancels. */
+	ASSERT_EQ(QTIMER_REC_TAKEN, recs[0]->flags & QTIMER_REC_CLAIM);
+	ASSERT_EQ(QTIMER_REC_TAKEN, recs[1]->flags & QTIMER_REC_CLAIM);
+	ASSERT_EQ(3, recs[0]->cookie + recs[1]->cookie);
+	ASSERT_EQ(0, td_ring_advance(self->ctx, 2));
+
+	ASSERT_EQ(0, td_arm(self->ctx, &once, &once_id));
+	ASSERT_TRUE(wait_pending(self->ctx, 1));
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, td_cancel(self->ctx, once_id));
+	ASSERT_EQ(0, td_ring_peek(self->ctx, recs, 4));
+	ASSERT_EQ(-EINVAL, td_ring_advance(self->ctx, 0));
+}
+
+/* A context without a ring has nothing to peek. */
+TEST(ring_peek_needs_a_ring)
+{
+	struct td_open_params params = { .ring_entries = TD_RING_OFF };
+	const struct qtimer_record *recs[1];
+	struct td_ctx *ctx;
+
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	ASSERT_EQ(-ENODEV, td_ring_peek(ctx, recs, 1));
+	ASSERT_EQ(-EINVAL, td_ring_advance(ctx, 1));
+	td_close(ctx);
 }
 
 /* A blocking context takes what the ring holds without blocking or reading. */

@@ -857,6 +857,212 @@ TEST(ring_set_up_at_open)
 	ASSERT_EQ(fake.ring.size, fake.ring.munmap_len);
 }
 
+/* ---- td_open2: the ring's size, or none ---- */
+
+/* Zeroed params but the path: td_open_path(ctxp, path, 0), default ring. */
+TEST(open2_zeroed_params_are_td_open)
+{
+	struct td_open_params params = { .path = FAKE_PATH };
+	struct td_ctx *ctx;
+
+	fake.version.features |= QTIMER_FEAT_RING;
+	errno = 1234;
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	ASSERT_EQ(1234, errno);
+	ASSERT_EQ(O_RDWR, fake.open_flags & O_ACCMODE);
+	ASSERT_EQ(O_CLOEXEC, fake.open_flags & O_CLOEXEC);
+	ASSERT_EQ(0, fake.open_flags & O_NONBLOCK);
+	ASSERT_EQ(1, fake.ring.setup_calls);
+	ASSERT_EQ(TD_RING_DEFAULT_ENTRIES, fake.ring.setup.entries);
+	ASSERT_EQ(4096, td_ring_entries(ctx));
+	td_close(ctx);
+}
+
+/* The default path is the device's, not the caller's NULL. */
+TEST(open2_null_path_is_the_device)
+{
+	struct td_open_params params = { 0 };
+	struct td_ctx *ctx = (struct td_ctx *)1;
+
+	if (access(TD_DEVICE_PATH, F_OK) == 0)
+		SKIP(return, TD_DEVICE_PATH " exists on this machine");
+	ASSERT_EQ(-ENOENT, td_open2(&ctx, &params));
+	ASSERT_NULL(ctx);
+	ASSERT_EQ(0, fake.open_calls);
+}
+
+TEST(open2_ring_of_chosen_size)
+{
+	struct td_open_params params = {
+		.path = FAKE_PATH,
+		.flags = TD_NONBLOCK,
+		.ring_entries = QTIMER_RING_MIN,
+	};
+	struct qtimer_record recs[16];
+	struct td_ctx *ctx;
+	unsigned int i;
+
+	fake.version.features |= QTIMER_FEAT_RING;
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	ASSERT_EQ(O_NONBLOCK, fake.open_flags & O_NONBLOCK);
+	ASSERT_EQ(QTIMER_RING_MIN, fake.ring.setup.entries);
+	ASSERT_EQ(QTIMER_RING_MIN, td_ring_entries(ctx));
+	ASSERT_TRUE(fake.ring.mapped);
+	/* Twice the ring: the library wraps with the size it asked for. */
+	for (i = 0; i < 2 * QTIMER_RING_MIN; i++) {
+		fake_push_record(i + 1, i, 1);
+		ASSERT_EQ(1, td_read(ctx, recs, 16));
+		ASSERT_EQ(i + 1, recs[0].id);
+		ASSERT_EQ(i, recs[0].cookie);
+	}
+	ASSERT_EQ(0, fake.read_calls);
+	td_close(ctx);
+	ASSERT_FALSE(fake.ring.mapped);
+}
+
+/* (The fake is one file, whose ring is set up once: a test of its own.) */
+TEST(open2_ring_of_max_size)
+{
+	struct td_open_params params = {
+		.path = FAKE_PATH,
+		.ring_entries = QTIMER_RING_MAX,
+	};
+	struct td_ctx *ctx;
+
+	fake.version.features |= QTIMER_FEAT_RING;
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	ASSERT_EQ(QTIMER_RING_MAX, fake.ring.setup.entries);
+	ASSERT_EQ(QTIMER_RING_MAX, td_ring_entries(ctx));
+	td_close(ctx);
+}
+
+TEST(open2_ring_off)
+{
+	struct td_open_params params = {
+		.path = FAKE_PATH,
+		.flags = TD_NONBLOCK,
+		.ring_entries = TD_RING_OFF,
+	};
+	struct qtimer_record rec;
+	struct td_ctx *ctx;
+
+	fake.version.features |= QTIMER_FEAT_RING;
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	ASSERT_EQ(0, td_ring_entries(ctx));
+	ASSERT_EQ(0, fake.ring.setup_calls);
+	ASSERT_EQ(0, fake.ring.mmap_calls);
+	/* Opened for writing all the same: the mode does not hang on it. */
+	ASSERT_EQ(O_RDWR, fake.open_flags & O_ACCMODE);
+	fake_push_record(7, 70, 1);
+	ASSERT_EQ(1, td_read(ctx, &rec, 1));
+	ASSERT_EQ(7, rec.id);
+	ASSERT_EQ(1, fake.read_calls);
+	td_close(ctx);
+}
+
+/* What td_open does when the device has no ring: asked or not. */
+TEST(ring_entries_without_a_ring)
+{
+	struct td_open_params params = { .path = FAKE_PATH, .ring_entries = 64 };
+	struct td_ctx *ctx;
+
+	ASSERT_EQ(-EINVAL, td_ring_entries(NULL));
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	ASSERT_EQ(0, td_ring_entries(ctx));
+	ASSERT_EQ(0, fake.ring.setup_calls);
+	td_close(ctx);
+
+	fake.version.features |= QTIMER_FEAT_RING;
+	fake.ring.setup_errno = ENOMEM;
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	ASSERT_EQ(1, fake.ring.setup_calls);
+	ASSERT_EQ(64, fake.ring.setup.entries);
+	ASSERT_EQ(0, td_ring_entries(ctx));
+	td_close(ctx);
+}
+
+/* One bad field each, the rest valid: nothing is opened. */
+FIXTURE(open2_bad) {
+	int unused;
+};
+
+FIXTURE_VARIANT(open2_bad) {
+	unsigned int flags;
+	uint32_t ring_entries;
+	unsigned int reserved_idx;	/* 1 + the index to set, or 0 */
+};
+
+FIXTURE_VARIANT_ADD(open2_bad, entries_not_a_power_of_two) {
+	.ring_entries = 24,
+};
+
+FIXTURE_VARIANT_ADD(open2_bad, entries_below_min) {
+	.ring_entries = QTIMER_RING_MIN / 2,
+};
+
+FIXTURE_VARIANT_ADD(open2_bad, entries_above_max) {
+	.ring_entries = QTIMER_RING_MAX * 2,
+};
+
+FIXTURE_VARIANT_ADD(open2_bad, unknown_flag) {
+	.flags = 1 << 5,
+};
+
+FIXTURE_VARIANT_ADD(open2_bad, cloexec_and_nocloexec) {
+	.flags = TD_CLOEXEC | TD_NOCLOEXEC,
+};
+
+FIXTURE_VARIANT_ADD(open2_bad, reserved_first) {
+	.reserved_idx = 1,
+};
+
+FIXTURE_VARIANT_ADD(open2_bad, reserved_last) {
+	.reserved_idx = 8,
+};
+
+FIXTURE_SETUP(open2_bad)
+{
+	fake.version.features |= QTIMER_FEAT_RING;
+}
+
+FIXTURE_TEARDOWN(open2_bad)
+{
+}
+
+TEST_F(open2_bad, is_einval)
+{
+	struct td_open_params params = {
+		.path = FAKE_PATH,
+		.flags = variant->flags,
+		.ring_entries = variant->ring_entries,
+	};
+	struct td_ctx *ctx = (struct td_ctx *)1;
+
+	if (variant->reserved_idx)
+		params.reserved[variant->reserved_idx - 1] = 1;
+	ASSERT_EQ(-EINVAL, td_open2(&ctx, &params));
+	ASSERT_NULL(ctx);
+	ASSERT_EQ(0, fake.open_calls);
+	/* The same params with the field put right open. */
+	params.flags = 0;
+	params.ring_entries = 0;
+	memset(params.reserved, 0, sizeof(params.reserved));
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	ASSERT_EQ(1, fake.open_calls);
+	td_close(ctx);
+}
+
+TEST(open2_null_args)
+{
+	struct td_open_params params = { .path = FAKE_PATH };
+	struct td_ctx *ctx = (struct td_ctx *)1;
+
+	ASSERT_EQ(-EINVAL, td_open2(NULL, &params));
+	ASSERT_EQ(-EINVAL, td_open2(&ctx, NULL));
+	ASSERT_NULL(ctx);
+	ASSERT_EQ(0, fake.open_calls);
+}
+
 FIXTURE(ring) {
 	struct td_ctx *ctx;
 };
@@ -1171,6 +1377,201 @@ TEST_F(ring, threads_take_each_record_once)
 }
 
 /* ---- without the ring: the library goes on with read(2) ---- */
+
+/* ---- zero-copy: td_ring_peek and td_ring_advance ---- */
+
+TEST_F(ring, peek_points_into_the_mapping)
+{
+	const struct qtimer_record *recs[8];
+	struct qtimer_record rec;
+	unsigned int i;
+
+	for (i = 0; i < 5; i++)
+		fake_push_record(i + 1, 10 + i, 1);
+	errno = 1234;
+	ASSERT_EQ(3, td_ring_peek(self->ctx, recs, 3));
+	ASSERT_EQ(1234, errno);
+	for (i = 0; i < 3; i++) {
+		/* The kernel's slot itself, not a copy. */
+		ASSERT_EQ(&fake.ring.recs[i], recs[i]);
+		ASSERT_EQ(i + 1, recs[i]->id);
+		ASSERT_EQ(10 + i, recs[i]->cookie);
+		ASSERT_EQ(QTIMER_REC_LAST | QTIMER_REC_TAKEN, recs[i]->flags);
+	}
+	/* Claimed, but the slots stay ours until the advance. */
+	ASSERT_EQ(0, ring_tail());
+	ASSERT_EQ(QTIMER_REC_READY, ring_claim(3));
+	ASSERT_EQ(0, td_ring_advance(self->ctx, 3));
+	ASSERT_EQ(3, ring_tail());
+	ASSERT_EQ(2, td_ring_peek(self->ctx, recs, 8));
+	ASSERT_EQ(4, recs[0]->id);
+	ASSERT_EQ(5, recs[1]->id);
+	ASSERT_EQ(0, td_ring_advance(self->ctx, 2));
+	ASSERT_EQ(5, ring_tail());
+	ASSERT_EQ(0, fake.read_calls);
+	/* Empty: 0, no system call, no lock held, nothing to advance. */
+	ASSERT_EQ(0, td_ring_peek(self->ctx, recs, 8));
+	ASSERT_EQ(0, fake.read_calls);
+	ASSERT_EQ(-EINVAL, td_ring_advance(self->ctx, 0));
+	ASSERT_EQ(-EAGAIN, td_read(self->ctx, &rec, 1));
+}
+
+/* A record voided before the peek is passed over, and so is its slot. */
+TEST_F(ring, peek_skips_voided_records)
+{
+	const struct qtimer_record *recs[8];
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
+	uint64_t ids[3];
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, td_arm(self->ctx, &spec, &ids[i]));
+		fake_push_record(ids[i], i, 1);
+	}
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, td_cancel(self->ctx, ids[1]));
+	ASSERT_EQ(2, td_ring_peek(self->ctx, recs, 8));
+	ASSERT_EQ(ids[0], recs[0]->id);
+	ASSERT_EQ(ids[2], recs[1]->id);
+	ASSERT_EQ(0, td_ring_advance(self->ctx, 2));
+	ASSERT_EQ(3, ring_tail());
+
+	/* Only voided records: the tail passes them, and nothing is held. */
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &ids[0]));
+	fake_push_record(ids[0], 0, 1);
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, td_cancel(self->ctx, ids[0]));
+	ASSERT_EQ(0, td_ring_peek(self->ctx, recs, 8));
+	ASSERT_EQ(4, ring_tail());
+	ASSERT_EQ(-EINVAL, td_ring_advance(self->ctx, 0));
+}
+
+/*
+ * The claim is made at the peek: a CANCEL meanwhile finds the record
+ * consumed (it cannot void it), and the record the caller holds is intact.
+ */
+TEST_F(ring, cancel_after_peek_finds_it_consumed)
+{
+	const struct qtimer_record *recs[1];
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
+	uint64_t id;
+
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	fake_push_record(id, 77, 1);
+	ASSERT_EQ(1, td_ring_peek(self->ctx, recs, 1));
+	/* The fake's answer for a record it cannot void: only "armed". */
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, td_cancel(self->ctx, id));
+	ASSERT_EQ(QTIMER_REC_TAKEN, ring_claim(0));
+	ASSERT_EQ(id, recs[0]->id);
+	ASSERT_EQ(77, recs[0]->cookie);
+	ASSERT_EQ(0, td_ring_advance(self->ctx, 1));
+}
+
+/* The peeking thread cannot read, wait, dispatch or peek until it advances. */
+TEST_F(ring, peek_holds_the_consumer_until_advance)
+{
+	const struct qtimer_record *recs[4];
+	struct qtimer_record rec;
+	struct order o = { .next = 2 };
+
+	fake_push_record(1, 0, 1);
+	fake_push_record(2, 0, 1);
+	ASSERT_EQ(1, td_ring_peek(self->ctx, recs, 1));
+	ASSERT_EQ(-EBUSY, td_read(self->ctx, &rec, 1));
+	ASSERT_EQ(-EBUSY, td_wait(self->ctx, &rec, 1, 0));
+	ASSERT_EQ(-EBUSY, td_dispatch(self->ctx, order_cb, &o, 8));
+	ASSERT_EQ(-EBUSY, td_ring_peek(self->ctx, recs, 4));
+	/* Not what the peek returned: refused, and the peek stands. */
+	ASSERT_EQ(-EINVAL, td_ring_advance(self->ctx, 2));
+	ASSERT_EQ(-EINVAL, td_ring_advance(self->ctx, 0));
+	ASSERT_EQ(0, ring_tail());
+	ASSERT_EQ(0, td_ring_advance(self->ctx, 1));
+	ASSERT_EQ(1, td_dispatch(self->ctx, order_cb, &o, 8));
+	ASSERT_EQ(0, o.bad);
+	ASSERT_EQ(2, ring_tail());
+}
+
+struct peek_reader {
+	struct td_ctx *ctx;
+	struct qtimer_record rec;
+	int ret;
+	bool done;
+};
+
+static void *peek_reader(void *arg)
+{
+	struct peek_reader *r = arg;
+
+	r->ret = td_read(r->ctx, &r->rec, 1);
+	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Another thread's read waits for the advance, then takes what is next. */
+TEST_F(ring, peek_makes_other_readers_wait)
+{
+	struct peek_reader r = { .ctx = self->ctx };
+	const struct qtimer_record *recs[1];
+	pthread_t thread;
+
+	fake_push_record(1, 0, 1);
+	fake_push_record(2, 0, 1);
+	ASSERT_EQ(1, td_ring_peek(self->ctx, recs, 1));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, peek_reader, &r));
+	usleep(100000);
+	ASSERT_FALSE(__atomic_load_n(&r.done, __ATOMIC_ACQUIRE));
+	ASSERT_EQ(1, recs[0]->id);
+	ASSERT_EQ(0, td_ring_advance(self->ctx, 1));
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	ASSERT_EQ(1, r.ret);
+	ASSERT_EQ(2, r.rec.id);
+}
+
+/* A small ring wraps: the peek follows the mask of the size asked for. */
+TEST(peek_wraps_a_small_ring)
+{
+	struct td_open_params params = {
+		.path = FAKE_PATH,
+		.flags = TD_NONBLOCK,
+		.ring_entries = QTIMER_RING_MIN,
+	};
+	const struct qtimer_record *recs[QTIMER_RING_MIN];
+	struct td_ctx *ctx;
+	unsigned int round, i;
+	int nr;
+
+	fake.version.features |= QTIMER_FEAT_RING;
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < 6; i++)
+			fake_push_record(round * 6 + i + 1, 0, 1);
+		nr = td_ring_peek(ctx, recs, QTIMER_RING_MIN);
+		ASSERT_EQ(6, nr);
+		for (i = 0; i < 6; i++)
+			ASSERT_EQ(round * 6 + i + 1, recs[i]->id);
+		ASSERT_EQ(0, td_ring_advance(ctx, nr));
+	}
+	ASSERT_EQ(18, ring_tail());
+	td_close(ctx);
+}
+
+TEST(peek_needs_a_ring)
+{
+	struct td_open_params params = {
+		.path = FAKE_PATH,
+		.ring_entries = TD_RING_OFF,
+	};
+	const struct qtimer_record *recs[1];
+	struct td_ctx *ctx;
+
+	ASSERT_EQ(-EINVAL, td_ring_peek(NULL, recs, 1));
+	ASSERT_EQ(-EINVAL, td_ring_advance(NULL, 1));
+	fake.version.features |= QTIMER_FEAT_RING;
+	ASSERT_EQ(0, td_open2(&ctx, &params));
+	ASSERT_EQ(-EINVAL, td_ring_peek(ctx, NULL, 1));
+	ASSERT_EQ(-EINVAL, td_ring_peek(ctx, recs, 0));
+	ASSERT_EQ(-ENODEV, td_ring_peek(ctx, recs, 1));
+	ASSERT_EQ(-EINVAL, td_ring_advance(ctx, 0));
+	td_close(ctx);
+}
 
 FIXTURE(no_ring) {
 	struct td_ctx *ctx;
