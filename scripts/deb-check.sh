@@ -26,20 +26,10 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/deb
 src=$out/src
-scratch=$(mktemp -d /tmp/qtimer-deb-check.XXXXXX)
-
-cleanup() {
-	if [ "${KEEP:-0}" = 1 ]; then
-		echo "# kept $scratch"
-	else
-		rm -rf "$scratch"
-	fi
-}
-trap cleanup EXIT
-
 # shellcheck source=lib/tap.sh
 . "$top/scripts/lib/tap.sh"
-show_tail() { tail -n "${2:-25}" "$1" 2>/dev/null; }
+tap_scratch deb-check
+
 # grep -q at the end of a pipe exits at the first match, and with pipefail
 # the writer's SIGPIPE would fail the pipe: read it all.
 quiet_grep() { grep "$@" >/dev/null; }
@@ -116,7 +106,7 @@ if (cd "$src" && DPKG_GENSYMBOLS_CHECK_LEVEL=4 dpkg-buildpackage -us -uc -b -J"$
 		totals
 	fi
 else
-	tap_not_ok "dpkg-buildpackage -us -uc -b" "$(show_tail "$out/build.log" 30)" \
+	tap_not_ok "dpkg-buildpackage -us -uc -b" "$(tap_tail "$out/build.log" 30)" \
 		"log: ${out#"$top"/}/build.log"
 	totals
 fi
@@ -148,7 +138,7 @@ tags=$(grep -E '^[EWIPX]: ' "$out/lintian.log")
 nr_e=$(grep -c '^E: ' <<<"$tags")
 nr_w=$(grep -c '^W: ' <<<"$tags")
 if grep -Evq '^[EWIPXN]: |^N:$|^$' "$out/lintian.log" && [ -z "$tags" ]; then
-	tap_not_ok "lintian ran" "$(show_tail "$out/lintian.log")"
+	tap_not_ok "lintian ran" "$(tap_tail "$out/lintian.log")"
 elif [ "$nr_e" = 0 ]; then
 	tap_ok "lintian: no errors ($nr_w warnings)"
 	[ -z "$tags" ] || sed 's/^/#   /' <<<"$tags"
@@ -302,13 +292,13 @@ check "an outside program builds with pkg-config --cflags --libs libtimerdev fro
 for k in "${kernels[@]}"; do
 	if [ -z "${build_pid[$k]:-}" ]; then
 		tap_skip "$k: the module builds from qtimer-dkms's source" \
-			"no headers: $(show_tail "$scratch/$k.kernel" 1)"
+			"no headers: $(tap_tail "$scratch/$k.kernel" 1)"
 		continue
 	fi
 	ko=$scratch/build-$k/kmod/qtimer.ko
 	name="$k: the module builds from qtimer-dkms's source for ${kvers[$k]}"
 	if ! wait "${build_pid[$k]}"; then
-		tap_not_ok "$name" "$(show_tail "$scratch/$k.log" 15)"
+		tap_not_ok "$name" "$(tap_tail "$scratch/$k.log" 15)"
 	elif [ "$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)" != "${kvers[$k]}" ]; then
 		tap_not_ok "$name" "vermagic: $(modinfo -F vermagic "$ko" 2>&1)"
 	else

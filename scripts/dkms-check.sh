@@ -32,25 +32,15 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-scratch=$(mktemp -d /tmp/qtimer-dkms-check.XXXXXX)
+# shellcheck source=lib/tap.sh
+. "$top/scripts/lib/tap.sh"
+tap_scratch dkms-check
 root=$scratch/root
 dkms_tree=$scratch/dkms
 install_tree=$scratch/lib/modules
 log=$scratch/log
 suites=${DKMS_CHECK_SUITES:-qtimer_basic_test}
 
-cleanup() {
-	if [ "${KEEP:-0}" = 1 ]; then
-		echo "# kept $scratch"
-	else
-		rm -rf "$scratch"
-	fi
-}
-trap cleanup EXIT
-
-# shellcheck source=lib/tap.sh
-. "$top/scripts/lib/tap.sh"
-show_tail() { tail -n "${2:-25}" "$1" 2>/dev/null; }
 totals() {
 	tap_totals
 	exit
@@ -92,7 +82,7 @@ if make -C "$top" --no-print-directory install-dkms DESTDIR="$root" >"$log" 2>&1
    [ -f "$root/usr/src/qtimer-$version/dkms.conf" ]; then
 	tap_ok "make install-dkms into a scratch DESTDIR: usr/src/qtimer-$version"
 else
-	tap_not_ok "make install-dkms into a scratch DESTDIR" "$(show_tail "$log")"
+	tap_not_ok "make install-dkms into a scratch DESTDIR" "$(tap_tail "$log")"
 	totals
 fi
 
@@ -100,7 +90,7 @@ fi
 if dkms_cmd add >"$log" 2>&1 && dkms_cmd status 2>&1 | grep -q ': added$'; then
 	tap_ok "dkms add qtimer/$version"
 else
-	tap_not_ok "dkms add qtimer/$version" "$(show_tail "$log")"
+	tap_not_ok "dkms add qtimer/$version" "$(tap_tail "$log")"
 	totals
 fi
 
@@ -110,7 +100,7 @@ fi
 declare -A installed_ko=()
 for k in "${kernels[@]}"; do
 	kinfo=$("$top/scripts/vm/kernel.sh" "$k" 2>"$log") || {
-		tap_not_ok "$k: dkms build" "cannot resolve kernel $k: $(show_tail "$log" 5)"
+		tap_not_ok "$k: dkms build" "cannot resolve kernel $k: $(tap_tail "$log" 5)"
 		tap_not_ok "$k: dkms install" "no build"
 		continue
 	}
@@ -119,14 +109,14 @@ for k in "${kernels[@]}"; do
 	if dkms_cmd build -k "$kver" --kernelsourcedir "$kdir" >"$log" 2>&1; then
 		tap_ok "$k: dkms build for $kver"
 	else
-		tap_not_ok "$k: dkms build for $kver" "$(show_tail "$log" 10)" \
-			"make.log:" "$(show_tail "$dkms_tree/qtimer/$version/build/make.log")"
+		tap_not_ok "$k: dkms build for $kver" "$(tap_tail "$log" 10)" \
+			"make.log:" "$(tap_tail "$dkms_tree/qtimer/$version/build/make.log")"
 		tap_not_ok "$k: dkms install" "no build"
 		continue
 	fi
 	mkdir -p "$install_tree/$kver"
 	if ! dkms_cmd install -k "$kver" --kernelsourcedir "$kdir" >"$log" 2>&1; then
-		tap_not_ok "$k: dkms install for $kver" "$(show_tail "$log")"
+		tap_not_ok "$k: dkms install for $kver" "$(tap_tail "$log")"
 		continue
 	fi
 	ko=$(find "$install_tree/$kver" -name 'qtimer.ko*' | head -n 1)
@@ -170,7 +160,7 @@ if dkms_cmd remove --all >"$log" 2>&1 &&
    [ -z "$(find "$install_tree" -name 'qtimer.ko*')" ] && [ ! -e "$dkms_tree/qtimer/$version" ]; then
 	tap_ok "dkms remove --all leaves no module behind"
 else
-	tap_not_ok "dkms remove --all leaves no module behind" "$(show_tail "$log")" \
+	tap_not_ok "dkms remove --all leaves no module behind" "$(tap_tail "$log")" \
 		"$(find "$install_tree" "$dkms_tree" -name 'qtimer.ko*')"
 fi
 

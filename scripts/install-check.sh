@@ -17,22 +17,13 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-scratch=$(mktemp -d /tmp/qtimer-install-check.XXXXXX)
+# shellcheck source=lib/tap.sh
+. "$top/scripts/lib/tap.sh"
+tap_scratch install-check
 root=$scratch/root
 prefix=/usr
 log=$scratch/log
 
-cleanup() {
-	if [ "${KEEP:-0}" = 1 ]; then
-		echo "# kept $scratch"
-	else
-		rm -rf "$scratch"
-	fi
-}
-trap cleanup EXIT
-
-# shellcheck source=lib/tap.sh
-. "$top/scripts/lib/tap.sh"
 # check NAME CMD...: one test, passing when CMD succeeds; its output is
 # shown on failure.
 check() {

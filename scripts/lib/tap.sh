@@ -12,6 +12,10 @@
 #   tap_totals          # the "# Totals:" line check.sh sums; false on a failure
 #
 # The counters are tap_nr, tap_pass, tap_fail and tap_skipped.
+#
+#   tap_scratch NAME    $scratch: a directory of its own, removed at exit
+#                       unless KEEP=1 (then its path is printed)
+#   tap_tail FILE [N]   the last N (25) lines of a log, for a not-ok detail
 
 tap_nr=0
 tap_pass=0
@@ -65,4 +69,21 @@ tap_check() {
 		# shellcheck disable=SC2086 # a list of files, split on purpose
 		[ -z "${tap_detail:-}" ] || sed 's/^/# /' $tap_detail 2>/dev/null
 	fi
+}
+
+tap_scratch() {
+	scratch=$(mktemp -d "/tmp/qtimer-$1.XXXXXX") || exit 1
+	trap tap_scratch_remove EXIT
+}
+
+tap_scratch_remove() {
+	if [ "${KEEP:-0}" = 1 ]; then
+		echo "# kept $scratch"
+	else
+		rm -rf "$scratch"
+	fi
+}
+
+tap_tail() {
+	tail -n "${2:-25}" "$1" 2>/dev/null
 }
