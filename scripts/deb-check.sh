@@ -12,11 +12,15 @@
 # from the extracted libtimerdev-dev and libtimerdev2 alone, and the module
 # built from the extracted qtimer-dkms source, as DKMS builds it, for each
 # test kernel whose headers scripts/setup.sh installed (skipped for the
-# others).  Prints kselftest TAP ending with a "# Totals:" line; exits
-# non-zero on a failure.  Installs nothing and loads nothing.
+# others); last, a VM of the first kernel boots with that module and runs
+# qtimer_basic_test and qtimer_autoload_test against it (the latter loads
+# it again by its aliases).  Prints kselftest TAP ending with a "# Totals:"
+# line; exits non-zero on a failure.  Installs nothing on the host and
+# loads nothing there.
 #
 #   scripts/deb-check.sh [KERNEL...]   default: stock-6.1 stock-6.12 rt-6.12
 #   KEEP=1                             keep the scratch directory
+#   DEB_CHECK_VM=0                     no VM
 
 # The checks are functions that check() runs, which shellcheck cannot see.
 # shellcheck disable=SC2317
@@ -56,7 +60,7 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null)
 arch=$(dpkg --print-architecture)
 packages=(qtimer-dkms libtimerdev2 libtimerdev-dev qtimerctl)
 
-tap_plan "$((1 + 1 + 1 + ${#packages[@]} + 1 + 1 + ${#kernels[@]} + 1))"
+tap_plan "$((1 + 1 + 1 + ${#packages[@]} + 1 + 1 + ${#kernels[@]} + 1 + 1))"
 echo "# version $version; $arch ($multiarch); output in ${out#"$top"/}"
 
 for tool in dpkg-buildpackage dh dh_dkms lintian fakeroot; do
@@ -312,6 +316,30 @@ for k in "${kernels[@]}"; do
 		fi
 	fi
 done
+
+# The first kernel's module from the package, in a VM: the suites the
+# package's users meet first, the device and its autoload.
+k=${kernels[0]}
+ko=$scratch/build-$k/kmod/qtimer.ko
+vm_suites=qtimer_basic_test,qtimer_autoload_test
+if [ "${DEB_CHECK_VM:-1}" = 0 ]; then
+	tap_skip "$k: VM with the packaged module runs $vm_suites" "DEB_CHECK_VM=0"
+elif [ ! -f "$ko" ]; then
+	tap_skip "$k: VM with the packaged module runs $vm_suites" "no module built for $k (above)"
+else
+	run=("$top/scripts/vm/run.sh" "$k" --tag deb --module "$ko" --suites "$vm_suites")
+	[ -z "${QTIMER_VM_LOCK:-}" ] || run=(flock "$QTIMER_VM_LOCK" "${run[@]}")
+	"${run[@]}" >"$scratch/vm.log" 2>&1
+	rc=$?
+	sed 's/^/#   /' "$scratch/vm.log"
+	result=$(grep '^vm-result: ' "$scratch/vm.log" | tail -n 1)
+	if [ "$rc" = 0 ] && grep -q ' failed=0 ' <<<"$result "; then
+		tap_ok "$k: VM with the packaged module runs $vm_suites: ${result#vm-result: }"
+	else
+		tap_not_ok "$k: VM with the packaged module runs $vm_suites" \
+			"run.sh exited $rc: ${result:-no vm-result line}" "logs: build/vm/$k/deb/"
+	fi
+fi
 
 # Last: dpkg-buildpackage wrote nothing beside the repository.
 stray=$(find "$top/.." -maxdepth 1 \( -name 'qtimer*' -o -name 'libtimerdev*' \) \
