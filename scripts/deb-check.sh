@@ -327,18 +327,7 @@ if [ "${DEB_CHECK_VM:-1}" = 0 ]; then
 elif [ ! -f "$ko" ]; then
 	tap_skip "$k: VM with the packaged module runs $vm_suites" "no module built for $k (above)"
 else
-	run=("$top/scripts/vm/run.sh" "$k" --tag deb --module "$ko" --suites "$vm_suites")
-	[ -z "${QTIMER_VM_LOCK:-}" ] || run=(flock "$QTIMER_VM_LOCK" "${run[@]}")
-	"${run[@]}" >"$scratch/vm.log" 2>&1
-	rc=$?
-	sed 's/^/#   /' "$scratch/vm.log"
-	result=$(grep '^vm-result: ' "$scratch/vm.log" | tail -n 1)
-	if [ "$rc" = 0 ] && grep -q ' failed=0 ' <<<"$result "; then
-		tap_ok "$k: VM with the packaged module runs $vm_suites: ${result#vm-result: }"
-	else
-		tap_not_ok "$k: VM with the packaged module runs $vm_suites" \
-			"run.sh exited $rc: ${result:-no vm-result line}" "logs: build/vm/$k/deb/"
-	fi
+	tap_vm_module "$k: VM with the packaged module runs $vm_suites" "$k" deb "$ko" "$vm_suites"
 fi
 
 # Last: dpkg-buildpackage wrote nothing beside the repository.

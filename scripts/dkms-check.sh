@@ -131,28 +131,15 @@ for k in "${kernels[@]}"; do
 	fi
 done
 
-# 5: a VM boots the first kernel with the DKMS-installed module.  Its
-# output is shown as comments: its suites' "# Totals:" lines are the VM's,
-# this check counts the run as one test.
+# 5: a VM boots the first kernel with the DKMS-installed module.
 k=${kernels[0]}
-vm_log=$scratch/vm.log
 if [ "$vm" = 0 ]; then
 	tap_skip "$k: VM with the DKMS-built module runs $suites" "DKMS_CHECK_VM=0"
 elif [ -z "${installed_ko[$k]:-}" ]; then
 	tap_skip "$k: VM with the DKMS-built module runs $suites" "no DKMS-installed module for $k (above)"
 else
-	run=("$top/scripts/vm/run.sh" "$k" --tag dkms --module "${installed_ko[$k]}" --suites "$suites")
-	[ -z "${QTIMER_VM_LOCK:-}" ] || run=(flock "$QTIMER_VM_LOCK" "${run[@]}")
-	"${run[@]}" >"$vm_log" 2>&1
-	rc=$?
-	sed 's/^/#   /' "$vm_log"
-	result=$(grep '^vm-result: ' "$vm_log" | tail -n 1)
-	if [ "$rc" = 0 ] && grep -q ' failed=0 ' <<<"$result "; then
-		tap_ok "$k: VM with the DKMS-built module runs $suites: ${result#vm-result: }"
-	else
-		tap_not_ok "$k: VM with the DKMS-built module runs $suites" "run.sh exited $rc: ${result:-no vm-result line}" \
-			"logs: build/vm/$k/dkms/"
-	fi
+	tap_vm_module "$k: VM with the DKMS-built module runs $suites" "$k" dkms \
+		"${installed_ko[$k]}" "$suites"
 fi
 
 # 6: dkms remove takes every kernel's module out of the install tree again.

@@ -16,6 +16,12 @@
 #   tap_scratch NAME    $scratch: a directory of its own, removed at exit
 #                       unless KEEP=1 (then its path is printed)
 #   tap_tail FILE [N]   the last N (25) lines of a log, for a not-ok detail
+#   tap_vm_module NAME KERNEL TAG KO SUITES
+#                       one test: a VM of KERNEL boots with the prebuilt
+#                       module KO (scripts/vm/run.sh --module, logs in
+#                       build/vm/KERNEL/TAG/) and SUITES pass; the run's
+#                       output as comments (its "# Totals:" lines are the
+#                       VM's: this counts the run as one test)
 
 tap_nr=0
 tap_pass=0
@@ -86,4 +92,21 @@ tap_scratch_remove() {
 
 tap_tail() {
 	tail -n "${2:-25}" "$1" 2>/dev/null
+}
+
+tap_vm_module() {
+	local name=$1 kernel=$2 tag=$3 ko=$4 suites=$5 log rc result run
+	log=$scratch/vm-$tag.log
+	run=("$top/scripts/vm/run.sh" "$kernel" --tag "$tag" --module "$ko" --suites "$suites")
+	[ -z "${QTIMER_VM_LOCK:-}" ] || run=(flock "$QTIMER_VM_LOCK" "${run[@]}")
+	"${run[@]}" >"$log" 2>&1
+	rc=$?
+	sed 's/^/#   /' "$log"
+	result=$(grep '^vm-result: ' "$log" | tail -n 1)
+	if [ "$rc" = 0 ] && grep -q ' failed=0 ' <<<"$result "; then
+		tap_ok "$name: ${result#vm-result: }"
+	else
+		tap_not_ok "$name" "run.sh exited $rc: ${result:-no vm-result line}" \
+			"logs: build/vm/$kernel/$tag/"
+	fi
 }
