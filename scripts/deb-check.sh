@@ -22,7 +22,7 @@
 #   KEEP=1                             keep the scratch directory
 #   DEB_CHECK_VM=0                     no VM
 
-# The checks are functions that check() runs, which shellcheck cannot see.
+# The checks are functions that tap_run runs, which shellcheck cannot see.
 # shellcheck disable=SC2317
 
 set -uo pipefail
@@ -40,17 +40,6 @@ quiet_grep() { grep "$@" >/dev/null; }
 totals() {
 	tap_totals
 	exit
-}
-# check NAME CMD...: one test, passing when CMD succeeds; what it printed is
-# shown on a failure.
-check() {
-	local name=$1 text
-	shift
-	if text=$("$@" 2>&1); then
-		tap_ok "$name"
-	else
-		tap_not_ok "$name" "${text:-(no output)}"
-	fi
 }
 
 kernels=("$@")
@@ -81,7 +70,7 @@ release_ok() {
 		return 1
 	fi
 }
-check "dkms.conf, debian/changelog and NEWS say one release, $version" release_ok
+tap_run "dkms.conf, debian/changelog and NEWS say one release, $version" release_ok
 
 # 2: the build, from a copy of exactly what git would ship (tracked files
 # and new ones not ignored, as they are in the working tree), so that
@@ -190,7 +179,7 @@ dkms_ok() {
 	dpkg-deb --fsys-tarfile "$d" | tar -xOf - "./usr/src/qtimer-$version/dkms.conf" |
 		quiet_grep -x "PACKAGE_VERSION=\"$version\"" || { echo "dkms.conf does not say $version"; return 1; }
 }
-check "qtimer-dkms: /usr/src/qtimer-$version (dkms.conf, Kbuild, kmod/, uapi/), the udev rule, DKMS scripts" dkms_ok
+tap_run "qtimer-dkms: /usr/src/qtimer-$version (dkms.conf, Kbuild, kmod/, uapi/), the udev rule, DKMS scripts" dkms_ok
 
 lib_ok() {
 	local d list soname
@@ -204,7 +193,7 @@ lib_ok() {
 	dpkg-deb --ctrl-tarfile "$d" | tar -tf - | quiet_grep -x './symbols' || { echo "no symbols file"; return 1; }
 	[ "$(field "$d" Multi-Arch)" = same ] || { echo "Multi-Arch: $(field "$d" Multi-Arch)"; return 1; }
 }
-check "libtimerdev2: libtimerdev.so.2 (SONAME libtimerdev.so.2) alone, with its symbols file" lib_ok
+tap_run "libtimerdev2: libtimerdev.so.2 (SONAME libtimerdev.so.2) alone, with its symbols file" lib_ok
 
 dev_ok() {
 	local d
@@ -219,7 +208,7 @@ dev_ok() {
 	field "$d" Depends | quiet_grep "libtimerdev2 (= $(field "$d" Version))" ||
 		{ echo "Depends: $(field "$d" Depends)"; return 1; }
 }
-check "libtimerdev-dev: timerdev.h, uapi headers in /usr/include/qtimer, .so link, .a, .pc, man pages" dev_ok
+tap_run "libtimerdev-dev: timerdev.h, uapi headers in /usr/include/qtimer, .so link, .a, .pc, man pages" dev_ok
 
 ctl_ok() {
 	local d
@@ -230,7 +219,7 @@ ctl_ok() {
 	"$scratch/pkg/qtimerctl/usr/sbin/qtimerctl" --version | quiet_grep "^qtimerctl $version " ||
 		{ echo "qtimerctl --version: $("$scratch/pkg/qtimerctl/usr/sbin/qtimerctl" --version 2>&1)"; return 1; }
 }
-check "qtimerctl: /usr/sbin/qtimerctl and qtimerctl(8), both saying $version" ctl_ok
+tap_run "qtimerctl: /usr/sbin/qtimerctl and qtimerctl(8), both saying $version" ctl_ok
 
 # 8: dpkg-buildflags reached the compiler and the linker: the tool calls
 # glibc's checked functions (-D_FORTIFY_SOURCE, from CPPFLAGS) and is
@@ -244,7 +233,7 @@ hardening_ok() {
 	objdump -T "$scratch/pkg/qtimerctl/usr/sbin/qtimerctl" | quiet_grep '__[a-z]*_chk' ||
 		{ echo "qtimerctl calls no __*_chk function: CPPFLAGS' -D_FORTIFY_SOURCE did not reach it"; return 1; }
 }
-check "dpkg-buildflags hardening reached qtimerctl and libtimerdev (fortify, relro)" hardening_ok
+tap_run "dpkg-buildflags hardening reached qtimerctl and libtimerdev (fortify, relro)" hardening_ok
 
 # 9: a program outside the tree, built against the extracted -dev and
 # library packages only, through their pkg-config file.  The sysroot
@@ -287,7 +276,7 @@ EOF
 		{ echo "the program does not load the packaged libtimerdev.so.2"; return 1; }
 	echo "runs with libtimerdev $said"
 }
-check "an outside program builds with pkg-config --cflags --libs libtimerdev from the packages, links and runs" outside_ok
+tap_run "an outside program builds with pkg-config --cflags --libs libtimerdev from the packages, links and runs" outside_ok
 
 # 10...: the module from the packaged DKMS tree, for each test kernel with
 # headers.  dkms-check.sh runs the real dkms on make install's tree; this

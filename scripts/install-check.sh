@@ -24,17 +24,6 @@ root=$scratch/root
 prefix=/usr
 log=$scratch/log
 
-# check NAME CMD...: one test, passing when CMD succeeds; its output is
-# shown on failure.
-check() {
-	local name=$1 out
-	shift
-	if out=$("$@" 2>&1); then
-		tap_ok "$name"
-	else
-		tap_not_ok "$name" "command: $*" "${out:-(no output)}"
-	fi
-}
 
 kdir=${KDIR:-$("$top/scripts/vm/kernel.sh" stock-6.1 kdir 2>/dev/null || true)}
 [ -n "$kdir" ] && [ -d "$kdir" ] || kdir=''
@@ -66,7 +55,7 @@ else
 fi
 
 # 1b: one copy of the module: the DKMS tree only when asked for.
-check "make install leaves the DKMS source out (install-dkms installs it)" \
+tap_run "make install leaves the DKMS source out (install-dkms installs it)" \
 	bash -c "[ ! -e '$root/usr/src' ]"
 
 # 2: the module, built for KDIR's release.
@@ -89,18 +78,18 @@ fi
 
 # 3: qtimerctl, executable, runs, and finds its libraries.
 tool=$root$prefix/sbin/qtimerctl
-check "qtimerctl in $prefix/sbin runs and says version $version" \
+tap_run "qtimerctl in $prefix/sbin runs and says version $version" \
 	bash -c "[ -x '$tool' ] && '$tool' --version | grep -q '^qtimerctl $version ' && ! ldd '$tool' | grep -q 'not found'"
 
 # 4: its man page, lint-clean.
 man8=$root$prefix/share/man/man8/qtimerctl.8
-check "qtimerctl.8 in $prefix/share/man/man8, groff-clean, says qtimer $version" \
+tap_run "qtimerctl.8 in $prefix/share/man/man8, groff-clean, says qtimer $version" \
 	bash -c "[ -f '$man8' ] && out=\$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z '$man8' 2>&1) && [ -z \"\$out\" ] &&
 		 grep -q '^\.TH QTIMERCTL 8 [^ ]* \"qtimer $version\" ' '$man8'"
 
 # 5: the uapi headers, identical to the tree's, in qtimer's own directory:
 # $prefix/include/linux is the distribution's (linux-libc-dev).
-check "uapi headers in $prefix/include/qtimer/linux, none in $prefix/include/linux" \
+tap_run "uapi headers in $prefix/include/qtimer/linux, none in $prefix/include/linux" \
 	bash -c "cmp '$top/uapi/linux/qtimer.h' '$root$prefix/include/qtimer/linux/qtimer.h' &&
 		 cmp '$top/uapi/linux/qtimer_netlink.h' '$root$prefix/include/qtimer/linux/qtimer_netlink.h' &&
 		 [ ! -e '$root$prefix/include/linux' ]"
@@ -114,13 +103,13 @@ _Static_assert(sizeof(struct qtimer_record) == 32, "record size");
 _Static_assert(QTIMER_CMD_MAX == QTIMER_CMD_SET_CONFIG, "commands");
 int main(void) { return 0; }
 EOF
-check "installed headers compile alone (-std=c11 -pedantic -Werror)" \
+tap_run "installed headers compile alone (-std=c11 -pedantic -Werror)" \
 	cc -std=c11 -pedantic -Wall -Wextra -Werror -I"$root$prefix/include/qtimer" \
 		-o "$scratch/headers" "$scratch/headers.c"
 
 # 7: the udev rule.
 rule=$root$udevdir/rules.d/60-qtimer.rules
-check "udev rule in $udevdir/rules.d gives /dev/qtimer mode 0666" \
+tap_run "udev rule in $udevdir/rules.d gives /dev/qtimer mode 0666" \
 	bash -c "grep -Eq '^KERNEL==\"qtimer\", *SUBSYSTEM==\"misc\", *MODE=\"0666\"\$' '$rule' &&
 		 ! grep -Ev '^(#.*)?\$' '$rule' | grep -Ev '^([A-Z]+(==|=)\"[^\"]*\")(, *[A-Z]+(==|=)\"[^\"]*\")*\$'"
 
@@ -144,7 +133,7 @@ dkms_tree_ok() {
 		grep -qx 'PACKAGE_NAME="qtimer"' "$dkms_dir/dkms.conf" &&
 		grep -qx 'AUTOINSTALL="yes"' "$dkms_dir/dkms.conf"
 }
-check "DKMS source tree in /usr/src/qtimer-$version" dkms_tree_ok
+tap_run "DKMS source tree in /usr/src/qtimer-$version" dkms_tree_ok
 
 # 9: DKMS's own build recipe, run as DKMS would on a copy of that tree.
 # dkms.conf leaves MAKE[0] and CLEAN to DKMS's defaults (those of dkms
@@ -182,14 +171,14 @@ dkms_build() {
 	[ ! -f "$built" ] || { echo "CLEAN left $built"; return 1; }
 }
 if [ -n "$kdir" ]; then
-	check "dkms.conf admits $kver, DKMS's MAKE builds the installed tree, CLEAN cleans it" dkms_build
+	tap_run "dkms.conf admits $kver, DKMS's MAKE builds the installed tree, CLEAN cleans it" dkms_build
 else
 	tap_skip "DKMS's MAKE builds the installed tree" "no kernel build dir"
 fi
 
 # 10: libtimerdev, through its own install target.
 if grep -Eq '^install:' "$top/libtimerdev/Makefile" 2>/dev/null; then
-	check "libtimerdev: library, pkg-config file and header" \
+	tap_run "libtimerdev: library, pkg-config file and header" \
 		bash -c "[ -f '$root$prefix/lib/libtimerdev.so' ] && [ -f '$root$prefix/lib/pkgconfig/libtimerdev.pc' ] &&
 			 [ -f '$root$prefix/include/timerdev.h' ]"
 else
@@ -197,13 +186,13 @@ else
 fi
 
 # 11: nothing outside the expected places.
-check "nothing installed outside modules, udev, sbin, include, lib, man, src" \
+tap_run "nothing installed outside modules, udev, sbin, include, lib, man, src" \
 	bash -c "s=\$(cd '$root' && find . -type f -o -type l | sed 's|^\./||' |
 		grep -Ev '^(lib/modules/[^/]+/extra/|${udevdir#/}/rules\.d/|${prefix#/}/(sbin|include|lib|share/man|src)/)'); [ -z \"\$s\" ] || { echo \"\$s\"; false; }"
 
 # 11b: nothing of the test rig: its self-test module (scripts/vm/rig-module)
 # is for the test VMs only.
-check "no test rig module installed (qtimer_rig, scripts/vm/rig-module)" \
+tap_run "no test rig module installed (qtimer_rig, scripts/vm/rig-module)" \
 	bash -c "s=\$(cd '$root' && find . | grep -E 'qtimer_rig|rig-module'); [ -z \"\$s\" ] || { echo \"\$s\"; false; }"
 
 # 12: installing twice is harmless (and 13: changes nothing).

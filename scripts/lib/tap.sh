@@ -13,6 +13,8 @@
 #
 # The counters are tap_nr, tap_pass, tap_fail and tap_skipped.
 #
+#   tap_run NAME CMD... one test, passing when CMD succeeds; on a failure
+#                       the command and what it printed are its detail
 #   tap_scratch NAME    $scratch: a directory of its own, removed at exit
 #                       unless KEEP=1 (then its path is printed)
 #   tap_tail FILE [N]   the last N (25) lines of a log, for a not-ok detail
@@ -74,6 +76,18 @@ tap_check() {
 		tap_not_ok "$name"
 		# shellcheck disable=SC2086 # a list of files, split on purpose
 		[ -z "${tap_detail:-}" ] || sed 's/^/# /' $tap_detail 2>/dev/null
+	fi
+}
+
+tap_run() {
+	# Named apart: CMD is often the caller's function, which reads the
+	# caller's globals (deb-check.sh's $out).
+	local tap_name=$1 tap_out
+	shift
+	if tap_out=$("$@" 2>&1); then
+		tap_ok "$tap_name"
+	else
+		tap_not_ok "$tap_name" "command: $*" "${tap_out:-(no output)}"
 	fi
 }
 
