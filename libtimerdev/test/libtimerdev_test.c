@@ -1220,6 +1220,25 @@ static bool wait_pending(struct td_ctx *ctx, long nr)
 	return true;
 }
 
+/*
+ * Arm nr one-shots due in a millisecond, cookies 0 .. nr - 1, and wait
+ * until all their records are pending (wait_pending()): 0, a td_arm()
+ * error, or -ETIMEDOUT.
+ */
+static int arm_pending(struct td_ctx *ctx, int nr)
+{
+	struct td_timer_spec spec = mono(MSEC, 0);
+	int i, ret;
+
+	for (i = 0; i < nr; i++) {
+		spec.cookie = i;
+		ret = td_arm(ctx, &spec, NULL);
+		if (ret)
+			return ret;
+	}
+	return wait_pending(ctx, nr) ? 0 : -ETIMEDOUT;
+}
+
 /* Mappings of the device in this process. */
 static int qtimer_mappings(void)
 {
@@ -1262,11 +1281,10 @@ TEST(open2_ring_sized)
 		.ring_entries = 64,
 	};
 	const int nr = 200;
-	struct td_timer_spec spec = mono(MSEC, 0);
 	struct qtimer_record rec;
 	bool seen[200] = { false };
 	struct td_ctx *ctx;
-	int i, got = 0;
+	int got = 0;
 
 	ASSERT_EQ(0, td_open2(&ctx, &params));
 	if (!ring_offered(ctx)) {
@@ -1277,11 +1295,7 @@ TEST(open2_ring_sized)
 	ASSERT_EQ(64, td_ring_entries(ctx));
 	ASSERT_EQ(64, fdinfo_value(td_fd(ctx), "ring_entries"));
 	ASSERT_EQ(1, qtimer_mappings());
-	for (i = 0; i < nr; i++) {
-		spec.cookie = i;
-		ASSERT_EQ(0, td_arm(ctx, &spec, NULL));
-	}
-	ASSERT_TRUE(wait_pending(ctx, nr));
+	ASSERT_EQ(0, arm_pending(ctx, nr));
 	while (got < nr) {
 		ASSERT_EQ(1, td_wait(ctx, &rec, 1, PATIENCE));
 		ASSERT_LT(rec.cookie, nr);
@@ -1338,17 +1352,12 @@ TEST(open2_zeroed_params)
 TEST_F(qt, ring_records_need_no_read)
 {
 	const int nr = 200;
-	struct td_timer_spec spec = mono(MSEC, 0);
 	struct qtimer_record rec;
 	bool seen[200] = { false };
 	int i;
 
 	NEED_RING(self->ctx);
-	for (i = 0; i < nr; i++) {
-		spec.cookie = i;
-		ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
-	}
-	ASSERT_TRUE(wait_pending(self->ctx, nr));
+	ASSERT_EQ(0, arm_pending(self->ctx, nr));
 	count_reads(self->ctx);
 	for (i = 0; i < nr; i++) {
 		ASSERT_EQ(1, td_read(self->ctx, &rec, 1));
@@ -1378,17 +1387,12 @@ TEST_F(qt, ring_records_need_no_read)
 TEST_F(qt, ring_peek_and_advance)
 {
 	const int nr = 200;
-	struct td_timer_spec spec = mono(MSEC, 0);
 	const struct qtimer_record *recs[16];
 	bool seen[200] = { false };
 	int i, got = 0, n;
 
 	NEED_RING(self->ctx);
-	for (i = 0; i < nr; i++) {
-		spec.cookie = i;
-		ASSERT_EQ(0, td_arm(self->ctx, &spec, NULL));
-	}
-	ASSERT_TRUE(wait_pending(self->ctx, nr));
+	ASSERT_EQ(0, arm_pending(self->ctx, nr));
 	count_reads(self->ctx);
 	while (got < nr) {
 		n = td_ring_peek(self->ctx, recs, 16);
