@@ -90,18 +90,61 @@ if [ "$config_ok" != 1 ]; then
 	exit 1
 fi
 
-stage "setup (scripts/setup.sh)"
+stage "setup: the toolchain (scripts/setup.sh toolchain)"
 if [ "$(id -u)" != 0 ]; then
 	note "must run as root: scripts/setup.sh installs the build and test dependencies"
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
-if ! scripts/setup.sh; then
-	note "scripts/setup.sh failed"
+if ! scripts/setup.sh toolchain; then
+	note "scripts/setup.sh toolchain failed"
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
 mkdir -p "$log_dir"
+
+# --- Debug kernels, built while the rest installs and the native checks run --
+# On a fresh machine the two debug kernels take about 17 minutes to build,
+# the rest of the setup mostly waits for downloads, and the native checks
+# leave a CPU idle much of their time (dpkg, lintian and most scripts run
+# one process).  So with the compiler and the kernel source installed the
+# builds start, in the background at a lower priority, and the VM runs wait
+# for them (below, "Debug kernels").  Nothing before that wait is timed, so
+# the two only share the CPUs.  With the kernels cached, kernel.sh answers
+# at once.
+kill_tree() {
+	local child
+	for child in $(pgrep -P "$1"); do
+		kill_tree "$child"
+	done
+	kill "$1" 2>/dev/null
+}
+kbuild_pid=
+kbuild_kernels=()
+for k in $kernels; do
+	case "$k" in debug-6.1 | kcsan-6.1) kbuild_kernels+=("$k") ;; esac
+done
+if [ "${#kbuild_kernels[@]}" -gt 0 ] && [ -x scripts/debug-kernel/build.sh ]; then
+	stage "kernels ${kbuild_kernels[*]}: build in the background (cached after the first time)"
+	for k in "${kbuild_kernels[@]}"; do
+		rm -f "$log_dir/kernel-$k.rc"
+	done
+	(
+		for k in "${kbuild_kernels[@]}"; do
+			nice -n 10 scripts/vm/kernel.sh "$k" >"$log_dir/kernel-$k.log" 2>&1
+			echo $? >"$log_dir/kernel-$k.rc"
+		done
+	) &
+	kbuild_pid=$!
+fi
+
+stage "setup, the rest (scripts/setup.sh)"
+if ! scripts/setup.sh; then
+	note "scripts/setup.sh failed"
+	[ -z "$kbuild_pid" ] || kill_tree "$kbuild_pid"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
 
 # --- Native user-space tests ------------------------------------------------
 # native_check NAME CMD...: a host-side check that prints kselftest TAP
@@ -171,11 +214,17 @@ for k in $kernels; do
 			note "skipping $k: scripts/debug-kernel/build.sh does not exist yet"
 			continue
 		fi
-		stage "kernel $k: build (cached after the first time)"
-		if ! scripts/vm/kernel.sh "$k" >/dev/null; then
-			tally 0 1 0 "kernel $k build"
+		if [ -n "$kbuild_pid" ]; then
+			stage "kernel $k: waiting for its build (log: build/check/kernel-$k.log)"
+			wait "$kbuild_pid"
+			kbuild_pid=
+		fi
+		if [ "$(cat "$log_dir/kernel-$k.rc" 2>/dev/null)" != 0 ]; then
+			tail -n 30 "$log_dir/kernel-$k.log" >&2
+			tally 0 1 0 "kernel $k build (log: build/check/kernel-$k.log)"
 			continue
 		fi
+		grep -h '^debug-kernel' "$log_dir/kernel-$k.log" | tail -n 2 >&2
 		;;
 	esac
 	run_kernels+=("$k")

@@ -5,6 +5,10 @@
 # demo and benchmarks need, and unpack the test kernels into build/kernels.
 # Idempotent and quick when everything is already there.  Run as root.
 #
+#   setup.sh              everything
+#   setup.sh toolchain    only what building the debug kernels needs
+#                         (scripts/debug-kernel/build.sh)
+#
 # bookworm-backports (for the 6.12 kernels) is enabled by copying the mirror
 # URI of the machine's existing Debian source entry: no host name is written
 # here, so the script follows whatever mirror the machine is configured for.
@@ -44,21 +48,29 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "must run as root (it installs packages)"
 
-host_packages=(
+# What scripts/debug-kernel/build.sh needs ("setup.sh toolchain" installs
+# only these; make check then builds the debug kernels while the rest
+# installs).  The whole compiler is here, gcc-multilib included, so that
+# nothing installed later can upgrade gcc under a running build.
+toolchain_packages=(
 	build-essential make gcc bc flex bison libelf-dev libssl-dev cpio dwarves
 	kmod xz-utils rsync python3
+	# i386 libc and gcc -m32, for the 32-bit ABI suites (selftests/compat32)
+	gcc-multilib
+	linux-source-6.1
+)
+
+host_packages=(
+	"${toolchain_packages[@]}"
 	qemu-system-x86 busybox-static
 	liburing-dev libuv1-dev libmnl-dev pkg-config
 	gnuplot-nox valgrind sparse python3-docutils python3-yaml
 	groff-base
-	# i386 libc and gcc -m32, for the 32-bit ABI suites (selftests/compat32)
-	gcc-multilib
 	# the real dkms, for scripts/dkms-check.sh (it never touches /var/lib/dkms)
 	dkms
 	# the Debian packages (debian/, scripts/deb-check.sh): dpkg-buildpackage,
 	# debhelper 13 with dh-dkms, fakeroot for the binary targets, lintian
 	dpkg-dev debhelper dh-dkms fakeroot lintian
-	linux-source-6.1
 	# tools/net/ynl, the kernel's netlink CLI, which qtimer_ynl_test runs
 	# in the VM against Documentation/netlink/specs/qtimer.yaml; jsonschema
 	# is what it checks a spec against its schema with
@@ -218,6 +230,17 @@ unpack_ynl() {
 }
 
 mkdir -p "$kernels_dir" "$stamp_dir"
+case "${1:-}" in
+"") ;;
+toolchain)
+	check_room
+	apt_install "${toolchain_packages[@]}"
+	log "toolchain ready"
+	exit 0
+	;;
+*) die "usage: setup.sh [toolchain]" ;;
+esac
+
 check_room
 enable_backports
 apt_install "${host_packages[@]}"
