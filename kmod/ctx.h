@@ -187,10 +187,12 @@ struct qt_ctx *qt_ctx_create(void);
 void qt_ctx_release(struct qt_ctx *ctx);
 void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m);
 
-/* ops.c: arm, cancel, modify */
+/* ops.c: arm, cancel, modify, get */
 int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 	       struct qt_batch *batch, u64 *id);
 int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch);
+int qt_ctx_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
+	       struct qtimer_op *op);
 int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 		  struct qt_batch *batch);
 int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,

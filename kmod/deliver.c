@@ -219,6 +219,22 @@ bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t)
 	return false;
 }
 
+/*
+ * Whether @t's record still waits for its consumer: READY in the shared
+ * word and not claimed by the kernel's read().  A look, not a claim: the
+ * answer holds for the moment it was read, as any claim's does.
+ */
+bool qt_ring_unclaimed(struct qt_ring *ring, struct qt_timer *t)
+{
+	u32 flags = READ_ONCE(ring->recs[qt_ring_idx(ring, t->ring_pos)].flags);
+	unsigned int i;
+
+	for (i = 0; i < ring->nr_taken; i++)
+		if (ring->taken[i] == t->ring_pos)
+			return false;
+	return (flags & QTIMER_REC_CLAIM) == QTIMER_REC_READY;
+}
+
 /* @t no longer stands behind its record: the reap passes it by. */
 void qt_ring_detach(struct qt_ring *ring, struct qt_timer *t)
 {

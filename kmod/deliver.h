@@ -25,6 +25,7 @@ void qt_ring_write(struct qt_ctx *ctx, struct qt_ring *ring,
 		   struct qt_timer *t);
 void qt_ring_drain_arm(struct qt_ring *ring, u64 ns);
 bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t);
+bool qt_ring_unclaimed(struct qt_ring *ring, struct qt_timer *t);
 void qt_ring_detach(struct qt_ring *ring, struct qt_timer *t);
 
 #endif /* _QT_DELIVER_H */

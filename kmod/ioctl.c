@@ -196,7 +196,8 @@ static long qt_ioctl_version(void __user *argp)
 		.features = QTIMER_FEAT_SUBMIT | QTIMER_FEAT_PERIODIC |
 			    QTIMER_FEAT_SLACK | QTIMER_FEAT_CPU |
 			    QTIMER_FEAT_CANCEL_ON_SET | QTIMER_FEAT_TIME_NS |
-			    QTIMER_FEAT_RING | QTIMER_FEAT_RING_DRAIN,
+			    QTIMER_FEAT_RING | QTIMER_FEAT_RING_DRAIN |
+			    QTIMER_FEAT_GET,
 		.op_size = sizeof(struct qtimer_op),
 		.submit_max = QTIMER_SUBMIT_MAX,
 		.clocks = BIT(CLOCK_REALTIME) | BIT(CLOCK_MONOTONIC) |
@@ -428,6 +429,31 @@ static long qt_ioctl_submit(struct qt_ctx *ctx,
 	return done;
 }
 
+/*
+ * GET: only id in; the rest of the op is the answer, written back whole
+ * with the result, which is also the return value.
+ */
+static long qt_ioctl_get(struct qt_ctx *ctx, struct qtimer_op __user *uop)
+{
+	struct qtimer_op op;
+	struct qt_batch batch;
+	int ret;
+
+	if (copy_from_user(&op, uop, sizeof(op)))
+		return -EFAULT;
+	if (op.opcode || op.clockid || op.flags || op.expires_ns ||
+	    op.period_ns || op.slack_ns || op.cookie || op.cpu || op.result ||
+	    op.reserved)
+		return -EINVAL;
+	qt_batch_begin(ctx, &batch, 0);
+	ret = qt_ctx_get(ctx, op.id, &batch, &op);
+	qt_batch_end(ctx, &batch);
+	if (ret < 0)
+		return ret;
+	op.result = ret;
+	return copy_to_user(uop, &op, sizeof(op)) ? -EFAULT : ret;
+}
+
 static long qt_ioctl_ring_setup(struct qt_ctx *ctx,
 				struct qtimer_ring_setup __user *usetup)
 {
@@ -476,6 +502,8 @@ long qt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return qt_ioctl_submit(ctx, argp);
 	case QTIMER_IOC_RING_SETUP:
 		return qt_ioctl_ring_setup(ctx, argp);
+	case QTIMER_IOC_GET:
+		return qt_ioctl_get(ctx, argp);
 	}
 	return -ENOTTY;
 }

@@ -231,6 +231,93 @@ int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch)
 }
 
 /*
+ * The schedule of a fired timer @t as read() would leave it if it ran now:
+ * a ticker's next expiry after @now, counted without drift as read() counts
+ * it (qt_timer_count()); a one-shot's, or a cancelled one's, the expiry it
+ * fired at.
+ */
+static ktime_t qt_get_next(const struct qt_timer *t, ktime_t now)
+{
+	u64 periods;
+
+	if (!t->period || (t->flags & QT_TF_CANCELED) || now < t->expires)
+		return t->expires;
+	periods = div64_u64(now - t->expires, t->period) + 1;
+	if (periods > div64_u64(QT_EXPIRES_MAX - t->expires, t->period))
+		return QT_EXPIRES_MAX;
+	return t->expires + periods * t->period;
+}
+
+/* Fill @op with @t's schedule as its user sees it, @next its expiry. */
+static void qt_get_fill(const struct qt_timer *t, ktime_t next,
+			struct qtimer_op *op)
+{
+	unsigned int clock = qt_timer_clock(t);
+
+	op->clockid = qt_clock_id(qt_timer_user_clock(t));
+	op->flags = QTIMER_F_ABSTIME;
+	if (t->flags & QT_TF_CANCEL_ON_SET)
+		op->flags |= QTIMER_F_CANCEL_ON_SET;
+	/* As a record says it: wall time now, or the caller's namespace. */
+	if (t->flags & QT_TF_RELATIVE_REAL)
+		op->expires_ns = ktime_mono_to_real(next);
+	else if (check_add_overflow(next, qt_timens_offset(qt_clock_id(clock)),
+				    &op->expires_ns))
+		op->expires_ns = next > 0 ? KTIME_MAX : KTIME_MIN;
+	op->period_ns = t->period;
+	op->slack_ns = t->slack;
+	op->cookie = t->cookie;
+	op->cpu = READ_ONCE(t->base_idx) / QT_NR_CLOCKS;
+}
+
+/*
+ * GET: @id's schedule into @op, changing nothing but what any op settles
+ * (a one-shot a read() is taking is gone, as for CANCEL).  Under the shard
+ * lock and the base lock of a timer in its heap, or the delivery lock of
+ * one out of it, which hold its (C) fields still (timer.h).
+ */
+int qt_ctx_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
+	       struct qtimer_op *op)
+{
+	struct qt_timer *t;
+	int ret = -ENOENT;
+
+	t = qt_lookup(ctx, id, batch);
+	if (!t)
+		goto out;
+	if (qt_timer_in_heap(ctx, batch, t)) {
+		qt_get_fill(t, t->expires, op);
+		ret = QTIMER_CANCEL_ARMED;
+		goto out;
+	}
+	if (!qt_timer_live(ctx, t))
+		goto out;
+	ret = QTIMER_CANCEL_QUEUED;
+	if (t->state == QT_READING) {
+		ret = 0;
+	} else if (t->state == QT_RINGED && !qt_ring_unclaimed(ctx->ring, t)) {
+		/*
+		 * The consumer claimed its record: a one-shot is consumed, as
+		 * CANCEL and MODIFY would find, and its id goes now; a ticker
+		 * is being read until the reap re-arms it.
+		 */
+		if (!t->period || (t->flags & QT_TF_CANCELED)) {
+			qt_ctx_forget(ctx, t, NULL);
+			qt_ring_detach(ctx->ring, t);
+			qt_timer_free_when_unreferenced(t);
+			ret = -ENOENT;
+			goto out;
+		}
+		ret = 0;
+	}
+	/* In transit (ARMED), its record is on its way: as good as queued. */
+	qt_get_fill(t, qt_get_next(t, qt_clock_now(qt_timer_clock(t))), op);
+out:
+	qt_batch_drop_delivery(ctx, batch);
+	return ret;
+}
+
+/*
  * Re-time an ARMED timer in its heap, in place.  Later: only the fields
  * change and the heap catches up when the entry surfaces (Go's lazy
  * modify-later).  Earlier: a new entry goes in and the old one turns stale,

@@ -108,6 +108,11 @@ qt_fill_op_fn qt_fill_in_ns;
 int qt_cancel(int fd, __u64 id);
 int qt_modify(int fd, __u64 id, __u32 flags, __s64 expires_ns,
 	      __u64 period_ns, __u64 slack_ns);
+/*
+ * QTIMER_IOC_GET of @id into *@op (zeroed but for the id first): the state
+ * mask or -errno.
+ */
+int qt_get(int fd, __u64 id, struct qtimer_op *op);
 /* Returns the number of ops processed or -errno; *done gets the kernel's. */
 int qt_submit(int fd, struct qtimer_op *ops, __u32 nr, __u32 flags,
 	      __u32 *done);

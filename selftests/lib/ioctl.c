@@ -136,6 +136,13 @@ int qt_arm_many(int fd, long n, qt_fill_op_fn *fill, void *arg,
 	return ret;
 }
 
+int qt_get(int fd, __u64 id, struct qtimer_op *op)
+{
+	memset(op, 0, sizeof(*op));
+	op->id = id;
+	return qt_ioctl(fd, QTIMER_IOC_GET, op);
+}
+
 int qt_cancel(int fd, __u64 id)
 {
 	struct qtimer_op op;

@@ -60,6 +60,27 @@
  *	record was already read no longer exists (-ENOENT).  clockid, cpu and
  *	cookie must be zero.  Returns the same mask as CANCEL.
  *
+ * QTIMER_IOC_GET (struct qtimer_op, read/write)
+ *	Reads timer id's schedule, as timerfd_gettime() does, changing
+ *	nothing.  In: id; every other field zero.  Out, the whole op:
+ *	clockid, the clock it was armed on; flags, QTIMER_F_ABSTIME (always:
+ *	expires_ns is absolute) and QTIMER_F_CANCEL_ON_SET if it has it;
+ *	expires_ns, its next expiry on that clock as the caller sees it (in
+ *	its time namespace; for a relative CLOCK_REALTIME timer, wall time as
+ *	of the call); period_ns, slack_ns and cookie as armed or modified;
+ *	cpu, the CPU whose heap holds it; result, the return value.  Returns
+ *	a mask of its state: QTIMER_CANCEL_ARMED, waiting to fire at
+ *	expires_ns (a MODIFY that pushed it later counts already);
+ *	QTIMER_CANCEL_QUEUED, fired, its record pending, in the ready queue
+ *	or READY in the ring; 0, a read() is taking a periodic timer's
+ *	record, or the consumer claimed it in the ring and the kernel has not
+ *	reaped it yet (a claimed one-shot is consumed: -ENOENT, as for
+ *	CANCEL).  A periodic timer with a pending record is not armed (see
+ *	Reading): its expires_ns is then the expiry that would follow a read()
+ *	at the moment of the call; a one-shot's, the expiry it fired at.
+ *	-ENOENT when CANCEL would say so: no timer has that id (any more).
+ *	Without QTIMER_FEAT_GET, -ENOTTY.  Not an op of SUBMIT.
+ *
  * QTIMER_IOC_SUBMIT (struct qtimer_submit, read/write)
  *	Runs nr operations (1..QTIMER_SUBMIT_MAX) from the user array ops,
  *	in order.  Each op's opcode says what it is; each gets its own result
@@ -281,6 +302,7 @@
  * or read() (see The record ring), so edge-triggered consumers need none.
  */
 #define QTIMER_FEAT_RING_DRAIN		(1ULL << 7)
+#define QTIMER_FEAT_GET			(1ULL << 8)	/* QTIMER_IOC_GET */
 
 struct qtimer_version {
 	__u32 api_version;	/* QTIMER_API_VERSION */
@@ -381,5 +403,6 @@ struct qtimer_ring_setup {
 #define QTIMER_IOC_MODIFY	_IOWR(QTIMER_IOC_MAGIC, 0x03, struct qtimer_op)
 #define QTIMER_IOC_SUBMIT	_IOWR(QTIMER_IOC_MAGIC, 0x04, struct qtimer_submit)
 #define QTIMER_IOC_RING_SETUP	_IOWR(QTIMER_IOC_MAGIC, 0x05, struct qtimer_ring_setup)
+#define QTIMER_IOC_GET		_IOWR(QTIMER_IOC_MAGIC, 0x06, struct qtimer_op)
 
 #endif /* _UAPI_LINUX_QTIMER_H */
