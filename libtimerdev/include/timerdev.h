@@ -191,6 +191,26 @@ int td_modify(struct td_ctx *ctx, uint64_t id, int64_t expires_ns,
 	      uint64_t period_ns, uint64_t slack_ns, unsigned int flags);
 
 /*
+ * td_get() (libtimerdev 2.1): timer id's schedule, as timerfd_gettime()
+ * and uv_timer_get_due_in() give theirs, read from the module
+ * (QTIMER_IOC_GET) without changing anything.  It fills spec so that it
+ * would arm the same timer again: clockid; flags TD_TIMER_ABSTIME and
+ * TD_TIMER_CPU, with TD_TIMER_CANCEL_ON_SET if the timer has it;
+ * expires_ns, its next expiry, absolute on that clock; period_ns,
+ * slack_ns, cookie; cpu, the CPU whose heap holds it.  Returns a mask of
+ * its state: TD_TIMER_ARMED (waiting to fire at expires_ns), TD_TIMER_PENDING
+ * (fired, a record waiting to be read; a periodic timer's expires_ns is
+ * then the expiry that reading it now would re-arm it at), or 0 (another
+ * thread is reading its record); -ENOENT when no timer has that id any
+ * more; -ENOTTY from a module without QTIMER_FEAT_GET.  Its time until
+ * due is spec.expires_ns - td_now(spec.clockid).
+ */
+#define TD_TIMER_ARMED		QTIMER_CANCEL_ARMED
+#define TD_TIMER_PENDING	QTIMER_CANCEL_QUEUED
+
+int td_get(struct td_ctx *ctx, uint64_t id, struct td_timer_spec *spec);
+
+/*
  * The outcome of one batched operation, passed to the batch's completion
  * callback.  result is what the single call would have returned (0 for ARM,
  * the QTIMER_CANCEL_* mask for CANCEL and MODIFY) or -errno; -ECANCELED

@@ -84,6 +84,29 @@ TD_EXPORT int td_cancel(struct td_ctx *ctx, uint64_t id)
 	return td_sys_ioctl(ctx->fd, QTIMER_IOC_CANCEL, &op);
 }
 
+TD_EXPORT int td_get(struct td_ctx *ctx, uint64_t id,
+		     struct td_timer_spec *spec)
+{
+	struct qtimer_op op = { .id = id };
+	int ret;
+
+	if (!ctx || !spec)
+		return -EINVAL;
+	ret = td_sys_ioctl(ctx->fd, QTIMER_IOC_GET, &op);
+	if (ret < 0)
+		return ret;
+	memset(spec, 0, sizeof(*spec));
+	spec->clockid = op.clockid;
+	spec->flags = (op.flags & (TD_TIMER_ABSTIME | TD_TIMER_CANCEL_ON_SET)) |
+		      TD_TIMER_CPU;
+	spec->expires_ns = op.expires_ns;
+	spec->period_ns = op.period_ns;
+	spec->slack_ns = op.slack_ns;
+	spec->cookie = op.cookie;
+	spec->cpu = (int)op.cpu;
+	return ret;
+}
+
 TD_EXPORT int td_modify(struct td_ctx *ctx, uint64_t id, int64_t expires_ns,
 			uint64_t period_ns, uint64_t slack_ns,
 			unsigned int flags)

@@ -313,6 +313,25 @@ static int fake_ring_setup(struct qtimer_ring_setup *setup)
 	return 0;
 }
 
+/* GET: the kernel's checks, then the answer the test set for a live id. */
+static int fake_get(struct qtimer_op *op)
+{
+	uint64_t id = op->id;
+
+	fake.last_op = *op;
+	if (!(fake.version.features & QTIMER_FEAT_GET))
+		return -ENOTTY;
+	if (op->opcode || op->clockid || op->flags || op->expires_ns ||
+	    op->period_ns || op->slack_ns || op->cookie || op->cpu ||
+	    op->result || op->reserved)
+		return -EINVAL;
+	if (!fake_valid_id(id))
+		return -ENOENT;
+	*op = fake.get_answer;
+	op->id = id;
+	return op->result;
+}
+
 static int fake_ioctl(unsigned long request, void *arg)
 {
 	fake.ioctl_calls++;
@@ -332,6 +351,8 @@ static int fake_ioctl(unsigned long request, void *arg)
 		return fake_submit(arg);
 	case QTIMER_IOC_RING_SETUP:
 		return fake_ring_setup(arg);
+	case QTIMER_IOC_GET:
+		return fake_get(arg);
 	}
 	return -ENOTTY;
 }

@@ -70,6 +70,8 @@ struct fake_qtimer {
 	int version_errno;		/* VERSION fails with this if non-zero */
 	struct qtimer_version version;	/* what VERSION reports */
 	struct qtimer_op last_op;	/* the last op any ioctl saw */
+	/* What GET of a live id answers (id kept), its result the return. */
+	struct qtimer_op get_answer;
 	unsigned int ioctl_calls;	/* on the fake fd */
 	unsigned int submit_calls;
 	unsigned int submit_limit;	/* ops run per SUBMIT; 0: all */

@@ -399,6 +399,51 @@ TEST_F(qt, cancel_on_set)
 	ASSERT_EQ(-ENOENT, td_cancel(self->ctx, id));
 }
 
+/* ---- td_get ---- */
+
+/*
+ * The schedule comes back as armed, and the spec arms its twin; a fired
+ * one-shot is pending until read, then gone.
+ */
+TEST_F(qt, get_reads_the_schedule_back)
+{
+	struct td_timer_spec spec = mono(FAR, 0), got, again;
+	struct qtimer_version v;
+	struct qtimer_record rec;
+	int64_t before = td_now(CLOCK_MONOTONIC);
+	uint64_t id, twin;
+
+	ASSERT_EQ(0, td_version(self->ctx, &v));
+	if (!(v.features & QTIMER_FEAT_GET))
+		SKIP(return, "the module has no GET");
+	spec.slack_ns = 1000;
+	spec.cookie = 42;
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_EQ(TD_TIMER_ARMED, td_get(self->ctx, id, &got));
+	EXPECT_EQ(CLOCK_MONOTONIC, got.clockid);
+	EXPECT_EQ(TD_TIMER_ABSTIME | TD_TIMER_CPU, got.flags);
+	EXPECT_LE(before + FAR, got.expires_ns);
+	EXPECT_GE(td_now(CLOCK_MONOTONIC) + FAR, got.expires_ns);
+	EXPECT_EQ(1000, got.slack_ns);
+	EXPECT_EQ(42, got.cookie);
+
+	ASSERT_EQ(0, td_arm(self->ctx, &got, &twin));
+	ASSERT_EQ(TD_TIMER_ARMED, td_get(self->ctx, twin, &again));
+	EXPECT_EQ(0, memcmp(&got, &again, sizeof(got)));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, td_cancel(self->ctx, twin));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, td_cancel(self->ctx, id));
+	ASSERT_EQ(-ENOENT, td_get(self->ctx, id, &got));
+
+	spec = mono(MSEC, 0);
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	ASSERT_TRUE(poll_ready(self->ctx, PATIENCE / MSEC));
+	ASSERT_EQ(TD_TIMER_PENDING, td_get(self->ctx, id, &got));
+	ASSERT_EQ(1, td_read(self->ctx, &rec, 1));
+	EXPECT_EQ(id, rec.id);
+	EXPECT_EQ(got.expires_ns, rec.expires_ns);
+	ASSERT_EQ(-ENOENT, td_get(self->ctx, id, &got));
+}
+
 /* ---- td_cancel ---- */
 
 TEST_F(qt, cancel_armed)

@@ -429,6 +429,62 @@ TEST_F(fake, cancel_and_modify)
 	ASSERT_EQ(-ENOENT, td_modify(self->ctx, id, 5, 0, 0, 0));
 }
 
+/*
+ * td_get: asks GET with nothing but the id, and fills the spec from the
+ * answer so that it arms the same timer again (pinned where it lives);
+ * errors leave the spec alone.
+ */
+TEST_F(fake, get_fills_a_spec_that_arms_the_same_timer)
+{
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC }, got;
+	unsigned int calls;
+	uint64_t id;
+
+	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
+	memset(&got, 0x5a, sizeof(got));
+	ASSERT_EQ(-ENOTTY, td_get(self->ctx, id, &got));
+	ASSERT_EQ(0x5a5a5a5a, got.cpu);
+
+	fake.version.features |= QTIMER_FEAT_GET;
+	fake.get_answer = (struct qtimer_op){
+		.clockid = CLOCK_REALTIME,
+		.flags = QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
+		.expires_ns = 123456789, .period_ns = 11, .slack_ns = 22,
+		.cookie = 33, .cpu = 3, .result = QTIMER_CANCEL_ARMED,
+	};
+	ASSERT_EQ(TD_TIMER_ARMED, td_get(self->ctx, id, &got));
+	EXPECT_EQ(id, fake.last_op.id);
+	EXPECT_EQ(0, fake.last_op.opcode);
+	EXPECT_EQ(CLOCK_REALTIME, got.clockid);
+	EXPECT_EQ(TD_TIMER_ABSTIME | TD_TIMER_CANCEL_ON_SET | TD_TIMER_CPU, got.flags);
+	EXPECT_EQ(123456789, got.expires_ns);
+	EXPECT_EQ(11, got.period_ns);
+	EXPECT_EQ(22, got.slack_ns);
+	EXPECT_EQ(33, got.cookie);
+	EXPECT_EQ(3, got.cpu);
+	EXPECT_EQ(0, got.reserved[0]);
+	EXPECT_EQ(0, got.reserved[4]);
+	/* It arms as it reads. */
+	ASSERT_EQ(0, td_arm(self->ctx, &got, &id));
+	EXPECT_EQ(QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET | QTIMER_F_CPU,
+		  fake.last_op.flags);
+	EXPECT_EQ(3, fake.last_op.cpu);
+	EXPECT_EQ(123456789, fake.last_op.expires_ns);
+
+	fake.get_answer.result = QTIMER_CANCEL_QUEUED;
+	ASSERT_EQ(TD_TIMER_PENDING, td_get(self->ctx, id, &got));
+
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, td_cancel(self->ctx, id));
+	got.cpu = 77;
+	ASSERT_EQ(-ENOENT, td_get(self->ctx, id, &got));
+	ASSERT_EQ(77, got.cpu);
+
+	calls = fake.ioctl_calls;
+	ASSERT_EQ(-EINVAL, td_get(NULL, id, &got));
+	ASSERT_EQ(-EINVAL, td_get(self->ctx, id, NULL));
+	ASSERT_EQ(calls, fake.ioctl_calls);
+}
+
 /* Completions as a batch callback sees them. */
 struct log {
 	unsigned int nr;
