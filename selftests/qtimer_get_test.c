@@ -291,14 +291,7 @@ TEST_F(get, bad_input_changes_nothing)
 	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, id));
 }
 
-/* In a child: a failed check exits with its line number (mod 256). */
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "# child: %s:%d: %s\n", __FILE__,	\
-			__LINE__, #cond);				\
-		_exit(1 + __LINE__ % 254);				\
-	}								\
-} while (0)
+#define CHECK(cond) QT_CHILD_CHECK(cond)
 
 /* An absolute expiry comes back as armed, in the namespace's view. */
 TEST_F(get, time_namespace_view)

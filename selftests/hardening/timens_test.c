@@ -32,14 +32,7 @@ static int fork_into_timens(void)
 	return qt_fork_into_timens("monotonic 100 0\nboottime 200 0\n");
 }
 
-/* In the child: a failed check exits with its line number (mod 256). */
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "# child: %s:%d: %s\n", __FILE__,	\
-			__LINE__, #cond);				\
-		_exit(1 + __LINE__ % 254);				\
-	}								\
-} while (0)
+#define CHECK(cond) QT_CHILD_CHECK(cond)
 
 #define RUN_IN_TIMENS(body) RUN_IN_TIMENS_OFFSETS(fork_into_timens(), body)
 

@@ -307,6 +307,18 @@ __s64 qt_spawn_true_ns(void);
  * -errno, or QT_NO_TIMENS without CONFIG_TIME_NS or the privilege.
  */
 int qt_fork_into_timens(const char *offs);
+/*
+ * A check in a forked child, where the harness's asserts do not reach the
+ * parent: a failure says where on stderr and exits with its line number
+ * (mod 254, never 0), which qt_wait_child() turns into a failure.
+ */
+#define QT_CHILD_CHECK(cond) do {					\
+	if (!(cond)) {							\
+		fprintf(stderr, "# child: %s:%d: %s\n", __FILE__,	\
+			__LINE__, #cond);				\
+		_exit(1 + __LINE__ % 254);				\
+	}								\
+} while (0)
 
 /*
  * A tunable: the environment variable @name, else a "@name=value" word on
