@@ -186,6 +186,8 @@ unpack_kernel() {
 	log "kernel $name: $image + $headers ($suite)"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t "$suite" "$headers" >/dev/null
 	tmp=$(mktemp -d)
+	# APT downloads as its sandbox user, which must be able to write here.
+	chown _apt "$tmp" 2>/dev/null || true
 	(cd "$tmp" && apt-get download -qq -t "$suite" "$image" >/dev/null)
 	rm -rf "$dir" && mkdir -p "$dir"
 	dpkg-deb -x "$tmp"/*.deb "$dir/root"
