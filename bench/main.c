@@ -140,11 +140,11 @@ static void lift_limits(size_t max_n)
 		return;
 	}
 	if (read_sysctl("/proc/sys/fs/nr_open") < want)
-		qt_sysfs_write("/proc/sys/fs/nr_open", want);
+		t_sysfs_write("/proc/sys/fs/nr_open", want);
 	if (read_sysctl("/proc/sys/fs/file-max") < 2 * want)
-		qt_sysfs_write("/proc/sys/fs/file-max", 2 * want);
+		t_sysfs_write("/proc/sys/fs/file-max", 2 * want);
 	if (read_sysctl("/proc/sys/fs/epoll/max_user_watches") < want)
-		qt_sysfs_write("/proc/sys/fs/epoll/max_user_watches", want);
+		t_sysfs_write("/proc/sys/fs/epoll/max_user_watches", want);
 	rl.rlim_cur = rl.rlim_max = read_sysctl("/proc/sys/fs/nr_open");
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		progress("warning: RLIMIT_NOFILE stays low: %s", strerror(errno));
@@ -153,9 +153,9 @@ static void lift_limits(size_t max_n)
 		progress("warning: RLIMIT_SIGPENDING stays low: %s", strerror(errno));
 	setrlimit(RLIMIT_MEMLOCK, &rl);
 	if (read_sysctl("/sys/module/qtimer/parameters/max_timers_per_fd") < max_n)
-		qt_sysfs_write("/sys/module/qtimer/parameters/max_timers_per_fd", max_n);
+		t_sysfs_write("/sys/module/qtimer/parameters/max_timers_per_fd", max_n);
 	if (read_sysctl("/sys/module/qtimer/parameters/max_timers_per_user") < max_n)
-		qt_sysfs_write("/sys/module/qtimer/parameters/max_timers_per_user", max_n);
+		t_sysfs_write("/sys/module/qtimer/parameters/max_timers_per_user", max_n);
 	progress("limits: nr_open %llu, file-max %llu, epoll watches %llu, qtimer per fd %llu, per user %llu",
 		 read_sysctl("/proc/sys/fs/nr_open"), read_sysctl("/proc/sys/fs/file-max"),
 		 read_sysctl("/proc/sys/fs/epoll/max_user_watches"),
@@ -203,13 +203,13 @@ static double calibrate(void)
 {
 	static double best;
 	volatile uint64_t x = 1;
-	int64_t t0 = qt_now(CLOCK_MONOTONIC);
+	int64_t t0 = t_now(CLOCK_MONOTONIC);
 	double t;
 	int i;
 
 	for (i = 0; i < 5000000; i++)
 		x = x * 6364136223846793005ULL + (x >> 7);
-	t = qt_now(CLOCK_MONOTONIC) - t0;
+	t = t_now(CLOCK_MONOTONIC) - t0;
 	if (!best || t < best)
 		best = t;
 	return t / best;
@@ -219,12 +219,12 @@ static double calibrate(void)
 static double clock_read_ns(int (*read_clock)(clockid_t, struct timespec *))
 {
 	struct timespec ts;
-	int64_t t0 = qt_now(CLOCK_MONOTONIC);
+	int64_t t0 = t_now(CLOCK_MONOTONIC);
 	int i;
 
 	for (i = 0; i < 4096; i++)
 		read_clock(CLOCK_MONOTONIC, &ts);
-	return (qt_now(CLOCK_MONOTONIC) - t0) / 4096.0;
+	return (t_now(CLOCK_MONOTONIC) - t0) / 4096.0;
 }
 
 static int clock_gettime_syscall(clockid_t clock, struct timespec *ts)
@@ -333,7 +333,7 @@ static int child(struct config *c, const char *workload, size_t n)
 			.deliver = !strcmp(workload, "fire") || !strcmp(workload, "ticker"),
 		};
 
-		qt_rng_seed(&bench_rng,
+		t_rng_seed(&bench_rng,
 			    plan.seed * 0x9e3779b97f4a7c15ULL ^ n ^ ((uint64_t)rep << 40));
 		ret = c->mech->open(&r);
 		if (ret < 0) {
@@ -421,9 +421,9 @@ static int child(struct config *c, const char *workload, size_t n)
 static void settle(void)
 {
 	int64_t prev = kernel_mem_bytes(), cur;
-	int64_t deadline = qt_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
+	int64_t deadline = t_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
 
-	while (prev >= 0 && qt_now(CLOCK_MONOTONIC) < deadline) {
+	while (prev >= 0 && t_now(CLOCK_MONOTONIC) < deadline) {
 		usleep(100 * 1000);
 		cur = kernel_mem_bytes();
 		if (cur < 0 || llabs(cur - prev) < 256 * 1024)
@@ -436,7 +436,7 @@ static void settle(void)
 static bool run_one(struct config *c, const char *workload, size_t n)
 {
 	double slow = calibrate();
-	int64_t t0 = qt_now(CLOCK_MONOTONIC);
+	int64_t t0 = t_now(CLOCK_MONOTONIC);
 	int status, i, w;
 	pid_t pid;
 
@@ -497,7 +497,7 @@ static bool run_one(struct config *c, const char *workload, size_t n)
 	} else if (shm->nr_res && (shm->res[0].partial || shm->res[0].failed)) {
 		c->allow[w] = n - 1;
 	}
-	progress("  (%.1f s)", (qt_now(CLOCK_MONOTONIC) - t0) / 1e9);
+	progress("  (%.1f s)", (t_now(CLOCK_MONOTONIC) - t0) / 1e9);
 	return true;
 }
 
@@ -555,7 +555,7 @@ static bool may_run(struct config *c, const char *workload, size_t n)
 
 int main(int argc, char **argv)
 {
-	int64_t t0 = qt_now(CLOCK_MONOTONIC);
+	int64_t t0 = t_now(CLOCK_MONOTONIC);
 	size_t i;
 	int c;
 
@@ -628,7 +628,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	progress("done in %.1f s%s", (qt_now(CLOCK_MONOTONIC) - t0) / 1e9,
+	progress("done in %.1f s%s", (t_now(CLOCK_MONOTONIC) - t0) / 1e9,
 		 broke ? "; SOME RUNS BROKE (see the notes)" : "");
 	return broke ? 1 : 0;
 }

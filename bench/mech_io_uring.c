@@ -109,7 +109,7 @@ static int ur_flush(struct ur_priv *p)
 /* A periodic timer that fired: count what it missed, arm the next one. */
 static void ur_rearm(struct run *r, struct ur_priv *p, uint32_t idx, uint64_t *count)
 {
-	int64_t now = qt_now(CLOCK_MONOTONIC), missed = now > p->next[idx] ?
+	int64_t now = t_now(CLOCK_MONOTONIC), missed = now > p->next[idx] ?
 		(now - p->next[idx]) / p->period : 0;
 	struct io_uring_sqe *sqe;
 

@@ -41,7 +41,7 @@ struct qt_priv {
 	struct qtimer_record *ring;
 };
 
-static int qt_open(struct run *r)
+static int t_open(struct run *r)
 {
 	struct qtimer_version v;
 	struct qt_priv *p;
@@ -229,7 +229,7 @@ static int qt_open_ring(struct run *r)
 {
 	struct qtimer_ring_setup setup = { .entries = QT_RING_ENTRIES };
 	struct qt_priv *p;
-	int ret = qt_open(r);
+	int ret = t_open(r);
 
 	if (ret)
 		return ret;
@@ -307,7 +307,7 @@ const struct mech mech_qtimer = {
 	.kernel_timers = true,
 	.periodic = true,
 	.engine_stats = true,
-	.open = qt_open,
+	.open = t_open,
 	.close = qt_close,
 	.submit = qt_submit_single,
 	.wait = qt_wait,
@@ -320,7 +320,7 @@ const struct mech mech_qtimer_batch = {
 	.kernel_timers = true,
 	.periodic = true,
 	.engine_stats = true,
-	.open = qt_open,
+	.open = t_open,
 	.close = qt_close,
 	.submit = qt_submit_batch,
 	.wait = qt_wait,

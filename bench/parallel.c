@@ -98,7 +98,7 @@ static void par_sync(struct par_thread *t)
 static int par_phase(struct par_thread *t, size_t nr,
 		     void (*fill)(struct par_thread *, struct mop *, size_t, size_t))
 {
-	int64_t budget_end = qt_now(CLOCK_MONOTONIC) + PAR_BUDGET_NS;
+	int64_t budget_end = t_now(CLOCK_MONOTONIC) + PAR_BUDGET_NS;
 	size_t k, len;
 	int ret;
 
@@ -108,7 +108,7 @@ static int par_phase(struct par_thread *t, size_t nr,
 		ret = t->par->mech->submit(&t->r, t->ops, len);
 		if (ret < 0)
 			return ret;
-		if (qt_now(CLOCK_MONOTONIC) > budget_end) {
+		if (t_now(CLOCK_MONOTONIC) > budget_end) {
 			t->partial = true;
 			return k + len;
 		}
@@ -120,7 +120,7 @@ static int par_phase(struct par_thread *t, size_t nr,
 static void fill_arm(struct par_thread *t __attribute__((unused)), struct mop *ops,
 		     size_t first, size_t nr)
 {
-	int64_t base = qt_now(CLOCK_MONOTONIC) + PAR_FAR_NS;
+	int64_t base = t_now(CLOCK_MONOTONIC) + PAR_FAR_NS;
 	size_t i;
 
 	for (i = 0; i < nr; i++)
@@ -140,7 +140,7 @@ static void fill_cancel(struct par_thread *t __attribute__((unused)), struct mop
 /* reset: each armed timer once, in the order of t->order. */
 static void fill_modify(struct par_thread *t, struct mop *ops, size_t first, size_t nr)
 {
-	int64_t base = qt_now(CLOCK_MONOTONIC) + 2 * PAR_FAR_NS;
+	int64_t base = t_now(CLOCK_MONOTONIC) + 2 * PAR_FAR_NS;
 	size_t i;
 
 	for (i = 0; i < nr; i++)
@@ -189,7 +189,7 @@ static int par_fire(struct par_thread *t)
 		for (i = 0; i < par->threads; i++)
 			if (par->t[i].end[P_STARTSTOP] - par->t[i].start[P_STARTSTOP] > lead)
 				lead = par->t[i].end[P_STARTSTOP] - par->t[i].start[P_STARTSTOP];
-		par->window_start = qt_now(CLOCK_MONOTONIC) + 2 * lead + NSEC_PER_SEC;
+		par->window_start = t_now(CLOCK_MONOTONIC) + 2 * lead + NSEC_PER_SEC;
 	}
 	par_sync(t);
 	ret = par_phase(t, t->n, fill_fire);
@@ -197,14 +197,14 @@ static int par_fire(struct par_thread *t)
 		return ret;
 	par_sync(t);
 	t->start[P_FIRE] = par->window_start;
-	if (qt_now(CLOCK_MONOTONIC) > par->window_start)
+	if (t_now(CLOCK_MONOTONIC) > par->window_start)
 		note(r, "fire: thread %d still arming when the window opened", t->idx);
 	r->counting = true;
-	last = now = qt_now(CLOCK_MONOTONIC);
+	last = now = t_now(CLOCK_MONOTONIC);
 	end = par->window_start + opts.window_ns + PAR_BUDGET_NS;
 	while (r->delivered < t->n) {
 		ret = par->mech->wait(r, 100);
-		now = qt_now(CLOCK_MONOTONIC);
+		now = t_now(CLOCK_MONOTONIC);
 		if (ret < 0)
 			return ret;
 		if (ret > 0)
@@ -227,7 +227,7 @@ static void *par_thread_main(void *arg)
 	struct par *par = t->par;
 	struct run *r = &t->r;
 	cpu_set_t set;
-	struct qt_rng rng;
+	struct t_rng rng;
 	int ret, armed;
 	bool owner;
 
@@ -255,11 +255,11 @@ static void *par_thread_main(void *arg)
 
 	/* startstop: cancel what was armed, all of it unless out of time */
 	par_sync(t);
-	t->start[P_STARTSTOP] = qt_now(CLOCK_MONOTONIC);
+	t->start[P_STARTSTOP] = t_now(CLOCK_MONOTONIC);
 	ret = armed = par_phase(t, t->n, fill_arm);
 	if (ret >= 0)
 		ret = par_phase(t, armed, fill_cancel);
-	t->end[P_STARTSTOP] = qt_now(CLOCK_MONOTONIC);
+	t->end[P_STARTSTOP] = t_now(CLOCK_MONOTONIC);
 	if (ret < 0)
 		goto out;
 
@@ -267,12 +267,12 @@ static void *par_thread_main(void *arg)
 	ret = armed = par_phase(t, t->n, fill_arm);
 	if (ret < 0)
 		goto out;
-	qt_rng_seed(&rng, 0x9e3779b97f4a7c15ULL * (t->idx + 1));
+	t_rng_seed(&rng, 0x9e3779b97f4a7c15ULL * (t->idx + 1));
 	t->order = permutation_from(&rng, armed);
 	par_sync(t);
-	t->start[P_RESET] = qt_now(CLOCK_MONOTONIC);
+	t->start[P_RESET] = t_now(CLOCK_MONOTONIC);
 	ret = par_phase(t, armed, fill_modify);
-	t->end[P_RESET] = qt_now(CLOCK_MONOTONIC);
+	t->end[P_RESET] = t_now(CLOCK_MONOTONIC);
 	if (ret >= 0)
 		ret = par_phase(t, armed, fill_cancel);
 	if (ret < 0)

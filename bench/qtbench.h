@@ -146,10 +146,10 @@ bool in_list(const char *list, const char *name);
 
 /* util.c */
 /* libqttest's PRNG (helpers.h), seeded by main.c before every run. */
-extern struct qt_rng bench_rng;
+extern struct t_rng bench_rng;
 uint32_t *permutation(size_t n);
-struct qt_rng;
-uint32_t *permutation_from(struct qt_rng *rng, size_t n);
+struct t_rng;
+uint32_t *permutation_from(struct t_rng *rng, size_t n);
 void *xcalloc(size_t nr, size_t size);
 int64_t kernel_mem_bytes(void);
 int64_t sys_busy_ns(void);

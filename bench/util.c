@@ -24,7 +24,7 @@
  * libqttest's xorshift64*: plenty for shuffles and expiry jitter.  main.c
  * seeds it before every run, so that a run's ops replay from --seed.
  */
-struct qt_rng bench_rng;
+struct t_rng bench_rng;
 
 void *xcalloc(size_t nr, size_t size)
 {
@@ -38,7 +38,7 @@ void *xcalloc(size_t nr, size_t size)
 }
 
 /* A uniformly random permutation of 0..n-1 (Fisher-Yates), from @rng. */
-uint32_t *permutation_from(struct qt_rng *rng, size_t n)
+uint32_t *permutation_from(struct t_rng *rng, size_t n)
 {
 	uint32_t *p = xcalloc(n, sizeof(*p));
 	size_t i;
@@ -46,7 +46,7 @@ uint32_t *permutation_from(struct qt_rng *rng, size_t n)
 	for (i = 0; i < n; i++)
 		p[i] = i;
 	for (i = n; i > 1; i--) {
-		size_t j = qt_rand_below(rng, i);
+		size_t j = t_rand_below(rng, i);
 		uint32_t t = p[i - 1];
 
 		p[i - 1] = p[j];
@@ -60,12 +60,12 @@ uint32_t *permutation(size_t n)
 	return permutation_from(&bench_rng, n);
 }
 
-/* qt_sysfs_read() as a value, 0 when unreadable: as low as a limit gets. */
+/* t_sysfs_read() as a value, 0 when unreadable: as low as a limit gets. */
 unsigned long long read_sysctl(const char *path)
 {
 	unsigned long long v;
 
-	return qt_sysfs_read(path, &v) ? 0 : v;
+	return t_sysfs_read(path, &v) ? 0 : v;
 }
 
 /*
@@ -107,7 +107,7 @@ int64_t kernel_mem_bytes(void)
 	FILE *f;
 
 	if (opts.tune)
-		qt_sysfs_write("/proc/sys/vm/stat_refresh", 1);
+		t_sysfs_write("/proc/sys/vm/stat_refresh", 1);
 	f = fopen("/proc/meminfo", "re");
 	if (!f)
 		return -1;
@@ -138,10 +138,10 @@ int64_t kernel_mem_bytes(void)
 int64_t sys_busy_ns(void)
 {
 	long hz = sysconf(_SC_CLK_TCK), cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int64_t now = qt_now(CLOCK_MONOTONIC);
-	struct qt_cpu_stat st;
+	int64_t now = t_now(CLOCK_MONOTONIC);
+	struct t_cpu_stat st;
 
-	if (qt_proc_stat(-1, &st) || hz <= 0 || cpus <= 0)
+	if (t_proc_stat(-1, &st) || hz <= 0 || cpus <= 0)
 		return -1;
 	return now * cpus - (int64_t)(st.idle + st.iowait) * (NSEC_PER_SEC / hz);
 }
@@ -192,7 +192,7 @@ static void select_kth(int64_t *v, size_t nr, size_t k)
 	size_t lo = 0, hi = nr - 1;
 
 	while (lo < hi) {
-		int64_t pivot = v[lo + qt_rand_below(&bench_rng, hi - lo + 1)];
+		int64_t pivot = v[lo + t_rand_below(&bench_rng, hi - lo + 1)];
 		size_t i = lo, j = hi;
 
 		while (i <= j) {

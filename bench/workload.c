@@ -52,7 +52,7 @@
  */
 void run_expired(struct run *r, uint32_t idx, uint64_t count, int64_t kernel_when)
 {
-	int64_t now = qt_now(CLOCK_MONOTONIC), sched;
+	int64_t now = t_now(CLOCK_MONOTONIC), sched;
 	uint64_t cum;
 
 	if (!r->counting)
@@ -118,7 +118,7 @@ static long long timed_phase(struct run *r, size_t nr, gen_fn gen, void *arg,
 {
 	size_t chunk = r->mech->batched && r->batch > MIN_CHUNK ? r->batch : MIN_CHUNK;
 	struct mop *ops = xcalloc(chunk, sizeof(*ops));
-	int64_t start = qt_now(CLOCK_MONOTONIC), deadline = start + opts.budget_ns;
+	int64_t start = t_now(CLOCK_MONOTONIC), deadline = start + opts.budget_ns;
 	size_t done = 0;
 	int ret = 0;
 
@@ -131,9 +131,9 @@ static long long timed_phase(struct run *r, size_t nr, gen_fn gen, void *arg,
 		int64_t t0, t1;
 
 		gen(r, ops, done, len, arg);
-		t0 = qt_now(CLOCK_MONOTONIC);
+		t0 = t_now(CLOCK_MONOTONIC);
 		ret = r->mech->submit(r, ops, len);
-		t1 = qt_now(CLOCK_MONOTONIC);
+		t1 = t_now(CLOCK_MONOTONIC);
 		*spent += t1 - t0;
 		if (ret < 0 && resource_error(ret)) {
 			/* A limit of the machine, not a broken mechanism: data. */
@@ -224,7 +224,7 @@ static void phase_result(struct result *res, long long done, size_t want, int64_
 int workload_arm(struct run *r, struct result *res, bool arm_only)
 {
 	struct amc a = { .when = xcalloc(r->n, sizeof(int64_t)) };
-	int64_t base = qt_now(CLOCK_MONOTONIC) + FAR_NS, spent, mem0 = -1, mem1;
+	int64_t base = t_now(CLOCK_MONOTONIC) + FAR_NS, spent, mem0 = -1, mem1;
 	long long armed, done;
 	size_t i;
 
@@ -232,7 +232,7 @@ int workload_arm(struct run *r, struct result *res, bool arm_only)
 	result_init(r, &res[1], "modify");
 	result_init(r, &res[2], "cancel");
 	for (i = 0; i < r->n; i++)
-		a.when[i] = base + (int64_t)qt_rand_below(&bench_rng, FAR_NS);
+		a.when[i] = base + (int64_t)t_rand_below(&bench_rng, FAR_NS);
 
 	if (r->mech->kernel_timers) {
 		shrink_slabs();
@@ -320,7 +320,7 @@ static int arm_window(struct run *r, double arm_ns_hint, int64_t span, int64_t p
 {
 	struct fire f = { .period = period };
 	uint32_t *slot = permutation(r->n);
-	int64_t start = qt_now(CLOCK_MONOTONIC) + fire_lead(r, arm_ns_hint), spent, armed_at;
+	int64_t start = t_now(CLOCK_MONOTONIC) + fire_lead(r, arm_ns_hint), spent, armed_at;
 	long long done;
 	size_t i;
 
@@ -334,7 +334,7 @@ static int arm_window(struct run *r, double arm_ns_hint, int64_t span, int64_t p
 		return done;
 	if ((size_t)done < r->n)
 		return -ETIME;
-	armed_at = qt_now(CLOCK_MONOTONIC);
+	armed_at = t_now(CLOCK_MONOTONIC);
 	if (armed_at > start)
 		note(r, "arming overran the window start by %.1f ms: early expiries wait behind it",
 		     (armed_at - start) / 1e6);
@@ -399,12 +399,12 @@ int workload_fire(struct run *r, struct result *res, double arm_ns_hint)
 	if (!opts.quiet)
 		progress("  fire: the window opens");
 	cpu0 = sys_busy_ns();
-	pc0 = qt_now(CLOCK_PROCESS_CPUTIME_ID);
+	pc0 = t_now(CLOCK_PROCESS_CPUTIME_ID);
 	r->counting = true;
-	now = last = qt_now(CLOCK_MONOTONIC);
+	now = last = t_now(CLOCK_MONOTONIC);
 	while (r->delivered < r->n) {
 		ret = r->mech->wait(r, 100);
-		now = qt_now(CLOCK_MONOTONIC);
+		now = t_now(CLOCK_MONOTONIC);
 		if (ret < 0) {
 			note(r, "waiting for expiries failed: %s", strerror(-ret));
 			res->failed = true;
@@ -419,9 +419,9 @@ int workload_fire(struct run *r, struct result *res, double arm_ns_hint)
 			break;
 		}
 	}
-	end = qt_now(CLOCK_MONOTONIC);
+	end = t_now(CLOCK_MONOTONIC);
 	cpu1 = sys_busy_ns();
-	pc1 = qt_now(CLOCK_PROCESS_CPUTIME_ID);
+	pc1 = t_now(CLOCK_PROCESS_CPUTIME_ID);
 	r->counting = false;
 	/*
 	 * An expirer run adds to the counters when it ends, which can be just
@@ -486,7 +486,7 @@ int workload_ticker(struct run *r, struct result *res, double arm_ns_hint)
 	r->stop_at = start + opts.ticker_ns;
 	cpu0 = sys_busy_ns();
 	r->counting = true;
-	while (qt_now(CLOCK_MONOTONIC) < r->stop_at) {
+	while (t_now(CLOCK_MONOTONIC) < r->stop_at) {
 		ret = r->mech->wait(r, 50);
 		if (ret < 0) {
 			note(r, "waiting for expiries failed: %s", strerror(-ret));
@@ -532,7 +532,7 @@ static void gen_mixed(struct run *r, struct mop *ops, size_t first, size_t nr, v
 	(void)r;
 	for (k = 0; k < nr; k++) {
 		size_t j = first + k;
-		int64_t when = m->base + (int64_t)qt_rand_below(&bench_rng, FAR_NS);
+		int64_t when = m->base + (int64_t)t_rand_below(&bench_rng, FAR_NS);
 
 		switch (m->pick[j]) {
 		case 0:
@@ -557,9 +557,9 @@ int workload_mixed(struct run *r, struct result *res)
 	long long done;
 
 	result_init(r, res, "mixed");
-	m.base = qt_now(CLOCK_MONOTONIC) + FAR_NS;
+	m.base = t_now(CLOCK_MONOTONIC) + FAR_NS;
 	for (i = 0; i < r->n; i++)
-		a.when[i] = m.base + (int64_t)qt_rand_below(&bench_rng, FAR_NS);
+		a.when[i] = m.base + (int64_t)t_rand_below(&bench_rng, FAR_NS);
 	done = timed_phase(r, r->n, gen_arm, &a, &spent, "arming the population");
 	free(a.when);
 	if (done < 0 || (size_t)done < r->n) {
@@ -580,7 +580,7 @@ int workload_mixed(struct run *r, struct result *res)
 	for (i = 0; i < picks; i++) {
 		uint32_t t = m.order[i];
 
-		if (qt_rand(&bench_rng) & 1) {
+		if (t_rand(&bench_rng) & 1) {
 			m.pick[nr_ops] = 0;
 			m.target[nr_ops++] = t;
 		} else {

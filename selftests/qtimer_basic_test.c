@@ -25,12 +25,12 @@ TEST(version_handshake)
 {
 	struct qtimer_version v;
 	unsigned long long cap;
-	int fd = qt_open(0);
+	int fd = t_open(0);
 
 	ASSERT_LE(0, fd);
 	/* Pre-fill with garbage: the kernel must write every field. */
 	memset(&v, 0xa5, sizeof(v));
-	ASSERT_EQ(0, qt_ioctl(fd, QTIMER_IOC_VERSION, &v));
+	ASSERT_EQ(0, t_ioctl(fd, QTIMER_IOC_VERSION, &v));
 	EXPECT_EQ(QTIMER_API_VERSION, v.api_version);
 	EXPECT_EQ(sizeof(struct qtimer_record), v.record_size);
 	EXPECT_EQ(sizeof(struct qtimer_op), v.op_size);
@@ -56,9 +56,9 @@ TEST(version_handshake)
 		EXPECT_TRUE(v.features & QTIMER_FEAT_RING);
 
 	/* The caps are the module parameters' current values. */
-	if (!qt_sysfs_read(QT_PARAMS "max_timers_per_fd", &cap))
+	if (!t_sysfs_read(QT_PARAMS "max_timers_per_fd", &cap))
 		EXPECT_EQ(cap, v.max_timers_per_fd);
-	if (!qt_sysfs_read(QT_PARAMS "max_timers_per_user", &cap))
+	if (!t_sysfs_read(QT_PARAMS "max_timers_per_user", &cap))
 		EXPECT_EQ(cap, v.max_timers_per_user);
 	EXPECT_LT(0, v.max_timers_per_fd);
 	EXPECT_LT(0, v.max_timers_per_user);
@@ -68,13 +68,13 @@ TEST(version_handshake)
 TEST(version_is_stable_and_needs_no_state)
 {
 	struct qtimer_version a, b;
-	int fd = qt_open(O_NONBLOCK);
+	int fd = t_open(O_NONBLOCK);
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_version(fd, &a));
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 10 * NSEC_PER_SEC, 0, 1, &id));
-	ASSERT_EQ(0, qt_version(fd, &b));
+	ASSERT_EQ(0, t_version(fd, &a));
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 10 * NSEC_PER_SEC, 0, 1, &id));
+	ASSERT_EQ(0, t_version(fd, &b));
 	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
 	close(fd);
 }
@@ -106,7 +106,7 @@ FIXTURE_VARIANT_ADD(clock, realtime)
 
 FIXTURE_SETUP(clock)
 {
-	self->fd = qt_open(O_NONBLOCK);
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 }
 
@@ -121,10 +121,10 @@ FIXTURE_TEARDOWN(clock)
  * dead.  200 ms is enough to catch a double fire from the same expiry.
  */
 #define ASSERT_ONESHOT_GONE(fd, id) do {				\
-	qt_sleep_ms(200);						\
-	EXPECT_EQ(0, qt_nothing_pending(fd));				\
-	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));				\
-	EXPECT_EQ(-ENOENT, qt_modify(fd, id, 0, NSEC_PER_SEC, 0, 0));	\
+	t_sleep_ms(200);						\
+	EXPECT_EQ(0, t_nothing_pending(fd));				\
+	EXPECT_EQ(-ENOENT, t_cancel(fd, id));				\
+	EXPECT_EQ(-ENOENT, t_modify(fd, id, 0, NSEC_PER_SEC, 0, 0));	\
 } while (0)
 
 TEST_F(clock, oneshot_relative)
@@ -134,10 +134,10 @@ TEST_F(clock, oneshot_relative)
 	__s64 t0, t1, stamp;
 	__u64 id;
 
-	t0 = qt_now(variant->clockid);
-	ASSERT_EQ(0, qt_arm(self->fd, variant->clockid, 0, rel, 0, 0x1234, &id));
-	t1 = qt_now(variant->clockid);
-	ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+	t0 = t_now(variant->clockid);
+	ASSERT_EQ(0, t_arm(self->fd, variant->clockid, 0, rel, 0, 0x1234, &id));
+	t1 = t_now(variant->clockid);
+	ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 					variant->clockid, &stamp));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(0x1234, rec.cookie);
@@ -158,10 +158,10 @@ TEST_F(clock, oneshot_absolute)
 	__s64 when, stamp;
 	__u64 id;
 
-	when = qt_now(variant->clockid) + 50 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, qt_arm(self->fd, variant->clockid, QTIMER_F_ABSTIME, when,
+	when = t_now(variant->clockid) + 50 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, t_arm(self->fd, variant->clockid, QTIMER_F_ABSTIME, when,
 			    0, ~0ULL, &id));
-	ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+	ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 					variant->clockid, &stamp));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(~0ULL, rec.cookie);
@@ -178,10 +178,10 @@ TEST_F(clock, zero_expiry_fires_promptly)
 	__s64 t0, t1, stamp;
 	__u64 id;
 
-	t0 = qt_now(variant->clockid);
-	ASSERT_EQ(0, qt_arm(self->fd, variant->clockid, 0, 0, 0, 7, &id));
-	t1 = qt_now(variant->clockid);
-	ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+	t0 = t_now(variant->clockid);
+	ASSERT_EQ(0, t_arm(self->fd, variant->clockid, 0, 0, 0, 7, &id));
+	t1 = t_now(variant->clockid);
+	ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 					variant->clockid, &stamp));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(7, rec.cookie);
@@ -200,12 +200,12 @@ TEST_F(clock, absolute_past_fires_promptly)
 	__u64 id;
 
 	/* A second ago, or the clock's epoch if it has not run that long. */
-	when = qt_now(variant->clockid) - NSEC_PER_SEC;
+	when = t_now(variant->clockid) - NSEC_PER_SEC;
 	if (when < 0)
 		when = 0;
-	ASSERT_EQ(0, qt_arm(self->fd, variant->clockid, QTIMER_F_ABSTIME, when,
+	ASSERT_EQ(0, t_arm(self->fd, variant->clockid, QTIMER_F_ABSTIME, when,
 			    0, 8, &id));
-	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(8, rec.cookie);
 	EXPECT_EQ(1, rec.count);
@@ -223,17 +223,17 @@ TEST_F(clock, slack_never_early)
 	__s64 base, stamp[N];
 	int i, idx;
 
-	base = qt_now(variant->clockid) + 30 * NSEC_PER_MSEC;
+	base = t_now(variant->clockid) + 30 * NSEC_PER_MSEC;
 	for (i = 0; i < N; i++) {
-		struct qtimer_op op = qt_op(variant->clockid, QTIMER_F_ABSTIME,
+		struct qtimer_op op = t_op(variant->clockid, QTIMER_F_ABSTIME,
 					    base + i * NSEC_PER_MSEC, 0, i);
 
 		op.slack_ns = (i % 4) * 20 * NSEC_PER_MSEC;
 		if (i == N - 1)
 			op.slack_ns = QTIMER_SLACK_MAX_NS / 1000;
-		ASSERT_EQ(0, qt_arm_op(self->fd, &op));
+		ASSERT_EQ(0, t_arm_op(self->fd, &op));
 	}
-	ASSERT_EQ(N, qt_collect_stamped(self->fd, recs, N, QT_ARRIVE_MS,
+	ASSERT_EQ(N, t_collect_stamped(self->fd, recs, N, QT_ARRIVE_MS,
 					variant->clockid, stamp));
 	for (i = 0; i < N; i++) {
 		idx = recs[i].cookie;
@@ -244,7 +244,7 @@ TEST_F(clock, slack_never_early)
 		EXPECT_EQ(QTIMER_REC_LAST, recs[i].flags);
 	}
 	for (i = 0; i < N; i++)
-		EXPECT_LE(0, qt_find_cookie(recs, N, i));
+		EXPECT_LE(0, t_find_cookie(recs, N, i));
 }
 
 /*
@@ -279,21 +279,21 @@ TEST_F(clock, expiry_order_one_cpu)
 		ASSERT_GE(2 * NSEC_PER_SEC, lead) {
 			TH_LOG("64 ARMs never fit within %lld ns", (long long)lead / 2);
 		}
-		base = qt_now(variant->clockid) + lead;
+		base = t_now(variant->clockid) + lead;
 		for (i = 0; i < N; i++) {
-			ops[i] = qt_op(variant->clockid,
+			ops[i] = t_op(variant->clockid,
 				       QTIMER_F_ABSTIME | QTIMER_F_CPU,
 				       base + perm[i] * 200 * NSEC_PER_USEC, 0,
 				       perm[i]);
 			ops[i].opcode = QTIMER_OP_ARM;
 			ops[i].cpu = 0;
 		}
-		ASSERT_EQ(N, qt_submit(self->fd, ops, N,
+		ASSERT_EQ(N, t_submit(self->fd, ops, N,
 				       QTIMER_SUBMIT_STOP_ON_ERROR, NULL));
-		armed_at = qt_now(variant->clockid);
+		armed_at = t_now(variant->clockid);
 		for (i = 0; i < N; i++)
 			ASSERT_EQ(0, ops[i].result);
-		ASSERT_EQ(N, qt_collect_stamped(self->fd, recs, N, QT_ARRIVE_MS,
+		ASSERT_EQ(N, t_collect_stamped(self->fd, recs, N, QT_ARRIVE_MS,
 						variant->clockid, stamp));
 		if (armed_at < base)
 			break;
@@ -310,8 +310,8 @@ TEST_F(clock, expiry_order_one_cpu)
 		if (i)
 			EXPECT_LT(recs[i - 1].expires_ns, recs[i].expires_ns);
 	}
-	qt_sleep_ms(100);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	t_sleep_ms(100);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
 }
 
 /* Many timers across the default (arming) CPUs: each fires exactly once. */
@@ -325,17 +325,17 @@ TEST_F(clock, many_fire_exactly_once)
 	__s64 base;
 	int i;
 
-	base = qt_now(variant->clockid) + 20 * NSEC_PER_MSEC;
+	base = t_now(variant->clockid) + 20 * NSEC_PER_MSEC;
 	for (i = 0; i < N; i++) {
 		/* Move between CPUs now and then so several heaps are used. */
 		if (i % 64 == 0)
-			qt_pin_self((i / 64) % qt_nr_cpus());
-		ASSERT_EQ(0, qt_arm(self->fd, variant->clockid,
+			t_pin_self((i / 64) % t_nr_cpus());
+		ASSERT_EQ(0, t_arm(self->fd, variant->clockid,
 				    QTIMER_F_ABSTIME,
 				    base + (i % 97) * 500 * NSEC_PER_USEC, 0,
 				    1000 + i, &ids[i]));
 	}
-	ASSERT_EQ(N, qt_collect_stamped(self->fd, recs, N, QT_ARRIVE_MS,
+	ASSERT_EQ(N, t_collect_stamped(self->fd, recs, N, QT_ARRIVE_MS,
 					variant->clockid, stamp));
 	for (i = 0; i < N; i++) {
 		int k = recs[i].cookie - 1000;
@@ -354,8 +354,8 @@ TEST_F(clock, many_fire_exactly_once)
 	/* Ids of one file are distinct. */
 	for (i = 1; i < N; i++)
 		EXPECT_NE(ids[i - 1], ids[i]);
-	qt_sleep_ms(100);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	t_sleep_ms(100);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
 }
 
 /*
@@ -412,16 +412,16 @@ TEST_F(timens, absolute_and_records_in_namespace_view)
 	char buf[64];
 	int fd, nsfd, i, len;
 
-	fd = qt_open(O_NONBLOCK);
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_version(fd, &v));
+	ASSERT_EQ(0, t_version(fd, &v));
 	close(fd);
 	if (!(v.features & QTIMER_FEAT_TIME_NS))
 		SKIP(return, "QTIMER_FEAT_TIME_NS not advertised");
 	if (variant->offset_sec < 0 &&
-	    qt_now(variant->clockid) < -variant->offset_sec * 2 * NSEC_PER_SEC)
+	    t_now(variant->clockid) < -variant->offset_sec * 2 * NSEC_PER_SEC)
 		SKIP(return, "clock too young for a negative offset");
-	before = qt_now(variant->clockid);
+	before = t_now(variant->clockid);
 	if (unshare(CLONE_NEWTIME))
 		SKIP(return, "no time namespaces: %s", strerror(errno));
 
@@ -437,20 +437,20 @@ TEST_F(timens, absolute_and_records_in_namespace_view)
 	close(nsfd);
 
 	/* Now in the namespace: check the offset took. */
-	after = qt_now(variant->clockid) - variant->offset_sec * NSEC_PER_SEC;
+	after = t_now(variant->clockid) - variant->offset_sec * NSEC_PER_SEC;
 	ASSERT_LE(before, after);
 	ASSERT_GT(before + 5 * NSEC_PER_SEC, after);
 
-	self->fd = qt_open(O_NONBLOCK);
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
-	t0 = qt_now(variant->clockid);
+	t0 = t_now(variant->clockid);
 	when = t0 + rel;
-	ASSERT_EQ(0, qt_arm(self->fd, variant->clockid, QTIMER_F_ABSTIME, when,
+	ASSERT_EQ(0, t_arm(self->fd, variant->clockid, QTIMER_F_ABSTIME, when,
 			    0, 1, &abs_id));
-	ASSERT_EQ(0, qt_arm(self->fd, variant->clockid, 0, rel, 0, 2, &rel_id));
-	t1 = qt_now(variant->clockid);
+	ASSERT_EQ(0, t_arm(self->fd, variant->clockid, 0, rel, 0, 2, &rel_id));
+	t1 = t_now(variant->clockid);
 
-	ASSERT_EQ(2, qt_collect_stamped(self->fd, recs, 2, QT_ARRIVE_MS,
+	ASSERT_EQ(2, t_collect_stamped(self->fd, recs, 2, QT_ARRIVE_MS,
 					variant->clockid, stamp));
 	for (i = 0; i < 2; i++) {
 		EXPECT_LE(recs[i].expires_ns, stamp[i]);

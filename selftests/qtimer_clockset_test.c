@@ -23,22 +23,22 @@ FIXTURE(clockset)
 
 FIXTURE_SETUP(clockset)
 {
-	self->fd = qt_open(O_NONBLOCK);
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
-	self->mono0 = qt_now(CLOCK_MONOTONIC);
-	self->rt0 = qt_now(CLOCK_REALTIME);
+	self->mono0 = t_now(CLOCK_MONOTONIC);
+	self->rt0 = t_now(CLOCK_REALTIME);
 }
 
 FIXTURE_TEARDOWN(clockset)
 {
 	if (self->stepped)
-		EXPECT_EQ(0, qt_restore_realtime(self->rt0, self->mono0));
+		EXPECT_EQ(0, t_restore_realtime(self->rt0, self->mono0));
 	close(self->fd);
 }
 
 static int arm_cos(int fd, __s64 when, __u64 period, __u64 cookie, __u64 *id)
 {
-	return qt_arm(fd, CLOCK_REALTIME,
+	return t_arm(fd, CLOCK_REALTIME,
 		      QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET, when, period,
 		      cookie, id);
 }
@@ -54,16 +54,16 @@ TEST_F(clockset, cancel_on_set_step_forward)
 	struct qtimer_record rec;
 	__u64 id;
 
-	ASSERT_EQ(0, arm_cos(self->fd, qt_now(CLOCK_REALTIME) +
+	ASSERT_EQ(0, arm_cos(self->fd, t_now(CLOCK_REALTIME) +
 			     20 * NSEC_PER_SEC, 0, 0xc0, &id));
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
 	QT_STEP_REALTIME(NSEC_PER_SEC);
-	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_CANCELED_RECORD(rec, id, 0xc0);
 	EXPECT_EQ(0, rec.count);
-	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
-	qt_sleep_ms(100);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	EXPECT_EQ(-ENOENT, t_cancel(self->fd, id));
+	t_sleep_ms(100);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
 }
 
 TEST_F(clockset, cancel_on_set_step_backward)
@@ -71,35 +71,35 @@ TEST_F(clockset, cancel_on_set_step_backward)
 	struct qtimer_record rec;
 	__u64 id;
 
-	ASSERT_EQ(0, arm_cos(self->fd, qt_now(CLOCK_REALTIME) +
+	ASSERT_EQ(0, arm_cos(self->fd, t_now(CLOCK_REALTIME) +
 			     20 * NSEC_PER_SEC, 0, 0xc1, &id));
 	QT_STEP_REALTIME(-NSEC_PER_SEC);
-	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_CANCELED_RECORD(rec, id, 0xc1);
 	EXPECT_EQ(0, rec.count);
-	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+	EXPECT_EQ(-ENOENT, t_cancel(self->fd, id));
 }
 
 /* Only flagged timers are cancelled, each with its own record. */
 TEST_F(clockset, cancel_on_set_only_flagged_timers)
 {
 	struct qtimer_record recs[8];
-	__s64 far = qt_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC;
+	__s64 far = t_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC;
 	__u64 a, b, plain, k;
 
 	ASSERT_EQ(0, arm_cos(self->fd, far, 0, 1, &a));
 	ASSERT_EQ(0, arm_cos(self->fd, far + 1, 0, 2, &b));
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, far,
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, far,
 			    0, 3, &plain));
 	QT_STEP_REALTIME(NSEC_PER_SEC);
-	ASSERT_EQ(2, qt_collect(self->fd, recs, 2, QT_ARRIVE_MS));
+	ASSERT_EQ(2, t_collect(self->fd, recs, 2, QT_ARRIVE_MS));
 	for (k = 0; k < 2; k++)
 		EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, recs[k].flags);
-	EXPECT_LE(0, qt_find_cookie(recs, 2, 1));
-	EXPECT_LE(0, qt_find_cookie(recs, 2, 2));
-	qt_sleep_ms(100);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
-	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, plain));
+	EXPECT_LE(0, t_find_cookie(recs, 2, 1));
+	EXPECT_LE(0, t_find_cookie(recs, 2, 2));
+	t_sleep_ms(100);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(self->fd, plain));
 }
 
 /*
@@ -114,20 +114,20 @@ TEST_F(clockset, cancel_on_set_periodic_with_pending)
 	__s64 first, before;
 	__u64 id;
 
-	first = qt_now(CLOCK_REALTIME) + period;
+	first = t_now(CLOCK_REALTIME) + period;
 	ASSERT_EQ(0, arm_cos(self->fd, first, period, 0xc2, &id));
-	ASSERT_EQ(1, qt_wait_readable(self->fd, QT_ARRIVE_MS));
-	qt_sleep_ms(100);
-	before = qt_now(CLOCK_REALTIME);
+	ASSERT_EQ(1, t_wait_readable(self->fd, QT_ARRIVE_MS));
+	t_sleep_ms(100);
+	before = t_now(CLOCK_REALTIME);
 	QT_STEP_REALTIME(-NSEC_PER_SEC);
-	qt_sleep_ms(100);
-	ASSERT_EQ(1, qt_read(self->fd, recs, 4));
+	t_sleep_ms(100);
+	ASSERT_EQ(1, t_read(self->fd, recs, 4));
 	EXPECT_CANCELED_RECORD(recs[0], id, 0xc2);
 	EXPECT_LE(1, recs[0].count);
 	EXPECT_GE((before - first) / period + 1, recs[0].count);
-	qt_sleep_ms(100);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
-	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+	t_sleep_ms(100);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
+	EXPECT_EQ(-ENOENT, t_cancel(self->fd, id));
 }
 
 /* Without a clock set, a CANCEL_ON_SET timer is an ordinary timer. */
@@ -137,9 +137,9 @@ TEST_F(clockset, cancel_on_set_fires_normally)
 	__s64 when, stamp;
 	__u64 id;
 
-	when = qt_now(CLOCK_REALTIME) + 50 * NSEC_PER_MSEC;
+	when = t_now(CLOCK_REALTIME) + 50 * NSEC_PER_MSEC;
 	ASSERT_EQ(0, arm_cos(self->fd, when, 0, 0xc3, &id));
-	ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+	ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 					CLOCK_REALTIME, &stamp));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
@@ -152,32 +152,32 @@ TEST_F(clockset, cancel_on_set_fires_normally)
 TEST_F(clockset, modify_adds_cancel_on_set)
 {
 	struct qtimer_record rec;
-	__s64 far = qt_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC;
+	__s64 far = t_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC;
 	__u64 id;
 
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, far, 0,
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, far, 0,
 			    0xc4, &id));
 	ASSERT_EQ(QTIMER_CANCEL_ARMED,
-		  qt_modify(self->fd, id,
+		  t_modify(self->fd, id,
 			    QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET, far, 0, 0));
 	QT_STEP_REALTIME(NSEC_PER_SEC);
-	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_CANCELED_RECORD(rec, id, 0xc4);
 }
 
 /* ... and take it away. */
 TEST_F(clockset, modify_removes_cancel_on_set)
 {
-	__s64 far = qt_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC;
+	__s64 far = t_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC;
 	__u64 id;
 
 	ASSERT_EQ(0, arm_cos(self->fd, far, 0, 0xc5, &id));
 	ASSERT_EQ(QTIMER_CANCEL_ARMED,
-		  qt_modify(self->fd, id, QTIMER_F_ABSTIME, far, 0, 0));
+		  t_modify(self->fd, id, QTIMER_F_ABSTIME, far, 0, 0));
 	QT_STEP_REALTIME(NSEC_PER_SEC);
-	qt_sleep_ms(200);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
-	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, id));
+	t_sleep_ms(200);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(self->fd, id));
 }
 
 /*
@@ -191,14 +191,14 @@ TEST_F(clockset, absolute_realtime_follows_step_forward)
 	__s64 when, stamp, m0, m1;
 	__u64 id;
 
-	when = qt_now(CLOCK_REALTIME) + 5 * NSEC_PER_SEC;
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, when,
+	when = t_now(CLOCK_REALTIME) + 5 * NSEC_PER_SEC;
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, when,
 			    0, 0xd0, &id));
-	m0 = qt_now(CLOCK_MONOTONIC);
+	m0 = t_now(CLOCK_MONOTONIC);
 	QT_STEP_REALTIME(4 * NSEC_PER_SEC);
-	ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+	ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 					CLOCK_REALTIME, &stamp));
-	m1 = qt_now(CLOCK_MONOTONIC);
+	m1 = t_now(CLOCK_MONOTONIC);
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
 	EXPECT_EQ(1, rec.count);
@@ -215,14 +215,14 @@ TEST_F(clockset, absolute_realtime_follows_step_backward)
 	__s64 when, stamp;
 	__u64 id;
 
-	when = qt_now(CLOCK_REALTIME) + 300 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, when,
+	when = t_now(CLOCK_REALTIME) + 300 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, when,
 			    0, 0xd1, &id));
 	QT_STEP_REALTIME(-NSEC_PER_SEC);
 	/* Past the old monotonic moment, still well before the new one. */
-	qt_sleep_ms(600);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
-	ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+	t_sleep_ms(600);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
+	ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 					CLOCK_REALTIME, &stamp));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(when, rec.expires_ns);
@@ -235,9 +235,9 @@ TEST_F(clockset, absolute_realtime_follows_step_backward)
  * timer's own, so only a check that ended before it counts.
  */
 #define EXPECT_NOTHING_PENDING_BEFORE(fd, deadline) do {		\
-	int __pending = qt_nothing_pending(fd);				\
+	int __pending = t_nothing_pending(fd);				\
 									\
-	if (qt_now(CLOCK_MONOTONIC) < (deadline)) {			\
+	if (t_now(CLOCK_MONOTONIC) < (deadline)) {			\
 		EXPECT_EQ(0, __pending);				\
 	} else {							\
 		TH_LOG("past the first expiry before the check ended");	\
@@ -251,20 +251,20 @@ TEST_F(clockset, monotonic_and_boottime_unaffected)
 	__u64 mid, bid;
 	int i;
 
-	mwhen = qt_now(CLOCK_MONOTONIC) + 400 * NSEC_PER_MSEC;
-	bwhen = qt_now(CLOCK_BOOTTIME) + 400 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, mwhen,
+	mwhen = t_now(CLOCK_MONOTONIC) + 400 * NSEC_PER_MSEC;
+	bwhen = t_now(CLOCK_BOOTTIME) + 400 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, mwhen,
 			    0, 1, &mid));
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_BOOTTIME, QTIMER_F_ABSTIME, bwhen,
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_BOOTTIME, QTIMER_F_ABSTIME, bwhen,
 			    0, 2, &bid));
 	QT_STEP_REALTIME(10 * NSEC_PER_SEC);
-	qt_sleep_ms(50);
+	t_sleep_ms(50);
 	/* bwhen is as far out on CLOCK_BOOTTIME, armed after mwhen. */
 	EXPECT_NOTHING_PENDING_BEFORE(self->fd, mwhen);
 	QT_STEP_REALTIME(-20 * NSEC_PER_SEC);
-	ASSERT_EQ(2, qt_collect_stamped(self->fd, recs, 2, QT_ARRIVE_MS,
+	ASSERT_EQ(2, t_collect_stamped(self->fd, recs, 2, QT_ARRIVE_MS,
 					CLOCK_MONOTONIC, stamp));
-	bstamp = qt_now(CLOCK_BOOTTIME);
+	bstamp = t_now(CLOCK_BOOTTIME);
 	for (i = 0; i < 2; i++) {
 		EXPECT_EQ(QTIMER_REC_LAST, recs[i].flags);
 		EXPECT_EQ(1, recs[i].count);
@@ -292,19 +292,19 @@ TEST_F(clockset, relative_realtime_is_an_interval)
 	__u64 id[2];
 	int i;
 
-	m0 = qt_now(CLOCK_MONOTONIC);
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, 0, NSEC_PER_SEC, 0,
+	m0 = t_now(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_REALTIME, 0, NSEC_PER_SEC, 0,
 			    0xe0, &id[0]));
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, 0, 3 * NSEC_PER_SEC,
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_REALTIME, 0, 3 * NSEC_PER_SEC,
 			    0, 0xe1, &id[1]));
 	/* Re-timed by its realtime id, relative again: 1.2 s from now. */
 	ASSERT_EQ(QTIMER_CANCEL_ARMED,
-		  qt_modify(self->fd, id[1], 0, 1200 * NSEC_PER_MSEC, 0, 0));
+		  t_modify(self->fd, id[1], 0, 1200 * NSEC_PER_MSEC, 0, 0));
 	QT_STEP_REALTIME(3600 * NSEC_PER_SEC);
-	qt_sleep_ms(300);
+	t_sleep_ms(300);
 	EXPECT_NOTHING_PENDING_BEFORE(self->fd, m0 + NSEC_PER_SEC);
 	QT_STEP_REALTIME(-7200 * NSEC_PER_SEC);
-	ASSERT_EQ(2, qt_collect_stamped(self->fd, recs, 2, QT_ARRIVE_MS,
+	ASSERT_EQ(2, t_collect_stamped(self->fd, recs, 2, QT_ARRIVE_MS,
 					CLOCK_MONOTONIC, stamp));
 	for (i = 0; i < 2; i++) {
 		__s64 after = recs[i].cookie == 0xe0 ? NSEC_PER_SEC :
@@ -315,8 +315,8 @@ TEST_F(clockset, relative_realtime_is_an_interval)
 		/* Never early on the monotonic clock it runs on. */
 		EXPECT_LE(m0 + after, stamp[i]);
 		/* In wall time, and not in the reader's future. */
-		EXPECT_LE(recs[i].expires_ns, qt_now(CLOCK_REALTIME));
-		EXPECT_LT(qt_now(CLOCK_REALTIME) - 60 * NSEC_PER_SEC,
+		EXPECT_LE(recs[i].expires_ns, t_now(CLOCK_REALTIME));
+		EXPECT_LT(t_now(CLOCK_REALTIME) - 60 * NSEC_PER_SEC,
 			  recs[i].expires_ns);
 	}
 }
@@ -328,21 +328,21 @@ TEST_F(clockset, modify_between_absolute_and_relative_realtime)
 	__s64 m0, stamp;
 	__u64 id;
 
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME,
-			    qt_now(CLOCK_REALTIME) + 60 * NSEC_PER_SEC, 0,
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME,
+			    t_now(CLOCK_REALTIME) + 60 * NSEC_PER_SEC, 0,
 			    0xe2, &id));
-	m0 = qt_now(CLOCK_MONOTONIC);
+	m0 = t_now(CLOCK_MONOTONIC);
 	ASSERT_EQ(QTIMER_CANCEL_ARMED,
-		  qt_modify(self->fd, id, 0, 800 * NSEC_PER_MSEC, 0, 0));
+		  t_modify(self->fd, id, 0, 800 * NSEC_PER_MSEC, 0, 0));
 	QT_STEP_REALTIME(3600 * NSEC_PER_SEC);
-	qt_sleep_ms(200);
+	t_sleep_ms(200);
 	EXPECT_NOTHING_PENDING_BEFORE(self->fd, m0 + 800 * NSEC_PER_MSEC);
-	ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+	ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 					CLOCK_MONOTONIC, &stamp));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_LE(m0 + 800 * NSEC_PER_MSEC, stamp);
 	/* Gone after its one record: nothing left to modify. */
-	EXPECT_EQ(-ENOENT, qt_modify(self->fd, id, 0, NSEC_PER_SEC, 0, 0));
+	EXPECT_EQ(-ENOENT, t_modify(self->fd, id, 0, NSEC_PER_SEC, 0, 0));
 }
 
 TEST_HARNESS_MAIN

@@ -21,24 +21,24 @@ FIXTURE(hotplug)
 
 static int cpu_set_online(const char *path, int on)
 {
-	return qt_sysfs_write(path, on);
+	return t_sysfs_write(path, on);
 }
 
 FIXTURE_SETUP(hotplug)
 {
 	unsigned long long v;
 
-	self->fd = qt_open(O_NONBLOCK);
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
-	self->cpu = qt_nr_cpus() > 1 ? 1 : -1;
+	self->cpu = t_nr_cpus() > 1 ? 1 : -1;
 	if (self->cpu < 0)
 		return;
 	snprintf(self->online, sizeof(self->online),
 		 "/sys/devices/system/cpu/cpu%d/online", self->cpu);
-	if (geteuid() || qt_sysfs_read(self->online, &v) || v != 1)
+	if (geteuid() || t_sysfs_read(self->online, &v) || v != 1)
 		self->cpu = -1;
 	/* Everything of this test runs on CPU 0, away from the victim. */
-	ASSERT_EQ(0, qt_pin_self(0));
+	ASSERT_EQ(0, t_pin_self(0));
 }
 
 FIXTURE_TEARDOWN(hotplug)
@@ -46,7 +46,7 @@ FIXTURE_TEARDOWN(hotplug)
 	unsigned long long v = 1;
 
 	if (self->cpu >= 0) {
-		qt_sysfs_read(self->online, &v);
+		t_sysfs_read(self->online, &v);
 		if (v != 1)
 			EXPECT_EQ(0, cpu_set_online(self->online, 1));
 	}
@@ -80,7 +80,7 @@ TEST_F_TIMEOUT(hotplug, timers_of_offlined_cpu_fire_once_never_early, 60)
 	int i, k, n;
 
 	REQUIRE_HOTPLUG();
-	base = qt_now(CLOCK_MONOTONIC) + 300 * NSEC_PER_MSEC;
+	base = t_now(CLOCK_MONOTONIC) + 300 * NSEC_PER_MSEC;
 	for (i = 0; i < N; i++) {
 		/* Three clocks; some due before the offline, most after. */
 		int clk = i % 3 == 0 ? CLOCK_MONOTONIC :
@@ -88,11 +88,11 @@ TEST_F_TIMEOUT(hotplug, timers_of_offlined_cpu_fire_once_never_early, 60)
 		__s64 rel = (i % 100) * 10 * NSEC_PER_MSEC;
 
 		when[i] = (clk == CLOCK_MONOTONIC ? base :
-			   qt_now(clk) + 300 * NSEC_PER_MSEC) + rel;
-		ASSERT_EQ(0, qt_arm_cpu(self->fd, clk, QTIMER_F_ABSTIME,
+			   t_now(clk) + 300 * NSEC_PER_MSEC) + rel;
+		ASSERT_EQ(0, t_arm_cpu(self->fd, clk, QTIMER_F_ABSTIME,
 					when[i], 0, i, self->cpu, &ids[i]));
 	}
-	qt_sleep_ms(350);
+	t_sleep_ms(350);
 	OFFLINE_OR_SKIP();
 
 	n = 0;
@@ -100,18 +100,18 @@ TEST_F_TIMEOUT(hotplug, timers_of_offlined_cpu_fire_once_never_early, 60)
 		int got, j;
 		__s64 now[3];
 
-		got = qt_collect(self->fd, recs + n, 1, QT_ARRIVE_MS);
+		got = t_collect(self->fd, recs + n, 1, QT_ARRIVE_MS);
 		ASSERT_EQ(1, got) {
 			TH_LOG("%d of %d records arrived", n, N);
 		}
-		got = n + 1 < N ? qt_read(self->fd, recs + n + 1, N - n - 1) : 0;
+		got = n + 1 < N ? t_read(self->fd, recs + n + 1, N - n - 1) : 0;
 		if (got == -EAGAIN)
 			got = 0;
 		ASSERT_LE(0, got);
 		got++;
-		now[0] = qt_now(CLOCK_MONOTONIC);
-		now[1] = qt_now(CLOCK_BOOTTIME);
-		now[2] = qt_now(CLOCK_REALTIME);
+		now[0] = t_now(CLOCK_MONOTONIC);
+		now[1] = t_now(CLOCK_BOOTTIME);
+		now[2] = t_now(CLOCK_REALTIME);
 		for (j = n; j < n + got; j++) {
 			k = recs[j].cookie;
 			ASSERT_GT(N, k);
@@ -126,10 +126,10 @@ TEST_F_TIMEOUT(hotplug, timers_of_offlined_cpu_fire_once_never_early, 60)
 		}
 		n += got;
 	}
-	qt_sleep_ms(100);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	t_sleep_ms(100);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
 	for (i = 0; i < N; i++)
-		EXPECT_EQ(-ENOENT, qt_cancel(self->fd, ids[i]));
+		EXPECT_EQ(-ENOENT, t_cancel(self->fd, ids[i]));
 }
 
 /* A ticker on the offlined CPU keeps its exact schedule. */
@@ -142,22 +142,22 @@ TEST_F(hotplug, ticker_survives_offline)
 	int i;
 
 	REQUIRE_HOTPLUG();
-	first = qt_now(CLOCK_MONOTONIC) + period;
-	ASSERT_EQ(0, qt_arm_cpu(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME,
+	first = t_now(CLOCK_MONOTONIC) + period;
+	ASSERT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME,
 				first, period, 1, self->cpu, &id));
-	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	total = rec.count;
 	OFFLINE_OR_SKIP();
 	for (i = 0; i < 5; i++) {
-		ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+		ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 						CLOCK_MONOTONIC, &stamp));
 		total += rec.count;
 		EXPECT_EQ(first + ((__s64)total - 1) * period, rec.expires_ns);
 		EXPECT_LE(rec.expires_ns, stamp);
 	}
 	/* Still cancellable by its id after the move. */
-	EXPECT_TRUE(qt_mask_ok(qt_cancel(self->fd, id)));
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	EXPECT_TRUE(t_mask_ok(t_cancel(self->fd, id)));
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
 }
 
 /* Cancel and modify find timers that moved off the offlined CPU. */
@@ -171,20 +171,20 @@ TEST_F(hotplug, cancel_and_modify_after_move)
 
 	REQUIRE_HOTPLUG();
 	for (i = 0; i < N; i++)
-		ASSERT_EQ(0, qt_arm_cpu(self->fd, CLOCK_MONOTONIC, 0,
+		ASSERT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC, 0,
 					(10 + i) * NSEC_PER_SEC, 0, i,
 					self->cpu, &ids[i]));
 	OFFLINE_OR_SKIP();
 	for (i = 1; i < N; i++)
-		EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, ids[i]));
-	when = qt_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
+		EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(self->fd, ids[i]));
+	when = t_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
 	EXPECT_EQ(QTIMER_CANCEL_ARMED,
-		  qt_modify(self->fd, ids[0], QTIMER_F_ABSTIME, when, 0, 0));
-	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+		  t_modify(self->fd, ids[0], QTIMER_F_ABSTIME, when, 0, 0));
+	ASSERT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(ids[0], rec.id);
 	EXPECT_EQ(when, rec.expires_ns);
-	qt_sleep_ms(100);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	t_sleep_ms(100);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
 }
 
 TEST_F(hotplug, arm_on_offline_cpu_then_back_online)
@@ -194,25 +194,25 @@ TEST_F(hotplug, arm_on_offline_cpu_then_back_online)
 
 	REQUIRE_HOTPLUG();
 	OFFLINE_OR_SKIP();
-	EXPECT_EQ(-EINVAL, qt_arm_cpu(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 1,
+	EXPECT_EQ(-EINVAL, t_arm_cpu(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 1,
 				      self->cpu, NULL));
 	/* A batch says so per op. */
 	{
-		struct qtimer_op op = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU, 0,
+		struct qtimer_op op = t_op(CLOCK_MONOTONIC, QTIMER_F_CPU, 0,
 					    0, 1);
 
 		op.opcode = QTIMER_OP_ARM;
 		op.cpu = self->cpu;
-		EXPECT_EQ(1, qt_submit(self->fd, &op, 1, 0, NULL));
+		EXPECT_EQ(1, t_submit(self->fd, &op, 1, 0, NULL));
 		EXPECT_EQ(-EINVAL, op.result);
 	}
-	qt_sleep_ms(100);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	t_sleep_ms(100);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
 
 	ASSERT_EQ(0, cpu_set_online(self->online, 1));
-	ASSERT_EQ(0, qt_arm_cpu(self->fd, CLOCK_MONOTONIC, 0,
+	ASSERT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC, 0,
 				30 * NSEC_PER_MSEC, 0, 2, self->cpu, &id));
-	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(2, rec.cookie);
 }
@@ -226,10 +226,10 @@ TEST_F_TIMEOUT(hotplug, offline_online_cycles, 90)
 
 	REQUIRE_HOTPLUG();
 	for (c = 0; c < CYCLES; c++) {
-		__s64 base = qt_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
+		__s64 base = t_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
 
 		for (i = 0; i < N; i++)
-			ASSERT_EQ(0, qt_arm_cpu(self->fd, CLOCK_MONOTONIC,
+			ASSERT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC,
 						QTIMER_F_ABSTIME,
 						base + i * NSEC_PER_MSEC, 0, i,
 						self->cpu, NULL));
@@ -242,15 +242,15 @@ TEST_F_TIMEOUT(hotplug, offline_online_cycles, 90)
 			OFFLINE_OR_SKIP();
 		else
 			ASSERT_EQ(0, cpu_set_online(self->online, 0));
-		n = qt_collect(self->fd, recs, N, QT_ARRIVE_MS);
+		n = t_collect(self->fd, recs, N, QT_ARRIVE_MS);
 		ASSERT_EQ(N, n);
 		for (i = 0; i < N; i++)
 			EXPECT_EQ(base + recs[i].cookie * NSEC_PER_MSEC,
 				  recs[i].expires_ns);
 		ASSERT_EQ(0, cpu_set_online(self->online, 1));
 	}
-	qt_sleep_ms(50);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	t_sleep_ms(50);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
 }
 
 TEST_HARNESS_MAIN

@@ -22,44 +22,44 @@
 static int child_collects(int fd, __u64 id, __u64 cookie, int want)
 {
 	struct qtimer_record recs[4];
-	int n = qt_collect(fd, recs, want ? want : 1, want ? QT_ARRIVE_MS : 500);
+	int n = t_collect(fd, recs, want ? want : 1, want ? QT_ARRIVE_MS : 500);
 
 	if (n != want)
 		return 10 + (n < 0 ? 9 : n);
 	if (want && (recs[0].id != id || recs[0].cookie != cookie))
 		return 2;
-	qt_sleep_ms(100);
-	if (qt_nothing_pending(fd))
+	t_sleep_ms(100);
+	if (t_nothing_pending(fd))
 		return 3;
 	return 0;
 }
 
 TEST(fork_parent_closes_child_reads)
 {
-	int fd = qt_open(O_NONBLOCK);
+	int fd = t_open(O_NONBLOCK);
 	pid_t pid;
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 100 * NSEC_PER_MSEC, 0,
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 100 * NSEC_PER_MSEC, 0,
 			    0xc1, &id));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
 		_exit(child_collects(fd, id, 0xc1, 1));
 	close(fd);	/* the child's reference keeps the context alive */
-	EXPECT_EQ(0, qt_wait_child(pid));
+	EXPECT_EQ(0, t_wait_child(pid));
 }
 
 TEST(fork_child_closes_parent_reads)
 {
 	struct qtimer_record rec;
-	int fd = qt_open(O_NONBLOCK);
+	int fd = t_open(O_NONBLOCK);
 	pid_t pid;
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 100 * NSEC_PER_MSEC, 0,
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 100 * NSEC_PER_MSEC, 0,
 			    0xc2, &id));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -67,11 +67,11 @@ TEST(fork_child_closes_parent_reads)
 		close(fd);
 		_exit(0);
 	}
-	EXPECT_EQ(0, qt_wait_child(pid));
-	ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_EQ(0, t_wait_child(pid));
+	ASSERT_EQ(1, t_collect(fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(id, rec.id);
-	qt_sleep_ms(100);
-	EXPECT_EQ(0, qt_nothing_pending(fd));
+	t_sleep_ms(100);
+	EXPECT_EQ(0, t_nothing_pending(fd));
 	close(fd);
 }
 
@@ -79,20 +79,20 @@ TEST(fork_child_closes_parent_reads)
 TEST(fork_both_read_record_delivered_once)
 {
 	struct qtimer_record recs[4];
-	int fd = qt_open(O_NONBLOCK);
+	int fd = t_open(O_NONBLOCK);
 	int i, mine, theirs;
 	pid_t pid;
 
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0,
+		ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0,
 				    (100 + 30 * i) * NSEC_PER_MSEC, 0, i, NULL));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
-		_exit(qt_collect(fd, recs, 4, 1000));
-	mine = qt_collect(fd, recs, 4, 1000);
-	theirs = qt_wait_child(pid);
+		_exit(t_collect(fd, recs, 4, 1000));
+	mine = t_collect(fd, recs, 4, 1000);
+	theirs = t_wait_child(pid);
 	EXPECT_EQ(3, mine + theirs);
 	close(fd);
 }
@@ -100,21 +100,21 @@ TEST(fork_both_read_record_delivered_once)
 TEST(dup_keeps_context_alive)
 {
 	struct qtimer_record rec;
-	int fd = qt_open(O_NONBLOCK), fd2;
+	int fd = t_open(O_NONBLOCK), fd2;
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 50 * NSEC_PER_MSEC, 0, 3,
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 50 * NSEC_PER_MSEC, 0, 3,
 			    &id));
 	fd2 = dup(fd);
 	ASSERT_LE(0, fd2);
 	close(fd);
-	ASSERT_EQ(1, qt_collect(fd2, &rec, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_collect(fd2, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(id, rec.id);
 	/* Same context: ids are valid through either descriptor. */
-	ASSERT_EQ(0, qt_arm(fd2, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, 4,
+	ASSERT_EQ(0, t_arm(fd2, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, 4,
 			    &id));
-	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(fd2, id));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(fd2, id));
 	close(fd2);
 }
 
@@ -127,9 +127,9 @@ TEST(many_files_are_independent)
 	int i;
 
 	for (i = 0; i < N; i++) {
-		fds[i] = qt_open(O_NONBLOCK);
+		fds[i] = t_open(O_NONBLOCK);
 		ASSERT_LE(0, fds[i]);
-		ASSERT_EQ(0, qt_arm(fds[i], CLOCK_MONOTONIC, 0,
+		ASSERT_EQ(0, t_arm(fds[i], CLOCK_MONOTONIC, 0,
 				    (50 + i % 20) * NSEC_PER_MSEC, 0, 1000 + i,
 				    &ids[i]));
 	}
@@ -137,13 +137,13 @@ TEST(many_files_are_independent)
 	for (i = 1; i < N; i += 2)
 		close(fds[i]);
 	for (i = 0; i < N; i += 2) {
-		ASSERT_EQ(1, qt_collect(fds[i], &rec, 1, QT_ARRIVE_MS));
+		ASSERT_EQ(1, t_collect(fds[i], &rec, 1, QT_ARRIVE_MS));
 		EXPECT_EQ(ids[i], rec.id);
 		EXPECT_EQ(1000 + i, rec.cookie);
 	}
-	qt_sleep_ms(100);
+	t_sleep_ms(100);
 	for (i = 0; i < N; i += 2) {
-		EXPECT_EQ(0, qt_nothing_pending(fds[i]));
+		EXPECT_EQ(0, t_nothing_pending(fds[i]));
 		close(fds[i]);
 	}
 }
@@ -158,18 +158,18 @@ TEST(close_races_with_expiry)
 
 	srand(getpid());
 	for (r = 0; r < ROUNDS; r++) {
-		fd = qt_open(O_NONBLOCK);
+		fd = t_open(O_NONBLOCK);
 		ASSERT_LE(0, fd);
 		for (i = 0; i < N; i++) {
-			ops[i] = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU,
+			ops[i] = t_op(CLOCK_MONOTONIC, QTIMER_F_CPU,
 				       (rand() % 20) * NSEC_PER_MSEC,
 				       i % 4 ? 0 : NSEC_PER_MSEC, i);
 			ops[i].opcode = QTIMER_OP_ARM;
-			ops[i].cpu = i % qt_nr_cpus();
+			ops[i].cpu = i % t_nr_cpus();
 		}
-		ASSERT_EQ(N, qt_submit(fd, ops, N, QTIMER_SUBMIT_STOP_ON_ERROR,
+		ASSERT_EQ(N, t_submit(fd, ops, N, QTIMER_SUBMIT_STOP_ON_ERROR,
 				       &done));
-		qt_sleep_ms(rand() % 20);
+		t_sleep_ms(rand() % 20);
 		close(fd);
 	}
 }
@@ -230,7 +230,7 @@ static long long timer_cache_objs(void)
 /* The object counts of the memory tests below rely on this. */
 TEST(timer_cache_listed_in_slabinfo)
 {
-	int fd = qt_open(0);	/* the module is loaded */
+	int fd = t_open(0);	/* the module is loaded */
 	long long objs;
 	int err;
 
@@ -297,9 +297,9 @@ FIXTURE(caps)
 FIXTURE_SETUP(caps)
 {
 	self->usable = !geteuid() &&
-		       !qt_sysfs_read(QT_PARAMS "max_timers_per_fd",
+		       !t_sysfs_read(QT_PARAMS "max_timers_per_fd",
 				      &self->per_fd) &&
-		       !qt_sysfs_read(QT_PARAMS "max_timers_per_user",
+		       !t_sysfs_read(QT_PARAMS "max_timers_per_user",
 				      &self->per_user);
 }
 
@@ -307,9 +307,9 @@ FIXTURE_TEARDOWN(caps)
 {
 	if (!self->usable)
 		return;
-	EXPECT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_fd",
+	EXPECT_EQ(0, t_sysfs_write(QT_PARAMS "max_timers_per_fd",
 				    self->per_fd));
-	EXPECT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user",
+	EXPECT_EQ(0, t_sysfs_write(QT_PARAMS "max_timers_per_user",
 				    self->per_user));
 }
 
@@ -325,7 +325,7 @@ static int arm_n(int fd, int n, int *first_err)
 	int i, ret;
 
 	for (i = 0; i < n; i++) {
-		ret = qt_arm(fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, i,
+		ret = t_arm(fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, i,
 			     NULL);
 		if (ret) {
 			if (first_err)
@@ -352,7 +352,7 @@ static int arm_n(int fd, int n, int *first_err)
  */
 static int million_or_less(void)
 {
-	return qt_debug_kernel() ? 25000 : 1000000;
+	return t_debug_kernel() ? 25000 : 1000000;
 }
 
 TEST_F_TIMEOUT(caps, million_timers_memory_comes_back, 280)
@@ -369,35 +369,35 @@ TEST_F_TIMEOUT(caps, million_timers_memory_comes_back, 280)
 	REQUIRE_CAPS();
 	/* The defaults allow 10^6; make sure an earlier run left them so. */
 	if (self->per_fd < total)
-		ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_fd",
+		ASSERT_EQ(0, t_sysfs_write(QT_PARAMS "max_timers_per_fd",
 					    total));
 	if (self->per_user < total)
-		ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user",
+		ASSERT_EQ(0, t_sysfs_write(QT_PARAMS "max_timers_per_user",
 					    total));
 	ids = calloc(total, sizeof(*ids));
 	ASSERT_NE(NULL, ids);
 	srand(getpid());
 
 	drop_caches();
-	qt_sleep_ms(200);
+	t_sleep_ms(200);
 	base = kernel_mem_kb();
 	ASSERT_LT(0, base);
 
-	t0 = qt_now(CLOCK_MONOTONIC);
-	fd = qt_open(O_NONBLOCK);
+	t0 = t_now(CLOCK_MONOTONIC);
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
 	for (n = 0; n < total; n += batch) {
 		batch = total - n < B ? total - n : B;
 		for (i = 0; i < batch; i++) {
 			/* An hour away, spread so the heaps have shape. */
-			ops[i] = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU,
+			ops[i] = t_op(CLOCK_MONOTONIC, QTIMER_F_CPU,
 				       3600 * NSEC_PER_SEC +
 				       (rand() % 1000000) * NSEC_PER_USEC,
 				       0, n + i);
 			ops[i].opcode = QTIMER_OP_ARM;
-			ops[i].cpu = (n + i) % qt_nr_cpus();
+			ops[i].cpu = (n + i) % t_nr_cpus();
 		}
-		ASSERT_EQ(batch, qt_submit(fd, ops, batch,
+		ASSERT_EQ(batch, t_submit(fd, ops, batch,
 					   QTIMER_SUBMIT_STOP_ON_ERROR, &done));
 		for (i = 0; i < batch; i++) {
 			ASSERT_EQ(0, ops[i].result);
@@ -405,7 +405,7 @@ TEST_F_TIMEOUT(caps, million_timers_memory_comes_back, 280)
 		}
 	}
 	TH_LOG("armed %d timers in %lld ms", total,
-	       (qt_now(CLOCK_MONOTONIC) - t0) / NSEC_PER_MSEC);
+	       (t_now(CLOCK_MONOTONIC) - t0) / NSEC_PER_MSEC);
 
 	armed = kernel_mem_kb();
 	objs = timer_cache_objs();
@@ -416,7 +416,7 @@ TEST_F_TIMEOUT(caps, million_timers_memory_comes_back, 280)
 	if (objs >= 0)
 		EXPECT_LE(total, objs);
 
-	t0 = qt_now(CLOCK_MONOTONIC);
+	t0 = t_now(CLOCK_MONOTONIC);
 	for (n = 0; n < total; n += batch) {
 		batch = total - n < B ? total - n : B;
 		for (i = 0; i < batch; i++) {
@@ -424,14 +424,14 @@ TEST_F_TIMEOUT(caps, million_timers_memory_comes_back, 280)
 			ops[i].opcode = QTIMER_OP_CANCEL;
 			ops[i].id = ids[n + i];
 		}
-		ASSERT_EQ(batch, qt_submit(fd, ops, batch,
+		ASSERT_EQ(batch, t_submit(fd, ops, batch,
 					   QTIMER_SUBMIT_STOP_ON_ERROR, &done));
 		for (i = 0; i < batch; i++)
 			ASSERT_EQ(QTIMER_CANCEL_ARMED, ops[i].result);
 	}
 	TH_LOG("cancelled %d timers in %lld ms", total,
-	       (qt_now(CLOCK_MONOTONIC) - t0) / NSEC_PER_MSEC);
-	EXPECT_EQ(0, qt_nothing_pending(fd));
+	       (t_now(CLOCK_MONOTONIC) - t0) / NSEC_PER_MSEC);
+	EXPECT_EQ(0, t_nothing_pending(fd));
 	close(fd);
 	free(ids);
 
@@ -446,7 +446,7 @@ TEST_F_TIMEOUT(caps, million_timers_memory_comes_back, 280)
 		objs = timer_cache_objs();
 		if (after <= base + 8 * 1024 && objs < total / 100 + 4096)
 			break;
-		qt_sleep_ms(200);
+		t_sleep_ms(200);
 	}
 	objs = timer_cache_objs();
 	TH_LOG("kernel memory after close: %lld KiB (%+lld), qtimer_timer objects %lld",
@@ -465,12 +465,12 @@ TEST_F_TIMEOUT(caps, million_timers_memory_comes_back, 280)
 
 	/* Diagnostic only: does more come back with later closes? */
 	for (k = 0; k < 4; k++) {
-		fd = qt_open(0);
+		fd = t_open(0);
 		if (fd >= 0)
 			close(fd);
 	}
 	drop_caches();
-	qt_sleep_ms(200);
+	t_sleep_ms(200);
 	TH_LOG("after 4 more empty open/close: %lld KiB (%+lld)",
 	       kernel_mem_kb(), kernel_mem_kb() - base);
 }
@@ -482,7 +482,7 @@ TEST_F_TIMEOUT(caps, million_timers_memory_comes_back, 280)
 TEST_F_TIMEOUT(caps, close_releases_armed_timers, 120)
 {
 	enum { B = QTIMER_SUBMIT_MAX };
-	const int total = qt_debug_kernel() ? 25000 : 100000;
+	const int total = t_debug_kernel() ? 25000 : 100000;
 	static struct qtimer_op ops[B];
 	long long base, after;
 	__u32 done;
@@ -490,19 +490,19 @@ TEST_F_TIMEOUT(caps, close_releases_armed_timers, 120)
 
 	REQUIRE_CAPS();
 	drop_caches();
-	qt_sleep_ms(200);
+	t_sleep_ms(200);
 	base = kernel_mem_kb();
-	fd = qt_open(O_NONBLOCK);
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
 	for (n = 0; n < total; n += batch) {
 		batch = total - n < B ? total - n : B;
 		for (i = 0; i < batch; i++) {
-			ops[i] = qt_op(CLOCK_MONOTONIC, 0,
+			ops[i] = t_op(CLOCK_MONOTONIC, 0,
 				       (3600 + i) * NSEC_PER_SEC,
 				       i % 2 ? NSEC_PER_SEC : 0, i);
 			ops[i].opcode = QTIMER_OP_ARM;
 		}
-		ASSERT_EQ(batch, qt_submit(fd, ops, batch, 0, &done));
+		ASSERT_EQ(batch, t_submit(fd, ops, batch, 0, &done));
 	}
 	close(fd);
 	for (k = 0; k < (kernel_quarantines_frees() ? 1 : 50); k++) {
@@ -510,7 +510,7 @@ TEST_F_TIMEOUT(caps, close_releases_armed_timers, 120)
 		after = kernel_mem_kb();
 		if (after <= base + 4 * 1024)
 			break;
-		qt_sleep_ms(200);
+		t_sleep_ms(200);
 	}
 	if (kernel_quarantines_frees())
 		TH_LOG("KASAN quarantine: %lld KiB after close, not checked",
@@ -528,10 +528,10 @@ TEST_F(caps, per_fd_cap)
 	int fd, fd2, err = 0;
 
 	REQUIRE_CAPS();
-	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_fd", 100));
-	fd = qt_open(O_NONBLOCK);
+	ASSERT_EQ(0, t_sysfs_write(QT_PARAMS "max_timers_per_fd", 100));
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_version(fd, &v));
+	ASSERT_EQ(0, t_version(fd, &v));
 	EXPECT_EQ(100, v.max_timers_per_fd);
 
 	ASSERT_EQ(100, arm_n(fd, 100, NULL));
@@ -539,15 +539,15 @@ TEST_F(caps, per_fd_cap)
 	EXPECT_EQ(-ENOSPC, err);
 
 	/* The cap holds in a batch too, op by op. */
-	ops[0] = qt_op(CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, 1);
+	ops[0] = t_op(CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, 1);
 	ops[0].opcode = QTIMER_OP_ARM;
 	ops[1] = ops[0];
-	EXPECT_EQ(2, qt_submit(fd, ops, 2, 0, NULL));
+	EXPECT_EQ(2, t_submit(fd, ops, 2, 0, NULL));
 	EXPECT_EQ(-ENOSPC, ops[0].result);
 	EXPECT_EQ(-ENOSPC, ops[1].result);
 
 	/* Another file has its own cap. */
-	fd2 = qt_open(O_NONBLOCK);
+	fd2 = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd2);
 	EXPECT_EQ(100, arm_n(fd2, 101, &err));
 	EXPECT_EQ(-ENOSPC, err);
@@ -555,20 +555,20 @@ TEST_F(caps, per_fd_cap)
 
 	/* A cancelled timer no longer counts (in a fresh file of 100). */
 	close(fd);
-	fd = qt_open(O_NONBLOCK);
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(99, arm_n(fd, 99, NULL));
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, 1,
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, 1,
 			    &id));
-	EXPECT_EQ(-ENOSPC, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
-	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(fd, id));
+	EXPECT_EQ(-ENOSPC, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(fd, id));
 	/* Nor does a one-shot whose record was read. */
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 0x100, &oneshot));
-	ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 0x100, &oneshot));
+	ASSERT_EQ(1, t_collect(fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(oneshot, rec.id);
-	EXPECT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, 1,
+	EXPECT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, 1,
 			    NULL));
-	EXPECT_EQ(-ENOSPC, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
+	EXPECT_EQ(-ENOSPC, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
 	close(fd);
 }
 
@@ -599,17 +599,17 @@ TEST_F(caps, out_of_range_caps_rejected)
 	REQUIRE_CAPS();
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		snprintf(path, sizeof(path), QT_PARAMS "%s", bad[i].name);
-		ASSERT_EQ(0, qt_sysfs_read(path, &before));
-		EXPECT_EQ(-EINVAL, qt_write_str(path, bad[i].val))
+		ASSERT_EQ(0, t_sysfs_read(path, &before));
+		EXPECT_EQ(-EINVAL, t_write_str(path, bad[i].val))
 			TH_LOG("%s = %s", bad[i].name, bad[i].val);
-		ASSERT_EQ(0, qt_sysfs_read(path, &after));
+		ASSERT_EQ(0, t_sysfs_read(path, &after));
 		EXPECT_EQ(before, after) TH_LOG("%s = %s", bad[i].name, bad[i].val);
 	}
 	/* The limits themselves are fine, and an ARM still works. */
-	EXPECT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_fd", 1ULL << 24));
-	EXPECT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user",
+	EXPECT_EQ(0, t_sysfs_write(QT_PARAMS "max_timers_per_fd", 1ULL << 24));
+	EXPECT_EQ(0, t_sysfs_write(QT_PARAMS "max_timers_per_user",
 				    0xffffffffULL));
-	fd = qt_open(O_NONBLOCK);
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(1, arm_n(fd, 1, NULL));
 	close(fd);
@@ -622,17 +622,17 @@ TEST_F(caps, per_user_cap)
 	__u64 id;
 
 	REQUIRE_CAPS();
-	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user", 150));
-	a = qt_open(O_NONBLOCK);
-	b = qt_open(O_NONBLOCK);
+	ASSERT_EQ(0, t_sysfs_write(QT_PARAMS "max_timers_per_user", 150));
+	a = t_open(O_NONBLOCK);
+	b = t_open(O_NONBLOCK);
 	ASSERT_LE(0, a);
 	ASSERT_LE(0, b);
-	ASSERT_EQ(0, qt_version(a, &v));
+	ASSERT_EQ(0, t_version(a, &v));
 	EXPECT_EQ(150, v.max_timers_per_user);
 
 	ASSERT_EQ(100, arm_n(a, 100, NULL));
 	ASSERT_EQ(49, arm_n(b, 49, NULL));
-	ASSERT_EQ(0, qt_arm(b, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, 1,
+	ASSERT_EQ(0, t_arm(b, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, 1,
 			    &id));
 	EXPECT_EQ(0, arm_n(b, 1, &err));
 	EXPECT_EQ(-EDQUOT, err);
@@ -641,9 +641,9 @@ TEST_F(caps, per_user_cap)
 	EXPECT_EQ(-EDQUOT, err);
 
 	/* A cancel frees one; closing a frees its hundred. */
-	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(b, id));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(b, id));
 	EXPECT_EQ(1, arm_n(b, 1, NULL));
-	EXPECT_EQ(-EDQUOT, qt_arm(b, CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
+	EXPECT_EQ(-EDQUOT, t_arm(b, CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
 	close(a);
 	EXPECT_EQ(100, arm_n(b, 101, &err));
 	EXPECT_EQ(-EDQUOT, err);
@@ -663,24 +663,24 @@ TEST_F(caps, failed_submit_arms_give_back_their_places)
 	__u32 done;
 
 	REQUIRE_CAPS();
-	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_fd", 10));
-	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user", 25));
-	a = qt_open(O_NONBLOCK);
-	b = qt_open(O_NONBLOCK);
-	c = qt_open(O_NONBLOCK);
+	ASSERT_EQ(0, t_sysfs_write(QT_PARAMS "max_timers_per_fd", 10));
+	ASSERT_EQ(0, t_sysfs_write(QT_PARAMS "max_timers_per_user", 25));
+	a = t_open(O_NONBLOCK);
+	b = t_open(O_NONBLOCK);
+	c = t_open(O_NONBLOCK);
 	ASSERT_LE(0, a);
 	ASSERT_LE(0, b);
 	ASSERT_LE(0, c);
 
 	for (i = 0; i < N; i++) {
-		ops[i] = qt_op(CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, i);
+		ops[i] = t_op(CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC, 0, i);
 		ops[i].opcode = QTIMER_OP_ARM;
 	}
 	/* 0 + 16 places fit under 25; 10 + 16 do not. */
-	ASSERT_EQ(N, qt_submit(a, ops, N, 0, &done));
+	ASSERT_EQ(N, t_submit(a, ops, N, 0, &done));
 	for (i = 0; i < N; i++)
 		EXPECT_EQ(i < 10 ? 0 : -ENOSPC, ops[i].result);
-	ASSERT_EQ(N, qt_submit(b, ops, N, 0, &done));
+	ASSERT_EQ(N, t_submit(b, ops, N, 0, &done));
 	for (i = 0; i < N; i++)
 		EXPECT_EQ(i < 10 ? 0 : -ENOSPC, ops[i].result);
 
@@ -707,11 +707,11 @@ TEST_F(caps, one_read_of_many_records_frees_every_place)
 	int fd, n;
 
 	REQUIRE_CAPS();
-	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_fd", N));
-	fd = qt_open(O_NONBLOCK);
+	ASSERT_EQ(0, t_sysfs_write(QT_PARAMS "max_timers_per_fd", N));
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_arm_many(fd, N, qt_fill_in_ns, &now, NULL, 0));
-	ASSERT_EQ(1, qt_wait_pending(fd, N, QT_ARRIVE_MS));
+	ASSERT_EQ(0, t_arm_many(fd, N, t_fill_in_ns, &now, NULL, 0));
+	ASSERT_EQ(1, t_wait_pending(fd, N, QT_ARRIVE_MS));
 	len = read(fd, recs, sizeof(recs));
 	ASSERT_LT(0, len);
 	n = len / sizeof(recs[0]);
@@ -719,8 +719,8 @@ TEST_F(caps, one_read_of_many_records_frees_every_place)
 	/* More than one batch of ends (QT_READ_END_EVERY, 256) to give back. */
 	ASSERT_LT(2 * 256, n);
 	/* N - n still count; n fit again, and not one more. */
-	EXPECT_EQ(0, qt_arm_many(fd, n, qt_fill_in_ns, &later, NULL, 0));
-	EXPECT_EQ(-ENOSPC, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
+	EXPECT_EQ(0, t_arm_many(fd, n, t_fill_in_ns, &later, NULL, 0));
+	EXPECT_EQ(-ENOSPC, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
 	close(fd);
 }
 
@@ -731,8 +731,8 @@ TEST_F(caps, per_user_cap_is_per_user)
 	pid_t pid;
 
 	REQUIRE_CAPS();
-	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user", 50));
-	a = qt_open(O_NONBLOCK);
+	ASSERT_EQ(0, t_sysfs_write(QT_PARAMS "max_timers_per_user", 50));
+	a = t_open(O_NONBLOCK);
 	ASSERT_LE(0, a);
 	EXPECT_EQ(50, arm_n(a, 51, &err));
 	EXPECT_EQ(-EDQUOT, err);
@@ -744,7 +744,7 @@ TEST_F(caps, per_user_cap_is_per_user)
 
 		if (setgid(65534) || setuid(65534))
 			_exit(100);
-		fd = qt_open(O_NONBLOCK);
+		fd = t_open(O_NONBLOCK);
 		if (fd < 0) {
 			fprintf(stderr, "# open as uid 65534: %s\n",
 				strerror(-fd));
@@ -754,7 +754,7 @@ TEST_F(caps, per_user_cap_is_per_user)
 		n = arm_n(fd, 51, &err);
 		_exit(n == 50 && err == -EDQUOT ? 0 : 102);
 	}
-	EXPECT_EQ(0, qt_wait_child(pid));
+	EXPECT_EQ(0, t_wait_child(pid));
 	close(a);
 }
 
@@ -785,7 +785,7 @@ TEST_F(caps, user_namespace_shares_its_owners_cap)
 	pid_t pid, owner;
 
 	REQUIRE_CAPS();
-	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user", 60));
+	ASSERT_EQ(0, t_sysfs_write(QT_PARAMS "max_timers_per_user", 60));
 	ASSERT_EQ(0, pipe(p2c));
 	ASSERT_EQ(0, pipe(c2p));
 	pid = fork();
@@ -803,11 +803,11 @@ TEST_F(caps, user_namespace_shares_its_owners_cap)
 		if (pipe_get(p2c[0]) != 'M' || setresgid(0, 0, 0) ||
 		    setresuid(0, 0, 0))
 			_exit(101);
-		fd1 = qt_open(O_NONBLOCK);
+		fd1 = t_open(O_NONBLOCK);
 		n1 = arm_n(fd1, 40, NULL);
 		if (setresuid(1, 1, 1))
 			_exit(102);
-		fd2 = qt_open(O_NONBLOCK);
+		fd2 = t_open(O_NONBLOCK);
 		err = 0;
 		n2 = arm_n(fd2, 40, &err);
 		pipe_put(c2p[1], n1);
@@ -819,14 +819,14 @@ TEST_F(caps, user_namespace_shares_its_owners_cap)
 	}
 	i = pipe_get(c2p[0]);
 	if (i == 'S') {
-		qt_wait_child(pid);
+		t_wait_child(pid);
 		SKIP(return, "no user namespaces (CONFIG_USER_NS or sysctl)");
 	}
 	ASSERT_EQ('U', i);
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
-	ASSERT_EQ(0, qt_write_str(path, "0 100000 2\n"));
+	ASSERT_EQ(0, t_write_str(path, "0 100000 2\n"));
 	snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
-	ASSERT_EQ(0, qt_write_str(path, "0 100000 2\n"));
+	ASSERT_EQ(0, t_write_str(path, "0 100000 2\n"));
 	ASSERT_EQ(0, pipe_put(p2c[1], 'M'));
 	for (i = 0; i < 3; i++)
 		res[i] = pipe_get(c2p[0]);
@@ -842,14 +842,14 @@ TEST_F(caps, user_namespace_shares_its_owners_cap)
 
 		if (setgid(1000) || setuid(1000))
 			_exit(100);
-		fd = qt_open(O_NONBLOCK);
+		fd = t_open(O_NONBLOCK);
 		err = 0;
 		_exit(fd >= 0 && arm_n(fd, 1, &err) == 0 && err == -EDQUOT ?
 		      0 : 104);
 	}
-	EXPECT_EQ(0, qt_wait_child(owner));
+	EXPECT_EQ(0, t_wait_child(owner));
 	pipe_put(p2c[1], 'D');
-	EXPECT_EQ(0, qt_wait_child(pid));
+	EXPECT_EQ(0, t_wait_child(pid));
 	close(p2c[0]);
 	close(p2c[1]);
 	close(c2p[0]);
@@ -868,28 +868,28 @@ TEST_F(caps, close_with_live_timers_leaks_nothing)
 	pid_t pid;
 
 	REQUIRE_CAPS();
-	ASSERT_EQ(0, qt_sysfs_write(QT_PARAMS "max_timers_per_user",
+	ASSERT_EQ(0, t_sysfs_write(QT_PARAMS "max_timers_per_user",
 				    3 * EACH));
 	for (r = 0; r < ROUNDS; r++) {
 		int i;
 
-		fd = qt_open(O_NONBLOCK);
+		fd = t_open(O_NONBLOCK);
 		ASSERT_LE(0, fd);
 		for (i = 0; i < EACH; i++) {
 			/* armed, fires-and-stays-queued, periodic */
-			ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0,
+			ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0,
 					    20 * NSEC_PER_SEC, 0, i, NULL));
-			ASSERT_EQ(0, qt_arm(fd, CLOCK_BOOTTIME, 0, 0, 0, i,
+			ASSERT_EQ(0, t_arm(fd, CLOCK_BOOTTIME, 0, 0, 0, i,
 					    NULL));
-			ASSERT_EQ(0, qt_arm(fd, CLOCK_REALTIME, 0,
+			ASSERT_EQ(0, t_arm(fd, CLOCK_REALTIME, 0,
 					    NSEC_PER_MSEC, NSEC_PER_MSEC, i,
 					    NULL));
 		}
 		err = 0;
 		EXPECT_EQ(0, arm_n(fd, 1, &err));
 		EXPECT_EQ(-EDQUOT, err);
-		ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
-		qt_sleep_ms(50);
+		ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
+		t_sleep_ms(50);
 		if (r % 2) {
 			close(fd);
 			continue;
@@ -900,7 +900,7 @@ TEST_F(caps, close_with_live_timers_leaks_nothing)
 		if (!pid)
 			_exit(0);	/* holds fd until exit */
 		close(fd);
-		EXPECT_EQ(0, qt_wait_child(pid));
+		EXPECT_EQ(0, t_wait_child(pid));
 	}
 }
 

@@ -44,7 +44,7 @@ FIXTURE_VARIANT_ADD(periodic, realtime)
 
 FIXTURE_SETUP(periodic)
 {
-	self->fd = qt_open(O_NONBLOCK);
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 }
 
@@ -68,13 +68,13 @@ TEST_F(periodic, slow_reader_one_record_counts_all)
 	__u64 id;
 	int ret;
 
-	first = qt_now(variant->clockid) + period;
-	ASSERT_EQ(0, qt_arm(self->fd, variant->clockid, QTIMER_F_ABSTIME,
+	first = t_now(variant->clockid) + period;
+	ASSERT_EQ(0, t_arm(self->fd, variant->clockid, QTIMER_F_ABSTIME,
 			    first, period, 77, &id));
-	qt_sleep_ms(600);	/* ~30 periods */
-	before = qt_now(variant->clockid);
-	ASSERT_EQ(1, qt_read(self->fd, recs, 16));
-	after = qt_now(variant->clockid);
+	t_sleep_ms(600);	/* ~30 periods */
+	before = t_now(variant->clockid);
+	ASSERT_EQ(1, t_read(self->fd, recs, 16));
+	after = t_now(variant->clockid);
 
 	EXPECT_EQ(id, recs[0].id);
 	EXPECT_EQ(77, recs[0].cookie);
@@ -88,8 +88,8 @@ TEST_F(periodic, slow_reader_one_record_counts_all)
 	EXPECT_EQ(first + ((__s64)recs[0].count - 1) * period,
 		  recs[0].expires_ns);
 	EXPECT_GE(after, recs[0].expires_ns);
-	ret = qt_cancel(self->fd, id);
-	EXPECT_TRUE(qt_mask_ok(ret)) {
+	ret = t_cancel(self->fd, id);
+	EXPECT_TRUE(t_mask_ok(ret)) {
 		TH_LOG("cancel after read returned %d", ret);
 	}
 }
@@ -107,12 +107,12 @@ TEST_F(periodic, sum_of_counts_tracks_elapsed_time)
 	int reads = 0;
 
 	srand(getpid());
-	first = qt_now(variant->clockid) + 15 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, qt_arm(self->fd, variant->clockid, QTIMER_F_ABSTIME,
+	first = t_now(variant->clockid) + 15 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, t_arm(self->fd, variant->clockid, QTIMER_F_ABSTIME,
 			    first, period, 78, &id));
-	end = qt_now(CLOCK_MONOTONIC) + 600 * NSEC_PER_MSEC;
-	while (qt_now(CLOCK_MONOTONIC) < end) {
-		ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+	end = t_now(CLOCK_MONOTONIC) + 600 * NSEC_PER_MSEC;
+	while (t_now(CLOCK_MONOTONIC) < end) {
+		ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 						variant->clockid, &stamp));
 		reads++;
 		ASSERT_EQ(id, rec.id);
@@ -125,9 +125,9 @@ TEST_F(periodic, sum_of_counts_tracks_elapsed_time)
 		}
 		ASSERT_LE(rec.expires_ns, stamp);
 		ASSERT_GE(due(first, period, stamp), (__s64)total);
-		qt_sleep_ms(rand() % 35);
+		t_sleep_ms(rand() % 35);
 	}
-	now = qt_now(variant->clockid);
+	now = t_now(variant->clockid);
 	EXPECT_GE(due(first, period, now), (__s64)total);
 	EXPECT_LE(due(first, period, now - LATE_NS), (__s64)total);
 	EXPECT_LE(3, reads);
@@ -141,10 +141,10 @@ TEST_F(periodic, relative_first_expiry_then_period)
 	__u64 id, total = 0;
 	int i;
 
-	t0 = qt_now(variant->clockid);
-	ASSERT_EQ(0, qt_arm(self->fd, variant->clockid, 0, rel, period, 1, &id));
-	t1 = qt_now(variant->clockid);
-	ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+	t0 = t_now(variant->clockid);
+	ASSERT_EQ(0, t_arm(self->fd, variant->clockid, 0, rel, period, 1, &id));
+	t1 = t_now(variant->clockid);
+	ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 					variant->clockid, &stamp));
 	total = rec.count;
 	first = rec.expires_ns - ((__s64)total - 1) * period;
@@ -152,7 +152,7 @@ TEST_F(periodic, relative_first_expiry_then_period)
 	EXPECT_GE(t1 + rel, first);
 	EXPECT_LE(rec.expires_ns, stamp);
 	for (i = 0; i < 4; i++) {
-		ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+		ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 						variant->clockid, &stamp));
 		total += rec.count;
 		EXPECT_EQ(first + ((__s64)total - 1) * period, rec.expires_ns);
@@ -168,11 +168,11 @@ TEST_F(periodic, absolute_past_start_counts_missed_periods)
 	__s64 first, before, stamp;
 	__u64 id;
 
-	before = qt_now(variant->clockid);
+	before = t_now(variant->clockid);
 	first = before - 105 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, qt_arm(self->fd, variant->clockid, QTIMER_F_ABSTIME,
+	ASSERT_EQ(0, t_arm(self->fd, variant->clockid, QTIMER_F_ABSTIME,
 			    first, period, 2, &id));
-	ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+	ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 					variant->clockid, &stamp));
 	EXPECT_EQ(0, rec.flags);
 	EXPECT_LE(due(first, period, before), rec.count);
@@ -189,12 +189,12 @@ TEST_F(periodic, slack_keeps_schedule)
 	__u64 total = 0;
 	int i;
 
-	first = qt_now(variant->clockid) + period;
-	op = qt_op(variant->clockid, QTIMER_F_ABSTIME, first, period, 3);
+	first = t_now(variant->clockid) + period;
+	op = t_op(variant->clockid, QTIMER_F_ABSTIME, first, period, 3);
 	op.slack_ns = 15 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, qt_arm_op(self->fd, &op));
+	ASSERT_EQ(0, t_arm_op(self->fd, &op));
 	for (i = 0; i < 5; i++) {
-		ASSERT_EQ(1, qt_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
+		ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 						variant->clockid, &stamp));
 		total += rec.count;
 		EXPECT_EQ(first + ((__s64)total - 1) * period, rec.expires_ns);
@@ -210,31 +210,31 @@ TEST_F(periodic, at_most_one_pending_record_per_timer)
 	int i, n, k;
 
 	for (i = 0; i < N; i++)
-		ASSERT_EQ(0, qt_arm_cpu(self->fd, variant->clockid, 0,
+		ASSERT_EQ(0, t_arm_cpu(self->fd, variant->clockid, 0,
 					(3 + i) * NSEC_PER_MSEC,
 					(3 + i) * NSEC_PER_MSEC, i,
-					i % qt_nr_cpus(), &ids[i]));
-	qt_sleep_ms(100);
-	ASSERT_EQ(1, qt_wait_pending(self->fd, N, QT_ARRIVE_MS));
+					i % t_nr_cpus(), &ids[i]));
+	t_sleep_ms(100);
+	ASSERT_EQ(1, t_wait_pending(self->fd, N, QT_ARRIVE_MS));
 	/*
 	 * Room for exactly N: had any ticker queued a record per expiration,
 	 * the early ones would fill the buffer and some timer would be
 	 * missing.  (A bigger buffer may legitimately also get a second
 	 * record of a short ticker that fired again during the read.)
 	 */
-	n = qt_read(self->fd, recs, N);
+	n = t_read(self->fd, recs, N);
 	ASSERT_EQ(N, n);
 	for (i = 0; i < N; i++) {
-		k = qt_find_cookie(recs, n, i);
+		k = t_find_cookie(recs, n, i);
 		ASSERT_LE(0, k);
 		EXPECT_EQ(ids[i], recs[k].id);
 		EXPECT_LE(2, recs[k].count);
 		EXPECT_EQ(0, recs[k].flags);
 	}
 	for (i = 0; i < N; i++) {
-		int ret = qt_cancel(self->fd, ids[i]);
+		int ret = t_cancel(self->fd, ids[i]);
 
-		EXPECT_TRUE(qt_mask_ok(ret)) {
+		EXPECT_TRUE(t_mask_ok(ret)) {
 			TH_LOG("cancel of ticker %d after read returned %d",
 			       i, ret);
 		}
@@ -248,16 +248,16 @@ TEST_F(periodic, cancel_stops_it)
 	__u64 id;
 	int ret;
 
-	ASSERT_EQ(0, qt_arm(self->fd, variant->clockid, 0, period, period, 5,
+	ASSERT_EQ(0, t_arm(self->fd, variant->clockid, 0, period, period, 5,
 			    &id));
-	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
-	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
-	ret = qt_cancel(self->fd, id);
-	EXPECT_TRUE(qt_mask_ok(ret));
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
-	qt_sleep_ms(10 * period / NSEC_PER_MSEC);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
-	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+	ASSERT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	ret = t_cancel(self->fd, id);
+	EXPECT_TRUE(t_mask_ok(ret));
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
+	t_sleep_ms(10 * period / NSEC_PER_MSEC);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
+	EXPECT_EQ(-ENOENT, t_cancel(self->fd, id));
 }
 
 /* Many short periodic timers over all CPUs keep their schedules. */
@@ -272,17 +272,17 @@ TEST_F(periodic, many_tickers)
 
 	for (i = 0; i < N; i++) {
 		period[i] = (5 + i % 7) * NSEC_PER_MSEC;
-		first[i] = qt_now(variant->clockid) + period[i];
-		ASSERT_EQ(0, qt_arm_cpu(self->fd, variant->clockid,
+		first[i] = t_now(variant->clockid) + period[i];
+		ASSERT_EQ(0, t_arm_cpu(self->fd, variant->clockid,
 					QTIMER_F_ABSTIME, first[i], period[i],
-					i, i % qt_nr_cpus(), NULL));
+					i, i % t_nr_cpus(), NULL));
 	}
-	end = qt_now(CLOCK_MONOTONIC) + 400 * NSEC_PER_MSEC;
-	while (qt_now(CLOCK_MONOTONIC) < end) {
-		ASSERT_EQ(1, qt_collect_stamped(self->fd, recs, 1, QT_ARRIVE_MS,
+	end = t_now(CLOCK_MONOTONIC) + 400 * NSEC_PER_MSEC;
+	while (t_now(CLOCK_MONOTONIC) < end) {
+		ASSERT_EQ(1, t_collect_stamped(self->fd, recs, 1, QT_ARRIVE_MS,
 						variant->clockid, &stamp));
-		n = qt_read(self->fd, recs + 1, N - 1);
-		after = qt_now(variant->clockid);	/* after both reads */
+		n = t_read(self->fd, recs + 1, N - 1);
+		after = t_now(variant->clockid);	/* after both reads */
 		if (n == -EAGAIN)
 			n = 0;
 		ASSERT_LE(0, n);
@@ -299,7 +299,7 @@ TEST_F(periodic, many_tickers)
 		for (k = 0; k < N; k++)
 			ASSERT_GE(due(first[k], period[k], after),
 				  (__s64)total[k]);
-		qt_sleep_ms(20);
+		t_sleep_ms(20);
 	}
 	for (k = 0; k < N; k++)
 		EXPECT_LT(0, total[k]);

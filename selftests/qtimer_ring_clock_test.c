@@ -23,7 +23,7 @@
 FIXTURE(clockset)
 {
 	int fd;
-	struct qt_ring r;
+	struct t_ring r;
 	__s64 rt0, mono0;	/* realtime = rt0 + (monotonic - mono0) */
 	bool stepped;
 };
@@ -32,11 +32,11 @@ FIXTURE_SETUP(clockset)
 {
 	int ret;
 
-	self->fd = qt_open(O_NONBLOCK);
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
-	self->mono0 = qt_now(CLOCK_MONOTONIC);
-	self->rt0 = qt_now(CLOCK_REALTIME);
-	ret = qt_ring_map(&self->r, self->fd, 16);
+	self->mono0 = t_now(CLOCK_MONOTONIC);
+	self->rt0 = t_now(CLOCK_REALTIME);
+	ret = t_ring_map(&self->r, self->fd, 16);
 	if (ret == -ENOTTY)
 		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
 	ASSERT_EQ(0, ret);
@@ -45,14 +45,14 @@ FIXTURE_SETUP(clockset)
 FIXTURE_TEARDOWN(clockset)
 {
 	if (self->stepped)
-		EXPECT_EQ(0, qt_restore_realtime(self->rt0, self->mono0));
-	qt_ring_unmap(&self->r);
+		EXPECT_EQ(0, t_restore_realtime(self->rt0, self->mono0));
+	t_ring_unmap(&self->r);
 	close(self->fd);
 }
 
 static int arm_cos(int fd, __s64 when, __u64 cookie, __u64 *id)
 {
-	return qt_arm(fd, CLOCK_REALTIME,
+	return t_arm(fd, CLOCK_REALTIME,
 		      QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET, when, 0,
 		      cookie, id);
 }
@@ -61,14 +61,14 @@ static int arm_cos(int fd, __s64 when, __u64 cookie, __u64 *id)
  * Arms a cancel-on-set one-shot that fires in 10 ms and waits until its
  * record is READY in the ring: the record's index, or -1.
  */
-static long fire_cos(struct qt_ring *r, __u64 cookie, __u64 *id)
+static long fire_cos(struct t_ring *r, __u64 cookie, __u64 *id)
 {
-	__u32 idx = qt_ring_head(r);
+	__u32 idx = t_ring_head(r);
 
-	if (arm_cos(r->fd, qt_now(CLOCK_REALTIME) + 10 * NSEC_PER_MSEC, cookie,
+	if (arm_cos(r->fd, t_now(CLOCK_REALTIME) + 10 * NSEC_PER_MSEC, cookie,
 		    id) ||
-	    !qt_ring_wait_pending(r, 1, QT_ARRIVE_MS) ||
-	    qt_ring_claim_of(r, idx) != QTIMER_REC_READY)
+	    !t_ring_wait_pending(r, 1, QT_ARRIVE_MS) ||
+	    t_ring_claim_of(r, idx) != QTIMER_REC_READY)
 		return -1;
 	return idx;
 }
@@ -93,7 +93,7 @@ TEST_F(clockset, ready_record_void_once_poll_returns)
 	ASSERT_LE(0, idx);
 	QT_STEP_REALTIME(-NSEC_PER_SEC);
 	ASSERT_LE(0, poll(&pfd, 1, 0));
-	EXPECT_EQ(QTIMER_REC_VOID, qt_ring_claim_of(&self->r, idx))
+	EXPECT_EQ(QTIMER_REC_VOID, t_ring_claim_of(&self->r, idx))
 		TH_LOG("the record is still claimable after poll() returned");
 }
 
@@ -114,20 +114,20 @@ TEST_F(clockset, ready_record_becomes_cancellation)
 	idx = fire_cos(&self->r, 0xc05, &id);
 	ASSERT_LE(0, idx);
 	QT_STEP_REALTIME(-NSEC_PER_SEC);
-	deadline = qt_now(CLOCK_MONOTONIC) + QT_ARRIVE_MS * NSEC_PER_MSEC;
-	while (qt_ring_claim_of(&self->r, idx) == QTIMER_REC_READY &&
-	       qt_now(CLOCK_MONOTONIC) < deadline)
-		qt_sleep_ms(1);
-	ASSERT_EQ(QTIMER_REC_VOID, qt_ring_claim_of(&self->r, idx));
-	ASSERT_EQ(1, qt_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
+	deadline = t_now(CLOCK_MONOTONIC) + QT_ARRIVE_MS * NSEC_PER_MSEC;
+	while (t_ring_claim_of(&self->r, idx) == QTIMER_REC_READY &&
+	       t_now(CLOCK_MONOTONIC) < deadline)
+		t_sleep_ms(1);
+	ASSERT_EQ(QTIMER_REC_VOID, t_ring_claim_of(&self->r, idx));
+	ASSERT_EQ(1, t_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
 				     CLOCK_MONOTONIC, NULL));
 	EXPECT_EQ(1, self->r.skipped);
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(0xc05, rec.cookie);
 	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, LOW(rec.flags));
 	EXPECT_EQ(1, rec.count);
-	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
-	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 100));
+	EXPECT_EQ(-ENOENT, t_cancel(self->fd, id));
+	EXPECT_TRUE(t_ring_stays_empty(&self->r, 100));
 }
 
 /* Armed, not fired: the cancellation (count 0) comes through the ring. */
@@ -137,16 +137,16 @@ TEST_F(clockset, armed_timer_cancellation_in_ring)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, arm_cos(self->fd, qt_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC,
+	ASSERT_EQ(0, arm_cos(self->fd, t_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC,
 			     0xc06, &id));
 	QT_STEP_REALTIME(NSEC_PER_SEC);
-	ASSERT_EQ(1, qt_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
+	ASSERT_EQ(1, t_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
 				     CLOCK_MONOTONIC, NULL));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(QTIMER_REC_TAKEN | QTIMER_REC_CANCELED | QTIMER_REC_LAST,
 		  rec.flags);
 	EXPECT_EQ(0, rec.count);
-	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+	EXPECT_EQ(-ENOENT, t_cancel(self->fd, id));
 }
 
 /* A record the consumer claimed before the set is its: no cancellation. */
@@ -159,12 +159,12 @@ TEST_F(clockset, claimed_record_stays_taken)
 	RETURN_IF_SETUP_SKIPPED();
 	idx = fire_cos(&self->r, 0xc07, &id);
 	ASSERT_LE(0, idx);
-	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
+	ASSERT_TRUE(t_ring_claim(&self->r, idx, &rec));
 	EXPECT_EQ(QTIMER_REC_TAKEN | QTIMER_REC_LAST, rec.flags);
 	QT_STEP_REALTIME(-NSEC_PER_SEC);
-	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
-	qt_ring_set_tail(&self->r, idx + 1);
-	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 200));
+	EXPECT_EQ(QTIMER_REC_TAKEN, t_ring_claim_of(&self->r, idx));
+	t_ring_set_tail(&self->r, idx + 1);
+	EXPECT_TRUE(t_ring_stays_empty(&self->r, 200));
 }
 
 /*
@@ -188,43 +188,43 @@ TEST_F(clockset, ticker_reaped_while_set_pending_is_cancelled)
 	__u32 idx, head;
 
 	RETURN_IF_SETUP_SKIPPED();
-	if (qt_allowed_cpus(cpus, 2) < 2)
+	if (t_allowed_cpus(cpus, 2) < 2)
 		SKIP(return, "needs two CPUs");
 	here = cpus[0];
 	other = cpus[1];
-	ASSERT_EQ(0, qt_pin_self(here));
-	idx = qt_ring_head(&self->r);
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_REALTIME,
+	ASSERT_EQ(0, t_pin_self(here));
+	idx = t_ring_head(&self->r);
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_REALTIME,
 			    QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
-			    qt_now(CLOCK_REALTIME) + 10 * NSEC_PER_MSEC, period,
+			    t_now(CLOCK_REALTIME) + 10 * NSEC_PER_MSEC, period,
 			    0xc08, &id));
-	ASSERT_TRUE(qt_ring_wait_pending(&self->r, 1, QT_ARRIVE_MS));
-	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec[0]));
+	ASSERT_TRUE(t_ring_wait_pending(&self->r, 1, QT_ARRIVE_MS));
+	ASSERT_TRUE(t_ring_claim(&self->r, idx, &rec[0]));
 	ASSERT_EQ(id, rec[0].id);
-	qt_ring_set_tail(&self->r, idx + 1);
+	t_ring_set_tail(&self->r, idx + 1);
 	/*
 	 * Armed from its own CPU: an hrtimer started from here could fire
 	 * here, and on PREEMPT_RT its softirq thread would wait for this one.
 	 */
-	ASSERT_EQ(0, qt_pin_self(other));
-	ASSERT_EQ(0, qt_arm_cpu(self->fd, CLOCK_MONOTONIC, 0, 50 * NSEC_PER_MSEC,
+	ASSERT_EQ(0, t_pin_self(other));
+	ASSERT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC, 0, 50 * NSEC_PER_MSEC,
 				0, 0xc09, other, &other_id));
-	ASSERT_EQ(0, qt_pin_self(here));
+	ASSERT_EQ(0, t_pin_self(here));
 	if (sched_setscheduler(0, SCHED_FIFO, &sp))
 		SKIP(return, "cannot use SCHED_FIFO: %s", strerror(errno));
 	QT_STEP_REALTIME(10 * NSEC_PER_SEC);
 	/* No sleep: the set's work waits for this CPU. */
-	deadline = qt_now(CLOCK_MONOTONIC) + 500 * NSEC_PER_MSEC;
-	while (qt_ring_head(&self->r) == idx + 1 &&
-	       qt_now(CLOCK_MONOTONIC) < deadline)
+	deadline = t_now(CLOCK_MONOTONIC) + 500 * NSEC_PER_MSEC;
+	while (t_ring_head(&self->r) == idx + 1 &&
+	       t_now(CLOCK_MONOTONIC) < deadline)
 		;
-	head = qt_ring_head(&self->r);
+	head = t_ring_head(&self->r);
 	sp.sched_priority = 0;
 	ASSERT_EQ(0, sched_setscheduler(0, SCHED_OTHER, &sp));
 	/* Else the reap came after the work, which this does not test. */
 	ASSERT_NE(idx + 1, head)
 		TH_LOG("the other timer's record took over 500 ms");
-	got = qt_ring_collect(&self->r, rec, 2, QT_ARRIVE_MS, CLOCK_MONOTONIC,
+	got = t_ring_collect(&self->r, rec, 2, QT_ARRIVE_MS, CLOCK_MONOTONIC,
 			      NULL);
 	ASSERT_EQ(2, got);
 	for (i = 0; i < got; i++)
@@ -255,7 +255,7 @@ FIXTURE_VARIANT_ADD(timens, opened_outside)	{ .opened_outside = true };
 
 FIXTURE_SETUP(timens)
 {
-	self->fd = qt_open(O_NONBLOCK);
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 	SKIP_WITHOUT_RING();
 }
@@ -277,20 +277,20 @@ static int timens_child(int fd)
 	const __s64 rel = 20 * NSEC_PER_MSEC;
 	struct qtimer_record rec;
 	__s64 t0, stamp;
-	struct qt_ring r;
+	struct t_ring r;
 
 	if (fd < 0)
 		return 10;
-	if (qt_ring_map(&r, fd, 8))
+	if (t_ring_map(&r, fd, 8))
 		return 11;
-	t0 = qt_now(CLOCK_MONOTONIC);
-	if (qt_arm(fd, CLOCK_MONOTONIC, 0, rel, 0, 0x7e, NULL))
+	t0 = t_now(CLOCK_MONOTONIC);
+	if (t_arm(fd, CLOCK_MONOTONIC, 0, rel, 0, 0x7e, NULL))
 		return 12;
-	if (qt_ring_collect(&r, &rec, 1, QT_ARRIVE_MS, CLOCK_MONOTONIC,
+	if (t_ring_collect(&r, &rec, 1, QT_ARRIVE_MS, CLOCK_MONOTONIC,
 			    &stamp) != 1)
 		return 13;
 	if (rec.expires_ns < t0 + rel || rec.expires_ns > stamp) {
-		qt_diag("expires_ns %lld, namespace now %lld (armed at %lld + %lld)",
+		t_diag("expires_ns %lld, namespace now %lld (armed at %lld + %lld)",
 			(long long)rec.expires_ns, (long long)stamp,
 			(long long)t0, (long long)rel);
 		return 14;
@@ -305,14 +305,14 @@ TEST_F(timens, records_in_setup_thread_view)
 
 	RETURN_IF_SETUP_SKIPPED();
 	snprintf(offs, sizeof(offs), "monotonic %d 0\n", TIMENS_OFFSET_SEC);
-	pid = qt_fork_into_timens(offs);
+	pid = t_fork_into_timens(offs);
 	if (pid == QT_NO_TIMENS)
 		SKIP(return, "no time namespaces");
 	ASSERT_LE(0, pid);
 	if (!pid)
 		_exit(timens_child(variant->opened_outside ? self->fd :
-				   qt_open(O_NONBLOCK)));
-	EXPECT_EQ(0, qt_wait_child(pid));
+				   t_open(O_NONBLOCK)));
+	EXPECT_EQ(0, t_wait_child(pid));
 }
 
 TEST_HARNESS_MAIN

@@ -9,7 +9,7 @@
  * that the tail moved: a ticker whose record was taken must fire again,
  * and records that waited in the kernel for room must move into the ring,
  * each with a new wakeup.  Each test here consumes only through the
- * mapping (qt_ring_consume(), no poll() or read() of its own on the file)
+ * mapping (t_ring_consume(), no poll() or read() of its own on the file)
  * and checks counts, cookies and never-early exactly; timing only with
  * generous bounds, and the ticker's count against a timerfd's beside it.
  */
@@ -29,11 +29,11 @@
 #define RECS_MAX	64
 
 /* Takes what the ring holds; checks each record against @now. */
-static int take(struct __test_metadata *_metadata, struct qt_ring *r,
+static int take(struct __test_metadata *_metadata, struct t_ring *r,
 		struct qtimer_record *recs)
 {
-	int n = qt_ring_consume(r, recs, RECS_MAX), i;
-	__s64 now = qt_now(CLOCK_MONOTONIC);
+	int n = t_ring_consume(r, recs, RECS_MAX), i;
+	__s64 now = t_now(CLOCK_MONOTONIC);
 
 	EXPECT_LE(0, n);
 	for (i = 0; i < n; i++)
@@ -56,15 +56,15 @@ TEST(epollet_ticker_beside_timerfd)
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLET }, evs[2];
 	struct qtimer_record recs[RECS_MAX];
 	long qt_count = 0, qt_recs = 0, tfd_count = 0;
-	struct qt_ring r;
+	struct t_ring r;
 	int fd, tfd, ep, n, i, got;
 	__s64 end;
 
-	if (!qt_ring_offered())
+	if (!t_ring_offered())
 		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
-	fd = qt_open(O_NONBLOCK);
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_ring_map(&r, fd, 8));
+	ASSERT_EQ(0, t_ring_map(&r, fd, 8));
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
 	ASSERT_LE(0, tfd);
 	ep = epoll_create1(0);
@@ -74,10 +74,10 @@ TEST(epollet_ticker_beside_timerfd)
 	ev.data.fd = tfd;
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev));
 
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, PERIOD_NS, PERIOD_NS, 7, NULL));
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, PERIOD_NS, PERIOD_NS, 7, NULL));
 	ASSERT_EQ(0, timerfd_settime(tfd, 0, &its, NULL));
-	end = qt_now(CLOCK_MONOTONIC) + RUN_NS;
-	while (qt_now(CLOCK_MONOTONIC) < end) {
+	end = t_now(CLOCK_MONOTONIC) + RUN_NS;
+	while (t_now(CLOCK_MONOTONIC) < end) {
 		n = epoll_wait(ep, evs, 2, 100);
 		ASSERT_LE(0, n);
 		for (i = 0; i < n; i++) {
@@ -107,7 +107,7 @@ TEST(epollet_ticker_beside_timerfd)
 	EXPECT_LE(tfd_count / 2, qt_count)
 		TH_LOG("the ticker fell behind a timerfd of the same period");
 	EXPECT_LT(5, qt_recs) TH_LOG("the ticker stopped after its first records");
-	qt_ring_unmap(&r);
+	t_ring_unmap(&r);
 	close(ep);
 	close(tfd);
 	close(fd);
@@ -125,24 +125,24 @@ TEST(epollet_overflow_drains)
 	struct qtimer_record recs[RECS_MAX];
 	unsigned char seen[WAVES * PER_WAVE] = { 0 };
 	int fd, ep, got = 0, n, i, waits = 0;
-	struct qt_ring r;
+	struct t_ring r;
 	__s64 start, end;
 
-	if (!qt_ring_offered())
+	if (!t_ring_offered())
 		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
-	fd = qt_open(O_NONBLOCK);
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_ring_map(&r, fd, 8));
+	ASSERT_EQ(0, t_ring_map(&r, fd, 8));
 	ep = epoll_create1(0);
 	ASSERT_LE(0, ep);
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
 
-	start = qt_now(CLOCK_MONOTONIC) + WAVE_NS;
+	start = t_now(CLOCK_MONOTONIC) + WAVE_NS;
 	for (i = 0; i < WAVES * PER_WAVE; i++)
-		ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME,
+		ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME,
 				    start + (i / PER_WAVE) * WAVE_NS, 0, i, NULL));
-	end = qt_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
-	while (got < WAVES * PER_WAVE && qt_now(CLOCK_MONOTONIC) < end) {
+	end = t_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
+	while (got < WAVES * PER_WAVE && t_now(CLOCK_MONOTONIC) < end) {
 		n = epoll_wait(ep, &out, 1, 200);
 		ASSERT_LE(0, n);
 		waits++;
@@ -159,8 +159,8 @@ TEST(epollet_overflow_drains)
 	}
 	TH_LOG("%d of %d records in %d waits", got, WAVES * PER_WAVE, waits);
 	EXPECT_EQ(WAVES * PER_WAVE, got) TH_LOG("records stayed in the kernel");
-	EXPECT_EQ(0, qt_ring_flags(&r) & QTIMER_RING_OVERFLOW);
-	qt_ring_unmap(&r);
+	EXPECT_EQ(0, t_ring_flags(&r) & QTIMER_RING_OVERFLOW);
+	t_ring_unmap(&r);
 	close(ep);
 	close(fd);
 }
@@ -176,27 +176,27 @@ TEST(uring_multishot_ticker)
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
 	struct io_uring ring;
-	struct qt_ring r;
+	struct t_ring r;
 	__s64 start, end;
 	int fd, ret, n;
 
-	if (!qt_ring_offered())
+	if (!t_ring_offered())
 		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
 	ret = io_uring_queue_init(8, &ring, 0);
 	if (ret == -ENOSYS || ret == -EPERM)
 		SKIP(return, "io_uring is not available: %s", strerror(-ret));
 	ASSERT_EQ(0, ret);
-	fd = qt_open(O_NONBLOCK);
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_ring_map(&r, fd, 8));
+	ASSERT_EQ(0, t_ring_map(&r, fd, 8));
 
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, PERIOD_NS, PERIOD_NS, 9, NULL));
-	start = qt_now(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, PERIOD_NS, PERIOD_NS, 9, NULL));
+	start = t_now(CLOCK_MONOTONIC);
 	end = start + RUN_NS;
 	sqe = io_uring_get_sqe(&ring);
 	io_uring_prep_poll_multishot(sqe, fd, POLLIN);
 	ASSERT_EQ(1, io_uring_submit(&ring));
-	while (qt_now(CLOCK_MONOTONIC) < end) {
+	while (t_now(CLOCK_MONOTONIC) < end) {
 		struct __kernel_timespec ts = { .tv_nsec = 100 * NSEC_PER_MSEC };
 		bool more;
 
@@ -224,12 +224,12 @@ TEST(uring_multishot_ticker)
 		}
 	}
 	TH_LOG("%ld completions, %ld expirations in %lld ms", cqes, qt_count,
-	       (qt_now(CLOCK_MONOTONIC) - start) / NSEC_PER_MSEC);
+	       (t_now(CLOCK_MONOTONIC) - start) / NSEC_PER_MSEC);
 	/* 100 periods: a generous half of them, for a slow guest. */
 	EXPECT_LE(RUN_NS / PERIOD_NS / 2, qt_count)
 		TH_LOG("the ticker fell behind its period");
 	EXPECT_LT(5, cqes) TH_LOG("no new completion after the first records");
-	qt_ring_unmap(&r);
+	t_ring_unmap(&r);
 	close(fd);
 	io_uring_queue_exit(&ring);
 }

@@ -36,16 +36,16 @@ TEST(version_offers_ring)
 {
 	struct qtimer_ring_setup s;
 	struct qtimer_version v;
-	int fd = qt_open(0);
+	int fd = t_open(0);
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_version(fd, &v));
+	ASSERT_EQ(0, t_version(fd, &v));
 	EXPECT_EQ(REC_SIZE, v.record_size);
 	EXPECT_EQ(32, REC_SIZE);
 	EXPECT_EQ(QTIMER_FEAT_RING, v.features & QTIMER_FEAT_RING);
 	/* "without QTIMER_FEAT_RING, -ENOTTY" */
 	EXPECT_EQ(v.features & QTIMER_FEAT_RING ? 0 : -ENOTTY,
-		  qt_ring_setup(fd, 64, &s));
+		  t_ring_setup(fd, 64, &s));
 	close(fd);
 }
 
@@ -60,13 +60,13 @@ TEST(setup_layout_every_size)
 
 	SKIP_WITHOUT_RING();
 	for (entries = QTIMER_RING_MIN; entries <= QTIMER_RING_MAX; entries *= 2) {
-		struct qt_ring r;
-		int fd = qt_open(0);
+		struct t_ring r;
+		int fd = t_open(0);
 
 		ASSERT_LE(0, fd);
-		ASSERT_EQ(0, qt_ring_setup(fd, entries, &r.setup))
+		ASSERT_EQ(0, t_ring_setup(fd, entries, &r.setup))
 			TH_LOG("entries %u", entries);
-		EXPECT_TRUE(qt_ring_layout_ok(&r.setup, entries))
+		EXPECT_TRUE(t_ring_layout_ok(&r.setup, entries))
 			TH_LOG("entries %u: head %u tail %u flags %u recs %u, mmap_size %llu",
 			       entries, r.setup.head_off, r.setup.tail_off,
 			       r.setup.flags_off, r.setup.recs_off,
@@ -75,12 +75,12 @@ TEST(setup_layout_every_size)
 			  r.setup.mmap_size);
 		close(fd);
 
-		fd = qt_open(0);
+		fd = t_open(0);
 		ASSERT_LE(0, fd);
-		ASSERT_EQ(0, qt_ring_map(&r, fd, entries)) TH_LOG("entries %u", entries);
-		EXPECT_EQ(qt_ring_head(&r), qt_ring_tail(&r));
-		EXPECT_EQ(0, qt_ring_flags(&r) & QTIMER_RING_OVERFLOW);
-		qt_ring_unmap(&r);
+		ASSERT_EQ(0, t_ring_map(&r, fd, entries)) TH_LOG("entries %u", entries);
+		EXPECT_EQ(t_ring_head(&r), t_ring_tail(&r));
+		EXPECT_EQ(0, t_ring_flags(&r) & QTIMER_RING_OVERFLOW);
+		t_ring_unmap(&r);
 		close(fd);
 	}
 }
@@ -156,7 +156,7 @@ FIXTURE_VARIANT_ADD(setup_bad, reserved1)
 
 FIXTURE_SETUP(setup_bad)
 {
-	self->fd = qt_open(0);
+	self->fd = t_open(0);
 	ASSERT_LE(0, self->fd);
 	SKIP_WITHOUT_RING();
 }
@@ -183,7 +183,7 @@ TEST_F(setup_bad, einval_and_no_ring_left)
 	s.flags = variant->flags;
 	if (variant->reserved_idx >= 0)
 		s.reserved[variant->reserved_idx] = variant->reserved;
-	ASSERT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_RING_SETUP, &s));
+	ASSERT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_RING_SETUP, &s));
 
 	p = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED,
 		 self->fd, 0);
@@ -192,13 +192,13 @@ TEST_F(setup_bad, einval_and_no_ring_left)
 	if (p != MAP_FAILED)
 		munmap(p, page_size());
 
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 0xbad, &id));
-	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 0xbad, &id));
+	ASSERT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(0xbad, rec.cookie);
 	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
 
-	EXPECT_EQ(0, qt_ring_setup(self->fd, 64, &s));
+	EXPECT_EQ(0, t_ring_setup(self->fd, 64, &s));
 }
 
 /*
@@ -209,21 +209,21 @@ TEST(setup_twice_busy)
 {
 	struct qtimer_ring_setup s;
 	struct qtimer_record rec;
-	struct qt_ring r;
+	struct t_ring r;
 	__u64 id;
 	int fd;
 
 	SKIP_WITHOUT_RING();
-	fd = qt_open(O_NONBLOCK);
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_ring_map(&r, fd, 16));
-	EXPECT_EQ(-EBUSY, qt_ring_setup(fd, 16, &s));
-	EXPECT_EQ(-EBUSY, qt_ring_setup(fd, 1024, &s));
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 0xb5, &id));
-	ASSERT_EQ(1, qt_ring_collect(&r, &rec, 1, QT_ARRIVE_MS,
+	ASSERT_EQ(0, t_ring_map(&r, fd, 16));
+	EXPECT_EQ(-EBUSY, t_ring_setup(fd, 16, &s));
+	EXPECT_EQ(-EBUSY, t_ring_setup(fd, 1024, &s));
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 0xb5, &id));
+	ASSERT_EQ(1, t_ring_collect(&r, &rec, 1, QT_ARRIVE_MS,
 				     CLOCK_MONOTONIC, NULL));
 	EXPECT_EQ(id, rec.id);
-	qt_ring_unmap(&r);
+	t_ring_unmap(&r);
 	close(fd);
 }
 
@@ -238,19 +238,19 @@ TEST(setup_readonly_struct_sets_nothing_up)
 	void *p;
 
 	SKIP_WITHOUT_RING();
-	fd = qt_open(O_NONBLOCK);
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	ro = qt_readonly_copy(&s, sizeof(s));
+	ro = t_readonly_copy(&s, sizeof(s));
 	ASSERT_NE(NULL, ro);
-	EXPECT_EQ(-EFAULT, qt_ioctl(fd, QTIMER_IOC_RING_SETUP, ro));
+	EXPECT_EQ(-EFAULT, t_ioctl(fd, QTIMER_IOC_RING_SETUP, ro));
 
 	p = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	EXPECT_EQ(MAP_FAILED, p);
 	EXPECT_EQ(ENODEV, errno);
 	if (p != MAP_FAILED)
 		munmap(p, page_size());
-	EXPECT_EQ(0, qt_ring_setup(fd, 16, &s));
-	qt_readonly_free(ro);
+	EXPECT_EQ(0, t_ring_setup(fd, 16, &s));
+	t_readonly_free(ro);
 	close(fd);
 }
 
@@ -262,23 +262,23 @@ TEST(setup_readonly_struct_sets_nothing_up)
  */
 TEST(readonly_arm_never_fires)
 {
-	struct qtimer_op op = qt_op(CLOCK_MONOTONIC, 0, 0, 0, 0x5e), *ro;
-	struct qt_ring r;
+	struct qtimer_op op = t_op(CLOCK_MONOTONIC, 0, 0, 0, 0x5e), *ro;
+	struct t_ring r;
 	int fd, i;
 
 	SKIP_WITHOUT_RING();
-	fd = qt_open(O_NONBLOCK);
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_ring_map(&r, fd, 16));
-	ro = qt_readonly_copy(&op, sizeof(op));
+	ASSERT_EQ(0, t_ring_map(&r, fd, 16));
+	ro = t_readonly_copy(&op, sizeof(op));
 	ASSERT_NE(NULL, ro);
 	for (i = 0; i < 8; i++)
-		EXPECT_EQ(-EFAULT, qt_ioctl(fd, QTIMER_IOC_ARM, ro));
-	qt_sleep_ms(100);
-	EXPECT_EQ(0, qt_ring_head(&r));
-	EXPECT_EQ(0, qt_fdinfo_get(fd, QT_FI_TIMERS));
-	qt_readonly_free(ro);
-	qt_ring_unmap(&r);
+		EXPECT_EQ(-EFAULT, t_ioctl(fd, QTIMER_IOC_ARM, ro));
+	t_sleep_ms(100);
+	EXPECT_EQ(0, t_ring_head(&r));
+	EXPECT_EQ(0, t_fdinfo_get(fd, QT_FI_TIMERS));
+	t_readonly_free(ro);
+	t_ring_unmap(&r);
 	close(fd);
 }
 
@@ -313,7 +313,7 @@ TEST(read_blocked_across_setup)
 {
 	struct sigaction sa = { .sa_handler = wake_only };
 	struct blocked_read b = {};
-	struct qt_ring r;
+	struct t_ring r;
 	pthread_t th;
 	__s64 deadline;
 	__u64 id;
@@ -321,17 +321,17 @@ TEST(read_blocked_across_setup)
 
 	SKIP_WITHOUT_RING();
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));	/* no SA_RESTART */
-	b.fd = qt_open(0);
+	b.fd = t_open(0);
 	ASSERT_LE(0, b.fd);
 	ASSERT_EQ(0, pthread_create(&th, NULL, blocked_read_fn, &b));
-	qt_sleep_ms(200);
+	t_sleep_ms(200);
 	ASSERT_EQ(0, __atomic_load_n(&b.done, __ATOMIC_ACQUIRE));
-	ASSERT_EQ(0, qt_ring_map(&r, b.fd, 16));
-	ASSERT_EQ(0, qt_arm(b.fd, CLOCK_MONOTONIC, 0, 0, 0, 0x77, &id));
-	deadline = qt_now(CLOCK_MONOTONIC) + QT_ARRIVE_MS * NSEC_PER_MSEC;
+	ASSERT_EQ(0, t_ring_map(&r, b.fd, 16));
+	ASSERT_EQ(0, t_arm(b.fd, CLOCK_MONOTONIC, 0, 0, 0, 0x77, &id));
+	deadline = t_now(CLOCK_MONOTONIC) + QT_ARRIVE_MS * NSEC_PER_MSEC;
 	while (!__atomic_load_n(&b.done, __ATOMIC_ACQUIRE) &&
-	       qt_now(CLOCK_MONOTONIC) < deadline)
-		qt_sleep_ms(10);
+	       t_now(CLOCK_MONOTONIC) < deadline)
+		t_sleep_ms(10);
 	late = !__atomic_load_n(&b.done, __ATOMIC_ACQUIRE);
 	if (late)
 		pthread_kill(th, SIGUSR1);
@@ -341,7 +341,7 @@ TEST(read_blocked_across_setup)
 	EXPECT_EQ(id, b.rec.id);
 	EXPECT_EQ(0x77, b.rec.cookie);
 	EXPECT_EQ(QTIMER_REC_LAST, b.rec.flags);
-	qt_ring_unmap(&r);
+	t_ring_unmap(&r);
 	close(b.fd);
 }
 
@@ -353,7 +353,7 @@ TEST(mmap_before_setup_enodev)
 	int fd;
 
 	SKIP_WITHOUT_RING();
-	fd = qt_open(0);
+	fd = t_open(0);
 	ASSERT_LE(0, fd);
 	p = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	EXPECT_EQ(MAP_FAILED, p);
@@ -396,9 +396,9 @@ FIXTURE_SETUP(mmap_bad)
 {
 	int ret;
 
-	self->fd = qt_open(0);
+	self->fd = t_open(0);
 	ASSERT_LE(0, self->fd);
-	ret = qt_ring_setup(self->fd, 64, &self->s);
+	ret = t_ring_setup(self->fd, 64, &self->s);
 	if (ret == -ENOTTY)
 		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
 	ASSERT_EQ(0, ret);
@@ -442,7 +442,7 @@ TEST(mmap_readonly_file_eacces)
 
 	fd = open(QT_DEV, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd);
-	ret = qt_ring_setup(fd, 64, &s);
+	ret = t_ring_setup(fd, 64, &s);
 	if (ret == -ENOTTY)
 		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
 	ASSERT_EQ(0, ret);
@@ -460,24 +460,24 @@ TEST(mmap_readonly_file_eacces)
 static int fresh_file_works(void)
 {
 	struct qtimer_record rec;
-	struct qt_ring r;
+	struct t_ring r;
 	int fd, ret = 0;
 	__u64 id;
 
-	fd = qt_open(O_NONBLOCK);
+	fd = t_open(O_NONBLOCK);
 	if (fd < 0)
 		return fd;
-	ret = qt_ring_map(&r, fd, 8);
+	ret = t_ring_map(&r, fd, 8);
 	if (!ret)
-		ret = qt_arm(fd, CLOCK_MONOTONIC, 0, NSEC_PER_MSEC, 0, 0xf7e5,
+		ret = t_arm(fd, CLOCK_MONOTONIC, 0, NSEC_PER_MSEC, 0, 0xf7e5,
 			     &id);
-	if (!ret && qt_ring_collect(&r, &rec, 1, QT_ARRIVE_MS,
+	if (!ret && t_ring_collect(&r, &rec, 1, QT_ARRIVE_MS,
 				    CLOCK_MONOTONIC, NULL) != 1)
 		ret = -ETIME;
 	if (!ret && (rec.id != id || rec.cookie != 0xf7e5 ||
 		     rec.flags != (QTIMER_REC_TAKEN | QTIMER_REC_LAST)))
 		ret = -EPROTO;
-	qt_ring_unmap(&r);
+	t_ring_unmap(&r);
 	close(fd);
 	return ret;
 }
@@ -494,17 +494,17 @@ TEST_F(ring, close_while_mapped_then_munmap)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = qt_ring_fire_one(&self->r, 0xc105e, &id);
+	idx = t_ring_fire_one(&self->r, 0xc105e, &id);
 	ASSERT_LE(0, idx);
-	ASSERT_LE(0, qt_ring_fire_one(&self->r, 0xc105f, NULL));
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 30 * NSEC_PER_SEC, 0,
+	ASSERT_LE(0, t_ring_fire_one(&self->r, 0xc105f, NULL));
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 30 * NSEC_PER_SEC, 0,
 			    1, NULL));
 	close(self->fd);
 	self->fd = -1;
-	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
+	ASSERT_TRUE(t_ring_claim(&self->r, idx, &rec));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(0xc105e, rec.cookie);
-	qt_ring_unmap(&self->r);
+	t_ring_unmap(&self->r);
 	EXPECT_EQ(0, fresh_file_works());
 }
 
@@ -518,16 +518,16 @@ TEST_F(ring, mapping_keeps_file_alive)
 	__s64 when;
 
 	RETURN_IF_SETUP_SKIPPED();
-	when = qt_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, when, 0xa11e, NULL));
+	when = t_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, t_arm_at_cpu0(self->fd, when, 0xa11e, NULL));
 	close(self->fd);
 	self->fd = -1;
-	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 1, QT_ARRIVE_MS))
+	ASSERT_EQ(1, t_ring_wait_pending(&self->r, 1, QT_ARRIVE_MS))
 		TH_LOG("no record after close() with the ring still mapped");
-	ASSERT_TRUE(qt_ring_claim(&self->r, qt_ring_tail(&self->r), &rec));
+	ASSERT_TRUE(t_ring_claim(&self->r, t_ring_tail(&self->r), &rec));
 	EXPECT_EQ(0xa11e, rec.cookie);
 	EXPECT_EQ(when, rec.expires_ns);
-	EXPECT_LE(when, qt_now(CLOCK_MONOTONIC));
+	EXPECT_LE(when, t_now(CLOCK_MONOTONIC));
 }
 
 /*
@@ -541,23 +541,23 @@ TEST_F(ring, fork_child_consumes_mapping)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = qt_ring_head(&self->r);
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_MSEC,
+	idx = t_ring_head(&self->r);
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_MSEC,
 			    0, 0xf0e, &id));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		struct qtimer_record rec;
 
-		if (qt_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
+		if (t_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
 				    CLOCK_MONOTONIC, NULL) != 1)
 			_exit(1);
 		_exit(rec.id == id && rec.cookie == 0xf0e ? 0 : 2);
 	}
-	ASSERT_EQ(0, qt_wait_child(pid));
-	EXPECT_EQ(idx + 1, qt_ring_tail(&self->r));
-	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
-	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN);
+	ASSERT_EQ(0, t_wait_child(pid));
+	EXPECT_EQ(idx + 1, t_ring_tail(&self->r));
+	EXPECT_EQ(QTIMER_REC_TAKEN, t_ring_claim_of(&self->r, idx));
+	EXPECT_EQ(0, t_revents(self->fd) & POLLIN);
 }
 
 /* --- a hostile consumer ------------------------------------------------- */
@@ -567,33 +567,33 @@ TEST_F(ring, fork_child_consumes_mapping)
  * scribbled on: none of it may crash or hang the kernel (the VM's console
  * and kmemleak check the rest), whatever it returns.
  */
-static void exercise(struct qt_ring *r)
+static void exercise(struct t_ring *r)
 {
 	struct qtimer_record recs[16];
 	__u64 ids[32];
 	int i;
 
 	for (i = 0; i < 32; i++)
-		if (qt_arm(r->fd, CLOCK_MONOTONIC, 0, i * NSEC_PER_USEC,
+		if (t_arm(r->fd, CLOCK_MONOTONIC, 0, i * NSEC_PER_USEC,
 			   i % 4 ? 0 : NSEC_PER_MSEC, i, &ids[i]))
 			ids[i] = 0;
-	qt_sleep_ms(30);
-	qt_wait_readable(r->fd, 10);
-	qt_read(r->fd, recs, 16);
+	t_sleep_ms(30);
+	t_wait_readable(r->fd, 10);
+	t_read(r->fd, recs, 16);
 	for (i = 0; i < 32; i += 3)
-		qt_modify(r->fd, ids[i], 0, NSEC_PER_USEC, 0, 0);
-	qt_sleep_ms(10);
-	qt_wait_readable(r->fd, 10);
+		t_modify(r->fd, ids[i], 0, NSEC_PER_USEC, 0, 0);
+	t_sleep_ms(10);
+	t_wait_readable(r->fd, 10);
 	for (i = 0; i < 32; i += 2)
-		qt_cancel(r->fd, ids[i]);
-	qt_read(r->fd, recs, 16);
-	qt_wait_readable(r->fd, 10);
+		t_cancel(r->fd, ids[i]);
+	t_read(r->fd, recs, 16);
+	t_wait_readable(r->fd, 10);
 }
 
 FIXTURE(hostile)
 {
 	int fd;
-	struct qt_ring r;
+	struct t_ring r;
 };
 
 FIXTURE_VARIANT(hostile)
@@ -610,9 +610,9 @@ FIXTURE_SETUP(hostile)
 {
 	int ret;
 
-	self->fd = qt_open(O_NONBLOCK);
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
-	ret = qt_ring_map(&self->r, self->fd, 8);
+	ret = t_ring_map(&self->r, self->fd, 8);
 	if (ret == -ENOTTY)
 		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
 	ASSERT_EQ(0, ret);
@@ -620,33 +620,33 @@ FIXTURE_SETUP(hostile)
 
 FIXTURE_TEARDOWN(hostile)
 {
-	qt_ring_unmap(&self->r);
+	t_ring_unmap(&self->r);
 	if (self->fd >= 0)
 		close(self->fd);
 }
 
-static void scribble(struct qt_ring *r, const char *what, struct qt_rng *rng)
+static void scribble(struct t_ring *r, const char *what, struct t_rng *rng)
 {
-	__u32 head = qt_ring_head(r), i;
+	__u32 head = t_ring_head(r), i;
 
 	if (!strcmp(what, "tail beyond head")) {
-		qt_ring_set_tail(r, head + 1000);
+		t_ring_set_tail(r, head + 1000);
 	} else if (!strcmp(what, "tail far behind")) {
-		qt_ring_set_tail(r, head - 0x80000000U);
+		t_ring_set_tail(r, head - 0x80000000U);
 	} else if (!strcmp(what, "claim garbage")) {
 		for (i = 0; i < r->entries; i++) {
 			struct qtimer_record *rec = &r->recs[i];
 
-			__atomic_store_n(&rec->flags, (__u32)qt_rand(rng),
+			__atomic_store_n(&rec->flags, (__u32)t_rand(rng),
 					 __ATOMIC_RELAXED);
 			/* READY above all: what a forger would write. */
 			if (i % 2)
 				__atomic_store_n(&rec->flags, QTIMER_REC_READY,
 						 __ATOMIC_RELAXED);
-			rec->id = qt_rand(rng);
-			rec->count = qt_rand(rng);
+			rec->id = t_rand(rng);
+			rec->count = t_rand(rng);
 		}
-		qt_ring_set_tail(r, head - r->entries / 2);
+		t_ring_set_tail(r, head - r->entries / 2);
 	} else {
 		__atomic_store_n(r->head, head + 12345, __ATOMIC_RELAXED);
 		__atomic_store_n(r->flags, ~0U, __ATOMIC_RELAXED);
@@ -660,10 +660,10 @@ static void scribble(struct qt_ring *r, const char *what, struct qt_rng *rng)
  */
 TEST_F(hostile, kernel_survives)
 {
-	struct qt_rng rng;
+	struct t_rng rng;
 
 	RETURN_IF_SETUP_SKIPPED();
-	qt_rng_seed(&rng, (uint64_t)qt_now(CLOCK_MONOTONIC));
+	t_rng_seed(&rng, (uint64_t)t_now(CLOCK_MONOTONIC));
 	exercise(&self->r);
 	scribble(&self->r, variant->what, &rng);
 	exercise(&self->r);
@@ -671,7 +671,7 @@ TEST_F(hostile, kernel_survives)
 	exercise(&self->r);
 	close(self->fd);
 	self->fd = -1;
-	qt_ring_unmap(&self->r);
+	t_ring_unmap(&self->r);
 	EXPECT_EQ(0, fresh_file_works()) TH_LOG("after %s", variant->what);
 }
 
@@ -682,13 +682,13 @@ TEST_F(hostile, kernel_survives)
  */
 static __s64 polls_cpu_ns(int fd, int n, __s64 give_up, int *woke, int *done)
 {
-	__s64 t0 = qt_now(CLOCK_THREAD_CPUTIME_ID), spent = 0;
+	__s64 t0 = t_now(CLOCK_THREAD_CPUTIME_ID), spent = 0;
 	int i;
 
 	for (i = 0; i < n && spent <= give_up; i++) {
-		if (qt_revents(fd) & POLLIN)
+		if (t_revents(fd) & POLLIN)
 			(*woke)++;
-		spent = qt_now(CLOCK_THREAD_CPUTIME_ID) - t0;
+		spent = t_now(CLOCK_THREAD_CPUTIME_ID) - t0;
 	}
 	*done = i;
 	return spent;
@@ -723,23 +723,23 @@ TEST_F_TIMEOUT(full_ring, claimed_ring_polls_cheaply, 180)
 	__s64 idle, hostile, bound;
 	struct qtimer_record rec;
 	int fd, woke = 0, done;
-	struct qt_ring r;
+	struct t_ring r;
 	__u32 tail, i;
 	long got = 0;
 
 	SKIP_WITHOUT_RING();
-	fd = qt_open(O_NONBLOCK);
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_ring_map(&r, fd, n));
+	ASSERT_EQ(0, t_ring_map(&r, fd, n));
 	idle = polls_cpu_ns(fd, CHEAP_POLLS, INT64_MAX, &woke, &done);
 	ASSERT_EQ(0, woke);
 	bound = CHEAP_FACTOR * idle + CHEAP_FLOOR_NS;
 
-	ASSERT_EQ(0, qt_arm_many(fd, n, qt_fill_in_ns, NULL, NULL, 0));
-	ASSERT_EQ(1, qt_ring_wait_pending(&r, n, 120 * 1000));
-	tail = qt_ring_tail(&r);
+	ASSERT_EQ(0, t_arm_many(fd, n, t_fill_in_ns, NULL, NULL, 0));
+	ASSERT_EQ(1, t_ring_wait_pending(&r, n, 120 * 1000));
+	tail = t_ring_tail(&r);
 	for (i = 0; i < n; i++)
-		got += qt_ring_claim(&r, tail + i, &rec);
+		got += t_ring_claim(&r, tail + i, &rec);
 	ASSERT_EQ(n, got);
 
 	hostile = polls_cpu_ns(fd, CHEAP_POLLS, bound, &woke, &done);
@@ -753,11 +753,11 @@ TEST_F_TIMEOUT(full_ring, claimed_ring_polls_cheaply, 180)
 	       (long long)hostile / 1000);
 
 	/* Room for one more, past the claimed ones: it must be seen. */
-	qt_ring_set_tail(&r, tail + 1);
-	EXPECT_EQ(0, qt_revents(fd) & POLLIN);
-	EXPECT_LE(0, qt_ring_fire_one(&r, 0xc1a1, NULL));
-	EXPECT_EQ(POLLIN, qt_revents(fd) & POLLIN);
-	qt_ring_unmap(&r);
+	t_ring_set_tail(&r, tail + 1);
+	EXPECT_EQ(0, t_revents(fd) & POLLIN);
+	EXPECT_LE(0, t_ring_fire_one(&r, 0xc1a1, NULL));
+	EXPECT_EQ(POLLIN, t_revents(fd) & POLLIN);
+	t_ring_unmap(&r);
 	close(fd);
 }
 
@@ -769,49 +769,49 @@ TEST_F_TIMEOUT(full_ring, claimed_ring_polls_cheaply, 180)
 TEST_F(ring, tail_backwards_no_redelivery)
 {
 	struct qtimer_record recs[16], other[16];
-	struct qt_ring ro;
+	struct t_ring ro;
 	__s64 base;
 	__u32 tail;
 	int ofd, i;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ofd = qt_open(O_NONBLOCK);
+	ofd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, ofd);
-	ASSERT_EQ(0, qt_ring_map(&ro, ofd, 8));
+	ASSERT_EQ(0, t_ring_map(&ro, ofd, 8));
 
-	base = qt_now(CLOCK_MONOTONIC);
+	base = t_now(CLOCK_MONOTONIC);
 	for (i = 0; i < 5; i++)
-		ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, base + i, 0x100 + i, NULL));
-	ASSERT_EQ(5, qt_ring_collect(&self->r, recs, 5, QT_ARRIVE_MS,
+		ASSERT_EQ(0, t_arm_at_cpu0(self->fd, base + i, 0x100 + i, NULL));
+	ASSERT_EQ(5, t_ring_collect(&self->r, recs, 5, QT_ARRIVE_MS,
 				     CLOCK_MONOTONIC, NULL));
 	/* The other file's timers fire while this one's tail is wrong. */
-	base = qt_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
+	base = t_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
 	for (i = 0; i < 12; i++)
-		ASSERT_EQ(0, qt_arm_at_cpu0(ofd, base + i * NSEC_PER_MSEC, 0x200 + i, NULL));
+		ASSERT_EQ(0, t_arm_at_cpu0(ofd, base + i * NSEC_PER_MSEC, 0x200 + i, NULL));
 
-	tail = qt_ring_tail(&self->r);
-	qt_ring_set_tail(&self->r, tail - 5);
+	tail = t_ring_tail(&self->r);
+	t_ring_set_tail(&self->r, tail - 5);
 	/* Five TAKEN records in [tail, head), none READY. */
-	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN);
-	EXPECT_EQ(-EAGAIN, qt_read(self->fd, recs, 16));
-	EXPECT_EQ(0, qt_ring_consume(&self->r, recs, 16));
+	EXPECT_EQ(0, t_revents(self->fd) & POLLIN);
+	EXPECT_EQ(-EAGAIN, t_read(self->fd, recs, 16));
+	EXPECT_EQ(0, t_ring_consume(&self->r, recs, 16));
 
-	base = qt_now(CLOCK_MONOTONIC);
+	base = t_now(CLOCK_MONOTONIC);
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, base + i, 0x300 + i, NULL));
-	ASSERT_EQ(3, qt_ring_collect(&self->r, recs, 3, QT_ARRIVE_MS,
+		ASSERT_EQ(0, t_arm_at_cpu0(self->fd, base + i, 0x300 + i, NULL));
+	ASSERT_EQ(3, t_ring_collect(&self->r, recs, 3, QT_ARRIVE_MS,
 				     CLOCK_MONOTONIC, NULL));
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(0x300 + i, recs[i].cookie);
 
-	ASSERT_EQ(12, qt_ring_collect(&ro, other, 16, QT_ARRIVE_MS,
+	ASSERT_EQ(12, t_ring_collect(&ro, other, 16, QT_ARRIVE_MS,
 				      CLOCK_MONOTONIC, NULL));
 	for (i = 0; i < 12; i++)
-		EXPECT_LE(0, qt_find_cookie(other, 12, 0x200 + i))
+		EXPECT_LE(0, t_find_cookie(other, 12, 0x200 + i))
 			TH_LOG("the other file lost record %d", i);
-	EXPECT_TRUE(qt_ring_stays_empty(&ro, 100));
-	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 100));
-	qt_ring_unmap(&ro);
+	EXPECT_TRUE(t_ring_stays_empty(&ro, 100));
+	EXPECT_TRUE(t_ring_stays_empty(&self->r, 100));
+	t_ring_unmap(&ro);
 	close(ofd);
 }
 

@@ -31,11 +31,11 @@
 #define RACE_LEAD_MAX_NS	(5 * NSEC_PER_MSEC)
 
 struct race {
-	struct qt_ring *r;
+	struct t_ring *r;
 	unsigned char taken[RACE_TIMERS];	/* times each was claimed */
 	long foreign;				/* records of no timer here */
 	_Atomic bool stop;
-	struct qt_rng rng;
+	struct t_rng rng;
 	/*
 	 * The aiming handshake.  While aiming, the consumer offers each READY
 	 * record at its tail before it claims it: it writes the record's
@@ -63,15 +63,15 @@ struct race {
  */
 static long race_offer_tail(struct race *race)
 {
-	__u32 tail = qt_ring_tail(race->r);
+	__u32 tail = t_ring_tail(race->r);
 	unsigned int o;
 	__u64 cookie;
 	__s64 lead;
 
-	if (tail == qt_ring_head(race->r) ||
-	    qt_ring_claim_of(race->r, tail) != QTIMER_REC_READY)
+	if (tail == t_ring_head(race->r) ||
+	    t_ring_claim_of(race->r, tail) != QTIMER_REC_READY)
 		return -1;
-	cookie = qt_ring_rec(race->r, tail)->cookie;
+	cookie = t_ring_rec(race->r, tail)->cookie;
 	atomic_store(&race->offer_idx, tail);
 	o = atomic_load(&race->offer) + 1;
 	atomic_store(&race->offer, o);
@@ -80,7 +80,7 @@ static long race_offer_tail(struct race *race)
 			return -1;
 	lead = atomic_load(&race->lead_ns);
 	if (lead > 0)
-		qt_busy_wait_ns(qt_rand_below(&race->rng, 2 * lead + 1));
+		t_busy_wait_ns(t_rand_below(&race->rng, 2 * lead + 1));
 	return cookie < RACE_TIMERS ? (long)cookie : -1;
 }
 
@@ -101,7 +101,7 @@ static void *race_consumer(void *arg)
 
 		if (atomic_load(&race->aiming))
 			offered = race_offer_tail(race);
-		n = qt_ring_consume(race->r, &rec, 1);
+		n = t_ring_consume(race->r, &rec, 1);
 		if (n < 0)
 			break;
 		if (offered >= 0) {
@@ -120,11 +120,11 @@ static void *race_consumer(void *arg)
 				race->taken[rec.cookie]++;
 			else
 				race->foreign++;
-			qt_busy_wait_ns(qt_rand_below(&race->rng, 20 * NSEC_PER_USEC));
+			t_busy_wait_ns(t_rand_below(&race->rng, 20 * NSEC_PER_USEC));
 			continue;
 		}
-		if (qt_wait_readable(race->r->fd, 1) == 0 && atomic_load(&race->stop) &&
-		    qt_ring_head(race->r) == qt_ring_tail(race->r))
+		if (t_wait_readable(race->r->fd, 1) == 0 && atomic_load(&race->stop) &&
+		    t_ring_head(race->r) == t_ring_tail(race->r))
 			break;
 	}
 	return NULL;
@@ -134,7 +134,7 @@ static void race_fill(struct qtimer_op *op, long k, void *arg)
 {
 	__s64 base = *(__s64 *)arg;
 
-	*op = qt_op(CLOCK_MONOTONIC, QTIMER_F_ABSTIME, base + k * RACE_STEP_NS,
+	*op = t_op(CLOCK_MONOTONIC, QTIMER_F_ABSTIME, base + k * RACE_STEP_NS,
 		    0, k);
 }
 
@@ -142,27 +142,27 @@ static void race_fill(struct qtimer_op *op, long k, void *arg)
  * Answer the consumer's offers with a CANCEL of the offered record's
  * timer, RACE_AIMS of them or until RACE_AIM_NS is up.  Returns how many.
  */
-static int race_aim(struct race *race, struct qt_ring *r, int fd,
+static int race_aim(struct race *race, struct t_ring *r, int fd,
 		    const __u64 *ids, int *res, bool *cancelled, uint64_t seed)
 {
-	struct qt_rng rng;
-	__s64 deadline = qt_now(CLOCK_MONOTONIC) + RACE_AIM_NS;
+	struct t_rng rng;
+	__s64 deadline = t_now(CLOCK_MONOTONIC) + RACE_AIM_NS;
 	unsigned int seen = 0, spins = 0;
 	int aimed = 0;
 
-	qt_rng_seed(&rng, seed);
+	t_rng_seed(&rng, seed);
 	while (aimed < RACE_AIMS) {
 		unsigned int o = atomic_load(&race->offer);
 		__u64 cookie;
 		__s64 lead;
 
 		if (o == seen) {
-			if (!(++spins & 1023) && qt_now(CLOCK_MONOTONIC) > deadline)
+			if (!(++spins & 1023) && t_now(CLOCK_MONOTONIC) > deadline)
 				break;
 			continue;
 		}
 		seen = o;
-		cookie = __atomic_load_n(&qt_ring_rec(r, atomic_load(&race->offer_idx))->cookie,
+		cookie = __atomic_load_n(&t_ring_rec(r, atomic_load(&race->offer_idx))->cookie,
 					 __ATOMIC_RELAXED);
 		if (cookie >= RACE_TIMERS || cancelled[cookie]) {
 			atomic_store(&race->fire, o);
@@ -171,8 +171,8 @@ static int race_aim(struct race *race, struct qt_ring *r, int fd,
 		lead = atomic_load(&race->lead_ns);
 		atomic_store(&race->fire, o);
 		if (lead < 0)
-			qt_busy_wait_ns(qt_rand_below(&rng, 2 * -lead + 1));
-		res[cookie] = qt_cancel(fd, ids[cookie]);
+			t_busy_wait_ns(t_rand_below(&rng, 2 * -lead + 1));
+		res[cookie] = t_cancel(fd, ids[cookie]);
 		cancelled[cookie] = true;
 		aimed++;
 	}
@@ -204,33 +204,33 @@ TEST_F_TIMEOUT(ring, cancel_races_mapped_consumer, 120)
 	static __u64 ids[RACE_TIMERS];
 	static struct race race;
 	int aimed_claimed = 0, aimed_voided = 0;
-	struct qt_rng rng;
+	struct t_rng rng;
 	pthread_t thr;
 	int round, k;
 
 	RETURN_IF_SETUP_SKIPPED();
-	qt_rng_seed(&rng, (uint64_t)qt_now(CLOCK_MONOTONIC));
+	t_rng_seed(&rng, (uint64_t)t_now(CLOCK_MONOTONIC));
 	for (round = 0; round < 4; round++) {
-		__s64 base = qt_now(CLOCK_MONOTONIC) + 2 * NSEC_PER_MSEC;
+		__s64 base = t_now(CLOCK_MONOTONIC) + 2 * NSEC_PER_MSEC;
 		int wins[3] = { 0 }, lost = 0, won = 0, aimed, wrong = 0;
 
 		memset(&race, 0, sizeof(race));
 		memset(cancelled, 0, sizeof(cancelled));
 		race.r = &self->r;
 				race.aiming = true;
-		qt_rng_seed(&race.rng, qt_rand(&rng));
-		ASSERT_EQ(0, qt_arm_many(self->fd, RACE_TIMERS, race_fill, &base,
+		t_rng_seed(&race.rng, t_rand(&rng));
+		ASSERT_EQ(0, t_arm_many(self->fd, RACE_TIMERS, race_fill, &base,
 					 ids, RACE_TIMERS));
 		ASSERT_EQ(0, pthread_create(&thr, NULL, race_consumer, &race));
 
 		aimed = race_aim(&race, &self->r, self->fd, ids, res, cancelled,
-				 qt_rand(&rng));
+				 t_rand(&rng));
 		memcpy(aimed_at, cancelled, sizeof(aimed_at));
-		qt_shuffle(order, RACE_TIMERS, &rng);
+		t_shuffle(order, RACE_TIMERS, &rng);
 		for (k = 0; k < RACE_TIMERS; k++) {
 			if (cancelled[order[k]])
 				continue;
-			res[order[k]] = qt_cancel(self->fd, ids[order[k]]);
+			res[order[k]] = t_cancel(self->fd, ids[order[k]]);
 			cancelled[order[k]] = true;
 		}
 		atomic_store(&race.stop, true);
@@ -252,12 +252,12 @@ TEST_F_TIMEOUT(ring, cancel_races_mapped_consumer, 120)
 				continue;
 			}
 			wrong++;
-			qt_diag("round %d timer %d: CANCEL returned %d, the consumer claimed it %d times",
+			t_diag("round %d timer %d: CANCEL returned %d, the consumer claimed it %d times",
 				round, k, res[k], race.taken[k]);
 		}
 		EXPECT_EQ(0, wrong);
-		EXPECT_EQ(0, qt_ring_flags(&self->r) & QTIMER_RING_OVERFLOW);
-		qt_diag("round %d: %d cancels aimed at the tail (the consumer claimed %d first, CANCEL voided %d; lead %.1f us); claimed %d, voided or unqueued %d, unfired %d",
+		EXPECT_EQ(0, t_ring_flags(&self->r) & QTIMER_RING_OVERFLOW);
+		t_diag("round %d: %d cancels aimed at the tail (the consumer claimed %d first, CANCEL voided %d; lead %.1f us); claimed %d, voided or unqueued %d, unfired %d",
 			round, aimed, lost, won, (double)race.lead_ns / NSEC_PER_USEC,
 			wins[0], wins[1], wins[2]);
 		EXPECT_LT(0, aimed) TH_LOG("round %d aimed no CANCEL at the record at the tail",

@@ -27,7 +27,7 @@
 FIXTURE(deliver)
 {
 	int fd;
-	struct qt_ring r;
+	struct t_ring r;
 };
 
 FIXTURE_VARIANT(deliver)
@@ -53,9 +53,9 @@ FIXTURE_SETUP(deliver)
 {
 	int ret;
 
-	self->fd = qt_open(O_NONBLOCK);
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
-	ret = qt_ring_map(&self->r, self->fd, variant->entries);
+	ret = t_ring_map(&self->r, self->fd, variant->entries);
 	if (ret == -ENOTTY)
 		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
 	ASSERT_EQ(0, ret);
@@ -63,7 +63,7 @@ FIXTURE_SETUP(deliver)
 
 FIXTURE_TEARDOWN(deliver)
 {
-	qt_ring_unmap(&self->r);
+	t_ring_unmap(&self->r);
 	close(self->fd);
 }
 
@@ -78,7 +78,7 @@ static void deliver_fill(struct qtimer_op *op, long k, void *arg)
 	const struct deliver_plan *plan = arg;
 	int t = plan->order[k];
 
-	*op = qt_op(CLOCK_MONOTONIC, QTIMER_F_ABSTIME | QTIMER_F_CPU,
+	*op = t_op(CLOCK_MONOTONIC, QTIMER_F_ABSTIME | QTIMER_F_CPU,
 		    plan->base + t * plan->spacing_ns, 0, t);
 	op->cpu = 0;
 }
@@ -97,16 +97,16 @@ TEST_F(deliver, in_deadline_order_nothing_lost)
 	struct deliver_plan plan;
 	__s64 stamp[128];
 	__u64 armed[128], ids[128];
-	struct qt_rng rng;
+	struct t_rng rng;
 	int i, got;
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_GE(128, n);
-	qt_rng_seed(&rng, (uint64_t)qt_now(CLOCK_MONOTONIC));
+	t_rng_seed(&rng, (uint64_t)t_now(CLOCK_MONOTONIC));
 	for (i = 0; i < n; i++)
 		plan.order[i] = i;
 	for (i = n - 1; i > 0; i--) {
-		int j = qt_rand_below(&rng, i + 1), t = plan.order[i];
+		int j = t_rand_below(&rng, i + 1), t = plan.order[i];
 
 		plan.order[i] = plan.order[j];
 		plan.order[j] = t;
@@ -117,23 +117,23 @@ TEST_F(deliver, in_deadline_order_nothing_lost)
 	 * (32cf181), so the lead is 400 ms, not 100.
 	 */
 	plan.spacing_ns = variant->spacing_ns;
-	plan.base = qt_now(CLOCK_MONOTONIC) + 400 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, qt_arm_many(self->fd, n, deliver_fill, &plan, armed, n));
-	ASSERT_GT(plan.base, qt_now(CLOCK_MONOTONIC))
+	plan.base = t_now(CLOCK_MONOTONIC) + 400 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, t_arm_many(self->fd, n, deliver_fill, &plan, armed, n));
+	ASSERT_GT(plan.base, t_now(CLOCK_MONOTONIC))
 		TH_LOG("arming took longer than its lead: order is not testable");
 	for (i = 0; i < n; i++)
 		ids[plan.order[i]] = armed[i];
 
 	if (variant->overflow) {
-		qt_ring_wait_overflow(&self->r, QT_ARRIVE_MS);
+		t_ring_wait_overflow(&self->r, QT_ARRIVE_MS);
 		ASSERT_EQ(QTIMER_RING_OVERFLOW,
-			  qt_ring_flags(&self->r) & QTIMER_RING_OVERFLOW);
+			  t_ring_flags(&self->r) & QTIMER_RING_OVERFLOW);
 		/* Full, and not one record past full. */
 		EXPECT_EQ(variant->entries,
-			  qt_ring_head(&self->r) - qt_ring_tail(&self->r));
+			  t_ring_head(&self->r) - t_ring_tail(&self->r));
 	}
 
-	got = qt_ring_collect(&self->r, recs, n, QT_ARRIVE_MS + n * 50,
+	got = t_ring_collect(&self->r, recs, n, QT_ARRIVE_MS + n * 50,
 			      CLOCK_MONOTONIC, stamp);
 	ASSERT_EQ(n, got);
 	for (i = 0; i < n; i++) {
@@ -151,11 +151,11 @@ TEST_F(deliver, in_deadline_order_nothing_lost)
 	EXPECT_GE(variant->entries, self->r.max_pending);
 	EXPECT_EQ(variant->overflow, self->r.overflow_seen);
 	/* Every record moved in: no overflow, nothing left. */
-	EXPECT_EQ(0, qt_ring_flags(&self->r) & QTIMER_RING_OVERFLOW);
-	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 100));
-	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN);
+	EXPECT_EQ(0, t_ring_flags(&self->r) & QTIMER_RING_OVERFLOW);
+	EXPECT_TRUE(t_ring_stays_empty(&self->r, 100));
+	EXPECT_EQ(0, t_revents(self->fd) & POLLIN);
 	for (i = 0; i < n; i++)
-		EXPECT_EQ(-ENOENT, qt_cancel(self->fd, ids[i]));
+		EXPECT_EQ(-ENOENT, t_cancel(self->fd, ids[i]));
 }
 
 /* --- poll() ------------------------------------------------------------- */
@@ -163,12 +163,12 @@ TEST_F(deliver, in_deadline_order_nothing_lost)
 TEST_F(ring, poll_empty_not_readable)
 {
 	RETURN_IF_SETUP_SKIPPED();
-	EXPECT_EQ(0, qt_revents(self->fd) & (POLLIN | POLLERR | POLLHUP));
+	EXPECT_EQ(0, t_revents(self->fd) & (POLLIN | POLLERR | POLLHUP));
 	/* An armed timer that has not fired is not a pending record. */
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC,
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC,
 			    0, 1, NULL));
-	EXPECT_EQ(0, qt_wait_readable(self->fd, 100));
-	EXPECT_EQ(qt_ring_head(&self->r), qt_ring_tail(&self->r));
+	EXPECT_EQ(0, t_wait_readable(self->fd, 100));
+	EXPECT_EQ(t_ring_head(&self->r), t_ring_tail(&self->r));
 }
 
 /* EPOLLIN while a READY record is pending, and not once it is consumed. */
@@ -178,12 +178,12 @@ TEST_F(ring, poll_readable_while_record_ready)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_LE(0, qt_ring_fire_one(&self->r, 1, &id));
-	EXPECT_EQ(POLLIN, qt_revents(self->fd) & POLLIN);
-	EXPECT_EQ(POLLIN, qt_revents(self->fd) & POLLIN);
-	ASSERT_EQ(1, qt_ring_consume(&self->r, &rec, 1));
+	ASSERT_LE(0, t_ring_fire_one(&self->r, 1, &id));
+	EXPECT_EQ(POLLIN, t_revents(self->fd) & POLLIN);
+	EXPECT_EQ(POLLIN, t_revents(self->fd) & POLLIN);
+	ASSERT_EQ(1, t_ring_consume(&self->r, &rec, 1));
 	EXPECT_EQ(id, rec.id);
-	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN);
+	EXPECT_EQ(0, t_revents(self->fd) & POLLIN);
 }
 
 /*
@@ -198,18 +198,18 @@ TEST_F(ring, poll_not_readable_for_taken_or_void)
 	__u64 ida, idb;
 
 	RETURN_IF_SETUP_SKIPPED();
-	a = qt_ring_fire_one(&self->r, 1, &ida);
+	a = t_ring_fire_one(&self->r, 1, &ida);
 	ASSERT_LE(0, a);
-	ASSERT_TRUE(qt_ring_claim(&self->r, a, &rec));
-	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN)
+	ASSERT_TRUE(t_ring_claim(&self->r, a, &rec));
+	EXPECT_EQ(0, t_revents(self->fd) & POLLIN)
 		TH_LOG("EPOLLIN for a record the consumer had claimed");
-	b = qt_ring_fire_one(&self->r, 2, &idb);
+	b = t_ring_fire_one(&self->r, 2, &idb);
 	ASSERT_LE(0, b);
-	EXPECT_EQ(POLLIN, qt_revents(self->fd) & POLLIN);
-	ASSERT_EQ(QTIMER_CANCEL_QUEUED, qt_cancel(self->fd, idb));
-	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN)
+	EXPECT_EQ(POLLIN, t_revents(self->fd) & POLLIN);
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, t_cancel(self->fd, idb));
+	EXPECT_EQ(0, t_revents(self->fd) & POLLIN)
 		TH_LOG("EPOLLIN for a record its CANCEL voided");
-	EXPECT_EQ(2, qt_ring_head(&self->r) - qt_ring_tail(&self->r));
+	EXPECT_EQ(2, t_ring_head(&self->r) - t_ring_tail(&self->r));
 }
 
 /* A poll() that sleeps on an empty ring wakes when a timer fires. */
@@ -220,12 +220,12 @@ TEST_F(ring, poll_wakes_when_timer_fires)
 	__s64 when;
 
 	RETURN_IF_SETUP_SKIPPED();
-	when = qt_now(CLOCK_MONOTONIC) + 100 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, when, 0x90, NULL));
+	when = t_now(CLOCK_MONOTONIC) + 100 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, t_arm_at_cpu0(self->fd, when, 0x90, NULL));
 	ASSERT_EQ(1, poll(&pfd, 1, 10 * QT_ARRIVE_MS));
 	EXPECT_EQ(POLLIN, pfd.revents & POLLIN);
-	EXPECT_LE(when, qt_now(CLOCK_MONOTONIC));
-	ASSERT_EQ(1, qt_ring_consume(&self->r, &rec, 1));
+	EXPECT_LE(when, t_now(CLOCK_MONOTONIC));
+	ASSERT_EQ(1, t_ring_consume(&self->r, &rec, 1));
 	EXPECT_EQ(0x90, rec.cookie);
 	EXPECT_EQ(when, rec.expires_ns);
 }
@@ -245,23 +245,23 @@ TEST_F(ring, consumed_oneshots_freed_when_quiet)
 	int i;
 
 	RETURN_IF_SETUP_SKIPPED();
-	user_before = qt_fdinfo_get(self->fd, QT_FI_USER_TIMERS);
+	user_before = t_fdinfo_get(self->fd, QT_FI_USER_TIMERS);
 	ASSERT_LE(0, user_before);
 	for (i = 0; i < 32; i++)
-		ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0,
+		ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0,
 				    NSEC_PER_MSEC, 0, i, NULL));
-	ASSERT_EQ(32, qt_ring_collect(&self->r, recs, 32, QT_ARRIVE_MS,
+	ASSERT_EQ(32, t_ring_collect(&self->r, recs, 32, QT_ARRIVE_MS,
 				      CLOCK_MONOTONIC, NULL));
-	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN);
-	deadline = qt_now(CLOCK_MONOTONIC) + QT_ARRIVE_MS * NSEC_PER_MSEC;
+	EXPECT_EQ(0, t_revents(self->fd) & POLLIN);
+	deadline = t_now(CLOCK_MONOTONIC) + QT_ARRIVE_MS * NSEC_PER_MSEC;
 	do {
-		timers = qt_fdinfo_get(self->fd, QT_FI_TIMERS);
-		pending = qt_fdinfo_get(self->fd, QT_FI_PENDING);
-		user = qt_fdinfo_get(self->fd, QT_FI_USER_TIMERS);
+		timers = t_fdinfo_get(self->fd, QT_FI_TIMERS);
+		pending = t_fdinfo_get(self->fd, QT_FI_PENDING);
+		user = t_fdinfo_get(self->fd, QT_FI_USER_TIMERS);
 		if (!timers && !pending && user == user_before)
 			break;
-		qt_sleep_ms(10);
-	} while (qt_now(CLOCK_MONOTONIC) < deadline);
+		t_sleep_ms(10);
+	} while (t_now(CLOCK_MONOTONIC) < deadline);
 	EXPECT_EQ(0, timers);
 	EXPECT_EQ(0, pending);
 	EXPECT_EQ(user_before, user)
@@ -278,17 +278,17 @@ TEST_F(ring, cancel_voids_ready_record)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = qt_ring_fire_one(&self->r, 0xc1, &id);
+	idx = t_ring_fire_one(&self->r, 0xc1, &id);
 	ASSERT_LE(0, idx);
-	ASSERT_EQ(QTIMER_REC_READY, qt_ring_claim_of(&self->r, idx));
-	EXPECT_EQ(id, qt_ring_rec(&self->r, idx)->id);
-	ASSERT_EQ(QTIMER_CANCEL_QUEUED, qt_cancel(self->fd, id));
-	EXPECT_EQ(QTIMER_REC_VOID, qt_ring_claim_of(&self->r, idx));
-	EXPECT_EQ(0, qt_ring_consume(&self->r, &rec, 1));
+	ASSERT_EQ(QTIMER_REC_READY, t_ring_claim_of(&self->r, idx));
+	EXPECT_EQ(id, t_ring_rec(&self->r, idx)->id);
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, t_cancel(self->fd, id));
+	EXPECT_EQ(QTIMER_REC_VOID, t_ring_claim_of(&self->r, idx));
+	EXPECT_EQ(0, t_ring_consume(&self->r, &rec, 1));
 	EXPECT_EQ(1, self->r.skipped);
-	EXPECT_EQ(qt_ring_head(&self->r), qt_ring_tail(&self->r));
-	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
-	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 100));
+	EXPECT_EQ(t_ring_head(&self->r), t_ring_tail(&self->r));
+	EXPECT_EQ(-ENOENT, t_cancel(self->fd, id));
+	EXPECT_TRUE(t_ring_stays_empty(&self->r, 100));
 }
 
 /* The consumer wins a one-shot: its claim consumed it, as a read() does. */
@@ -299,14 +299,14 @@ TEST_F(ring, cancel_after_claim_oneshot_enoent)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = qt_ring_fire_one(&self->r, 0xc2, &id);
+	idx = t_ring_fire_one(&self->r, 0xc2, &id);
 	ASSERT_LE(0, idx);
-	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
+	ASSERT_TRUE(t_ring_claim(&self->r, idx, &rec));
 	EXPECT_EQ(id, rec.id);
 	/* Claimed, tail not moved yet. */
-	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
-	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
-	EXPECT_EQ(QTIMER_REC_LAST, LOW(qt_ring_rec(&self->r, idx)->flags));
+	EXPECT_EQ(-ENOENT, t_cancel(self->fd, id));
+	EXPECT_EQ(QTIMER_REC_TAKEN, t_ring_claim_of(&self->r, idx));
+	EXPECT_EQ(QTIMER_REC_LAST, LOW(t_ring_rec(&self->r, idx)->flags));
 }
 
 TEST_F(ring, modify_after_claim_oneshot_enoent)
@@ -316,26 +316,26 @@ TEST_F(ring, modify_after_claim_oneshot_enoent)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = qt_ring_fire_one(&self->r, 0xc3, &id);
+	idx = t_ring_fire_one(&self->r, 0xc3, &id);
 	ASSERT_LE(0, idx);
-	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec));
-	EXPECT_EQ(-ENOENT, qt_modify(self->fd, id, 0, 0, 0, 0));
-	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
-	qt_ring_set_tail(&self->r, idx + 1);
-	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 100));
+	ASSERT_TRUE(t_ring_claim(&self->r, idx, &rec));
+	EXPECT_EQ(-ENOENT, t_modify(self->fd, id, 0, 0, 0, 0));
+	EXPECT_EQ(QTIMER_REC_TAKEN, t_ring_claim_of(&self->r, idx));
+	t_ring_set_tail(&self->r, idx + 1);
+	EXPECT_TRUE(t_ring_stays_empty(&self->r, 100));
 }
 
 /*
  * Arms a ticker due at once and claims its first record from the mapping:
  * false if it did not come or was not the ticker's.
  */
-static bool claim_ticker(int fd, struct qt_ring *r, __s64 period, __u64 cookie,
+static bool claim_ticker(int fd, struct t_ring *r, __s64 period, __u64 cookie,
 			 __u64 *id, __u32 *idx, struct qtimer_record *rec)
 {
-	*idx = qt_ring_head(r);
-	return !qt_arm(fd, CLOCK_MONOTONIC, 0, 0, period, cookie, id) &&
-	       qt_ring_wait_pending(r, 1, QT_ARRIVE_MS) == 1 &&
-	       qt_ring_claim(r, *idx, rec) && rec->id == *id;
+	*idx = t_ring_head(r);
+	return !t_arm(fd, CLOCK_MONOTONIC, 0, 0, period, cookie, id) &&
+	       t_ring_wait_pending(r, 1, QT_ARRIVE_MS) == 1 &&
+	       t_ring_claim(r, *idx, rec) && rec->id == *id;
 }
 
 /*
@@ -353,11 +353,11 @@ TEST_F(ring, cancel_after_claim_periodic_zero)
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_TRUE(claim_ticker(self->fd, &self->r, period, 0xc4, &id, &idx, &rec));
 	EXPECT_EQ(0, LOW(rec.flags));
-	EXPECT_EQ(0, qt_cancel(self->fd, id));
-	EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx));
-	qt_ring_set_tail(&self->r, idx + 1);
-	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 10 * period / NSEC_PER_MSEC));
-	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+	EXPECT_EQ(0, t_cancel(self->fd, id));
+	EXPECT_EQ(QTIMER_REC_TAKEN, t_ring_claim_of(&self->r, idx));
+	t_ring_set_tail(&self->r, idx + 1);
+	EXPECT_TRUE(t_ring_stays_empty(&self->r, 10 * period / NSEC_PER_MSEC));
+	EXPECT_EQ(-ENOENT, t_cancel(self->fd, id));
 }
 
 /*
@@ -374,10 +374,10 @@ TEST_F(ring, cancel_after_tail_passed_periodic_armed)
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_TRUE(claim_ticker(self->fd, &self->r, period, 0xc8, &id, &idx, &rec));
-	qt_ring_set_tail(&self->r, idx + 1);
-	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, id));
-	EXPECT_TRUE(qt_ring_stays_empty(&self->r, 10 * period / NSEC_PER_MSEC));
-	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, id));
+	t_ring_set_tail(&self->r, idx + 1);
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(self->fd, id));
+	EXPECT_TRUE(t_ring_stays_empty(&self->r, 10 * period / NSEC_PER_MSEC));
+	EXPECT_EQ(-ENOENT, t_cancel(self->fd, id));
 }
 
 /*
@@ -393,13 +393,13 @@ TEST_F(ring, modify_voids_ready_record_and_reschedules)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = qt_ring_fire_one(&self->r, 0xc5, &id);
+	idx = t_ring_fire_one(&self->r, 0xc5, &id);
 	ASSERT_LE(0, idx);
-	when = qt_now(CLOCK_MONOTONIC) + 100 * NSEC_PER_MSEC;
+	when = t_now(CLOCK_MONOTONIC) + 100 * NSEC_PER_MSEC;
 	ASSERT_EQ(QTIMER_CANCEL_QUEUED,
-		  qt_modify(self->fd, id, QTIMER_F_ABSTIME, when, 0, 0));
-	EXPECT_EQ(QTIMER_REC_VOID, qt_ring_claim_of(&self->r, idx));
-	ASSERT_EQ(1, qt_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
+		  t_modify(self->fd, id, QTIMER_F_ABSTIME, when, 0, 0));
+	EXPECT_EQ(QTIMER_REC_VOID, t_ring_claim_of(&self->r, idx));
+	ASSERT_EQ(1, t_ring_collect(&self->r, &rec, 1, QT_ARRIVE_MS,
 				     CLOCK_MONOTONIC, &stamp));
 	EXPECT_EQ(1, self->r.skipped);
 	EXPECT_EQ(id, rec.id);
@@ -429,32 +429,32 @@ TEST_F(ring, ticker_unconsumed_folds_missed_periods)
 	__u32 idx;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = qt_ring_head(&self->r);
-	first = qt_now(CLOCK_MONOTONIC) + period;
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, first,
+	idx = t_ring_head(&self->r);
+	first = t_now(CLOCK_MONOTONIC) + period;
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, first,
 			    period, 0x71c, &id));
-	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 1, QT_ARRIVE_MS));
-	qt_sleep_ms(100);
-	EXPECT_EQ(1, qt_ring_head(&self->r) - qt_ring_tail(&self->r));
-	EXPECT_EQ(0, qt_ring_flags(&self->r) & QTIMER_RING_OVERFLOW);
+	ASSERT_EQ(1, t_ring_wait_pending(&self->r, 1, QT_ARRIVE_MS));
+	t_sleep_ms(100);
+	EXPECT_EQ(1, t_ring_head(&self->r) - t_ring_tail(&self->r));
+	EXPECT_EQ(0, t_ring_flags(&self->r) & QTIMER_RING_OVERFLOW);
 	/* poll() does not add a second record either. */
-	EXPECT_EQ(1, qt_wait_readable(self->fd, 0));
-	qt_sleep_ms(20);
-	EXPECT_EQ(1, qt_ring_head(&self->r) - qt_ring_tail(&self->r));
+	EXPECT_EQ(1, t_wait_readable(self->fd, 0));
+	t_sleep_ms(20);
+	EXPECT_EQ(1, t_ring_head(&self->r) - t_ring_tail(&self->r));
 
-	ASSERT_TRUE(qt_ring_claim(&self->r, idx, &rec[0]));
+	ASSERT_TRUE(t_ring_claim(&self->r, idx, &rec[0]));
 	EXPECT_EQ(id, rec[0].id);
 	EXPECT_LE(1, rec[0].count);
 	EXPECT_EQ(first + (rec[0].count - 1) * period, rec[0].expires_ns);
 	/* Claimed, tail not past it: not re-armed. */
-	EXPECT_EQ(0, qt_wait_readable(self->fd, 50));
-	EXPECT_EQ(idx + 1, qt_ring_head(&self->r));
+	EXPECT_EQ(0, t_wait_readable(self->fd, 50));
+	EXPECT_EQ(idx + 1, t_ring_head(&self->r));
 
-	moved = qt_now(CLOCK_MONOTONIC);
-	qt_ring_set_tail(&self->r, idx + 1);
-	ASSERT_EQ(1, qt_ring_collect(&self->r, &rec[1], 1, QT_ARRIVE_MS,
+	moved = t_now(CLOCK_MONOTONIC);
+	t_ring_set_tail(&self->r, idx + 1);
+	ASSERT_EQ(1, t_ring_collect(&self->r, &rec[1], 1, QT_ARRIVE_MS,
 				     CLOCK_MONOTONIC, NULL));
-	now = qt_now(CLOCK_MONOTONIC);
+	now = t_now(CLOCK_MONOTONIC);
 	EXPECT_EQ(id, rec[1].id);
 	EXPECT_LT(1, rec[1].count) TH_LOG("the missed periods were not folded in");
 	sum = (__u64)rec[0].count + rec[1].count;
@@ -477,42 +477,42 @@ TEST_F(ring, ticker_unconsumed_folds_missed_periods)
 TEST_F(ring, read_takes_ring_records)
 {
 	struct qtimer_record recs[8];
-	__s64 base = qt_now(CLOCK_MONOTONIC);
+	__s64 base = t_now(CLOCK_MONOTONIC);
 	__u64 ids[3];
 	__u32 idx;
 	int i;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = qt_ring_head(&self->r);
+	idx = t_ring_head(&self->r);
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, base + i, 0x40 + i, &ids[i]));
-	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 3, QT_ARRIVE_MS));
-	ASSERT_EQ(3, qt_read(self->fd, recs, 8));
+		ASSERT_EQ(0, t_arm_at_cpu0(self->fd, base + i, 0x40 + i, &ids[i]));
+	ASSERT_EQ(1, t_ring_wait_pending(&self->r, 3, QT_ARRIVE_MS));
+	ASSERT_EQ(3, t_read(self->fd, recs, 8));
 	for (i = 0; i < 3; i++) {
 		EXPECT_EQ(ids[i], recs[i].id);
 		EXPECT_EQ(0x40 + i, recs[i].cookie);
 		EXPECT_EQ(0, CLAIM(recs[i].flags));
 		EXPECT_EQ(QTIMER_REC_LAST, recs[i].flags);
-		EXPECT_EQ(QTIMER_REC_TAKEN, qt_ring_claim_of(&self->r, idx + i));
+		EXPECT_EQ(QTIMER_REC_TAKEN, t_ring_claim_of(&self->r, idx + i));
 	}
-	EXPECT_EQ(idx + 3, qt_ring_tail(&self->r));
-	EXPECT_EQ(-EAGAIN, qt_read(self->fd, recs, 8));
-	EXPECT_EQ(0, qt_revents(self->fd) & POLLIN);
+	EXPECT_EQ(idx + 3, t_ring_tail(&self->r));
+	EXPECT_EQ(-EAGAIN, t_read(self->fd, recs, 8));
+	EXPECT_EQ(0, t_revents(self->fd) & POLLIN);
 }
 
 /* Records the mapping took are not read again, and read() takes the rest. */
 TEST_F(ring, read_after_mapping_consumer)
 {
 	struct qtimer_record recs[8];
-	__s64 base = qt_now(CLOCK_MONOTONIC);
+	__s64 base = t_now(CLOCK_MONOTONIC);
 	int i;
 
 	RETURN_IF_SETUP_SKIPPED();
 	for (i = 0; i < 5; i++)
-		ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, base + i, i, NULL));
-	ASSERT_EQ(1, qt_ring_wait_pending(&self->r, 5, QT_ARRIVE_MS));
-	ASSERT_EQ(2, qt_ring_consume(&self->r, recs, 2));
-	ASSERT_EQ(3, qt_read(self->fd, recs + 2, 6));
+		ASSERT_EQ(0, t_arm_at_cpu0(self->fd, base + i, i, NULL));
+	ASSERT_EQ(1, t_ring_wait_pending(&self->r, 5, QT_ARRIVE_MS));
+	ASSERT_EQ(2, t_ring_consume(&self->r, recs, 2));
+	ASSERT_EQ(3, t_read(self->fd, recs + 2, 6));
 	for (i = 0; i < 5; i++)
 		EXPECT_EQ(i, recs[i].cookie);
 }
@@ -524,10 +524,10 @@ TEST_F(ring, read_nonblock_nothing_pending_eagain)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	EXPECT_EQ(-EAGAIN, qt_read(self->fd, &rec, 1));
-	ASSERT_LE(0, qt_ring_fire_one(&self->r, 0x4a, &id));
-	ASSERT_EQ(QTIMER_CANCEL_QUEUED, qt_cancel(self->fd, id));
-	EXPECT_EQ(-EAGAIN, qt_read(self->fd, &rec, 1));
+	EXPECT_EQ(-EAGAIN, t_read(self->fd, &rec, 1));
+	ASSERT_LE(0, t_ring_fire_one(&self->r, 0x4a, &id));
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, t_cancel(self->fd, id));
+	EXPECT_EQ(-EAGAIN, t_read(self->fd, &rec, 1));
 }
 
 /* A blocking read() on a file with a ring sleeps until a timer fires. */
@@ -538,10 +538,10 @@ TEST_F(ring, read_blocking_wakes)
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, 0));
-	when = qt_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, qt_arm_at_cpu0(self->fd, when, 0x4b, NULL));
-	ASSERT_EQ(1, qt_read(self->fd, &rec, 1));
-	EXPECT_LE(when, qt_now(CLOCK_MONOTONIC));
+	when = t_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, t_arm_at_cpu0(self->fd, when, 0x4b, NULL));
+	ASSERT_EQ(1, t_read(self->fd, &rec, 1));
+	EXPECT_LE(when, t_now(CLOCK_MONOTONIC));
 	EXPECT_EQ(0x4b, rec.cookie);
 	EXPECT_EQ(when, rec.expires_ns);
 	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);

@@ -49,7 +49,7 @@ static int far_clock(long cookie)
 /* An ARM, an hour or so away, on the clock @cookie picks. */
 static struct qtimer_op far_op(long cookie)
 {
-	struct qtimer_op op = qt_op(far_clock(cookie), 0,
+	struct qtimer_op op = t_op(far_clock(cookie), 0,
 				    FAR_NS + cookie * NSEC_PER_USEC, 0, cookie);
 
 	op.opcode = QTIMER_OP_ARM;
@@ -71,11 +71,11 @@ static int arm_far(int fd, __u64 *ids, int n, long cookie0)
 {
 	int half = n / 2, k, ret;
 
-	ret = qt_arm_many(fd, half, far_fill, &cookie0, ids, half);
+	ret = t_arm_many(fd, half, far_fill, &cookie0, ids, half);
 	for (k = half; !ret && k < n; k++) {
 		struct qtimer_op op = far_op(cookie0 + k);
 
-		ret = qt_arm_op(fd, &op);
+		ret = t_arm_op(fd, &op);
 		ids[k] = op.id;
 	}
 	return ret;
@@ -131,7 +131,7 @@ static int submit_all(int fd, struct qtimer_op *ops, int n)
 
 	while (done < n) {
 		int b = min_int(n - done, QTIMER_SUBMIT_MAX);
-		int ret = qt_submit(fd, ops + done, b, 0, NULL);
+		int ret = t_submit(fd, ops + done, b, 0, NULL);
 
 		if (ret != b)
 			return ret < 0 ? ret : -EIO;
@@ -157,8 +157,8 @@ static int act_each(int fd, const __u64 *ids, const int *order, int n,
 	for (i = 0; i < half; i++) {
 		int k = order[i];
 
-		res[k] = modify ? qt_modify(fd, ids[k], flags, when[k], 0, 0) :
-				  qt_cancel(fd, ids[k]);
+		res[k] = modify ? t_modify(fd, ids[k], flags, when[k], 0, 0) :
+				  t_cancel(fd, ids[k]);
 	}
 	for (i = half; i < n; i++) {
 		int k = order[i];
@@ -186,7 +186,7 @@ static int count_unlike(const int *res, int n, int want, const char *what)
 		if (res[k] == want)
 			continue;
 		if (unlike++ < 5)
-			qt_diag("%s of timer %d returned %d, not %d", what, k,
+			t_diag("%s of timer %d returned %d, not %d", what, k,
 				res[k], want);
 	}
 	return unlike;
@@ -202,9 +202,9 @@ FIXTURE(shard)
 FIXTURE_SETUP(shard)
 {
 	/* Before any pinning: the CPUs this test may spread over. */
-	self->nr_cpus = qt_allowed_cpus(self->cpus, MAX_CPUS);
+	self->nr_cpus = t_allowed_cpus(self->cpus, MAX_CPUS);
 	ASSERT_LT(0, self->nr_cpus);
-	self->fd = qt_open(O_NONBLOCK);
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 }
 
@@ -239,27 +239,27 @@ TEST_F_TIMEOUT(shard, cross_cpu_cancel, 120)
 	__u64 *ids = calloc(n, sizeof(*ids));
 	__s64 *now = calloc(n, sizeof(*now));
 	int *order = calloc(n, sizeof(*order)), *res = calloc(n, sizeof(*res));
-	struct qt_rng rng;
+	struct t_rng rng;
 	int c;
 
 	REQUIRE_CPUS(2);
 	ASSERT_TRUE(ids && now && order && res);
-	qt_rng_seed(&rng, qt_now(CLOCK_MONOTONIC));
-	ASSERT_EQ(0, qt_pin_self(self->cpus[0]));
+	t_rng_seed(&rng, t_now(CLOCK_MONOTONIC));
+	ASSERT_EQ(0, t_pin_self(self->cpus[0]));
 	ASSERT_EQ(0, arm_far(self->fd, ids, n, 0));
 	EXPECT_EQ(0, count_repeats(ids, n));
-	EXPECT_EQ(n, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+	EXPECT_EQ(n, t_fdinfo_get(self->fd, QT_FI_TIMERS));
 
-	ASSERT_EQ(0, qt_pin_self(self->cpus[1]));
-	qt_shuffle(order, n, &rng);
+	ASSERT_EQ(0, t_pin_self(self->cpus[1]));
+	t_shuffle(order, n, &rng);
 	ASSERT_EQ(0, act_each(self->fd, ids, order, n, false, NULL, false, res));
 	EXPECT_EQ(0, count_unlike(res, n, QTIMER_CANCEL_ARMED,
 				  "CANCEL from another CPU"));
-	EXPECT_EQ(0, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+	EXPECT_EQ(0, t_fdinfo_get(self->fd, QT_FI_TIMERS));
 
 	for (c = 1; c >= 0; c--) {
-		ASSERT_EQ(0, qt_pin_self(self->cpus[c]));
-		qt_shuffle(order, n, &rng);
+		ASSERT_EQ(0, t_pin_self(self->cpus[c]));
+		t_shuffle(order, n, &rng);
 		ASSERT_EQ(0, act_each(self->fd, ids, order, n, false, NULL,
 				      false, res));
 		EXPECT_EQ(0, count_unlike(res, n, -ENOENT, "second CANCEL"));
@@ -268,9 +268,9 @@ TEST_F_TIMEOUT(shard, cross_cpu_cancel, 120)
 		EXPECT_EQ(0, count_unlike(res, n, -ENOENT,
 					  "MODIFY after CANCEL"));
 	}
-	qt_sleep_ms(50);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
-	EXPECT_EQ(0, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+	t_sleep_ms(50);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
+	EXPECT_EQ(0, t_fdinfo_get(self->fd, QT_FI_TIMERS));
 	free(ids);
 	free(now);
 	free(order);
@@ -298,26 +298,26 @@ TEST_F_TIMEOUT(shard, cross_cpu_modify, 120)
 	struct qtimer_record recs[256];
 	__s64 last[NR_FAR_CLOCKS] = { 0 }, start[NR_FAR_CLOCKS];
 	int got = 0, wrong = 0, early = 0, disorder = 0, twice = 0;
-	struct qt_rng rng;
+	struct t_rng rng;
 	int k, c;
 
 	REQUIRE_CPUS(2);
 	ASSERT_TRUE(ids && when && order && res && seen);
-	qt_rng_seed(&rng, qt_now(CLOCK_MONOTONIC));
-	ASSERT_EQ(0, qt_pin_self(self->cpus[0]));
+	t_rng_seed(&rng, t_now(CLOCK_MONOTONIC));
+	ASSERT_EQ(0, t_pin_self(self->cpus[0]));
 	ASSERT_EQ(0, arm_far(self->fd, ids, n, 0));
 
-	ASSERT_EQ(0, qt_pin_self(self->cpus[1]));
+	ASSERT_EQ(0, t_pin_self(self->cpus[1]));
 	for (k = 0; k < n; k++)
 		when[k] = 2 * FAR_NS + k;
-	qt_shuffle(order, n, &rng);
+	t_shuffle(order, n, &rng);
 	ASSERT_EQ(0, act_each(self->fd, ids, order, n, true, when, false, res));
 	EXPECT_EQ(0, count_unlike(res, n, QTIMER_CANCEL_ARMED,
 				  "MODIFY later from another CPU"));
 
-	ASSERT_EQ(0, qt_pin_self(self->cpus[2 % self->nr_cpus]));
+	ASSERT_EQ(0, t_pin_self(self->cpus[2 % self->nr_cpus]));
 	for (c = 0; c < NR_FAR_CLOCKS; c++)
-		start[c] = qt_now(far_clocks[c]) + 100 * NSEC_PER_MSEC;
+		start[c] = t_now(far_clocks[c]) + 100 * NSEC_PER_MSEC;
 	for (k = 0; k < n; k++) {
 		when[k] = start[k % NR_FAR_CLOCKS] + k * spacing;
 		order[k] = k;
@@ -330,11 +330,11 @@ TEST_F_TIMEOUT(shard, cross_cpu_modify, 120)
 		__s64 stamp[NR_FAR_CLOCKS];
 		int i, nr;
 
-		if (qt_wait_readable(self->fd, QT_ARRIVE_MS) != 1)
+		if (t_wait_readable(self->fd, QT_ARRIVE_MS) != 1)
 			break;
-		nr = qt_read(self->fd, recs, 256);
+		nr = t_read(self->fd, recs, 256);
 		for (c = 0; c < NR_FAR_CLOCKS; c++)
-			stamp[c] = qt_now(far_clocks[c]);
+			stamp[c] = t_now(far_clocks[c]);
 		if (nr == -EAGAIN)
 			continue;
 		ASSERT_LT(0, nr);
@@ -347,7 +347,7 @@ TEST_F_TIMEOUT(shard, cross_cpu_modify, 120)
 			    r->expires_ns != when[k] || r->count != 1 ||
 			    r->flags != QTIMER_REC_LAST) {
 				if (wrong++ < 5)
-					qt_diag("record id %#llx cookie %llu expires %lld count %u flags %#x",
+					t_diag("record id %#llx cookie %llu expires %lld count %u flags %#x",
 						(unsigned long long)r->id,
 						(unsigned long long)r->cookie,
 						(long long)r->expires_ns, r->count,
@@ -368,11 +368,11 @@ TEST_F_TIMEOUT(shard, cross_cpu_modify, 120)
 	EXPECT_EQ(0, disorder);
 
 	/* Fired and read: gone, and the hour-away schedules with them. */
-	qt_shuffle(order, n, &rng);
+	t_shuffle(order, n, &rng);
 	ASSERT_EQ(0, act_each(self->fd, ids, order, n, false, NULL, false, res));
 	EXPECT_EQ(0, count_unlike(res, n, -ENOENT, "CANCEL after the record"));
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
-	EXPECT_EQ(0, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
+	EXPECT_EQ(0, t_fdinfo_get(self->fd, QT_FI_TIMERS));
 	free(ids);
 	free(when);
 	free(order);
@@ -401,10 +401,10 @@ TEST_F_TIMEOUT(shard, submit_hops_between_cpus, 120)
 	REQUIRE_CPUS(2);
 	ASSERT_TRUE(ids && ops && res && want && order);
 	for (c = 0; c < nc; c++) {
-		ASSERT_EQ(0, qt_pin_self(self->cpus[c]));
+		ASSERT_EQ(0, t_pin_self(self->cpus[c]));
 		ASSERT_EQ(0, arm_far(self->fd, ids + c * per, per, c * per));
 	}
-	ASSERT_EQ(0, qt_pin_self(self->cpus[nc - 1]));
+	ASSERT_EQ(0, t_pin_self(self->cpus[nc - 1]));
 	/* Op i names timer i / nc of CPU i % nc: every op changes shard. */
 	for (i = 0; i < n; i++) {
 		k = (i % nc) * per + i / nc;
@@ -429,7 +429,7 @@ TEST_F_TIMEOUT(shard, submit_hops_between_cpus, 120)
 		int expect = i % 3 == 2 ? 0 : QTIMER_CANCEL_ARMED;
 
 		if (ops[i].result != expect && wrong++ < 5)
-			qt_diag("op %d (opcode %u) returned %d, not %d", i,
+			t_diag("op %d (opcode %u) returned %d, not %d", i,
 				ops[i].opcode, ops[i].result, expect);
 		if (i % 3 == 2 && !ops[i].result) {
 			want[nr_ids] = QTIMER_CANCEL_ARMED;
@@ -439,20 +439,20 @@ TEST_F_TIMEOUT(shard, submit_hops_between_cpus, 120)
 	EXPECT_EQ(0, wrong);
 	EXPECT_EQ(n + n / 3, nr_ids);
 	EXPECT_EQ(0, count_repeats(ids, nr_ids));
-	EXPECT_EQ(nr_ids - (n + 2) / 3, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+	EXPECT_EQ(nr_ids - (n + 2) / 3, t_fdinfo_get(self->fd, QT_FI_TIMERS));
 
 	/* From yet another CPU: armed exactly where nothing cancelled them. */
-	ASSERT_EQ(0, qt_pin_self(self->cpus[0]));
+	ASSERT_EQ(0, t_pin_self(self->cpus[0]));
 	for (k = 0; k < nr_ids; k++)
 		order[k] = k;
 	ASSERT_EQ(0, act_each(self->fd, ids, order, nr_ids, false, NULL, false,
 			      res));
 	for (k = 0, wrong = 0; k < nr_ids; k++)
 		if (res[k] != want[k] && wrong++ < 5)
-			qt_diag("CANCEL of timer %d returned %d, not %d", k,
+			t_diag("CANCEL of timer %d returned %d, not %d", k,
 				res[k], want[k]);
 	EXPECT_EQ(0, wrong);
-	EXPECT_EQ(0, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+	EXPECT_EQ(0, t_fdinfo_get(self->fd, QT_FI_TIMERS));
 	free(ids);
 	free(ops);
 	free(res);
@@ -489,8 +489,8 @@ static void share_arm(struct sharer *s)
 		/* Every third batch one ARM at a time. */
 		if ((k / SHARE_BATCH) % 3 == 2) {
 			for (i = 0; i < b; i++)
-				ops[i].result = qt_arm_op(s->fd, &ops[i]);
-		} else if (qt_submit(s->fd, ops, b, 0, NULL) != b) {
+				ops[i].result = t_arm_op(s->fd, &ops[i]);
+		} else if (t_submit(s->fd, ops, b, 0, NULL) != b) {
 			s->failed++;
 			return;
 		}
@@ -524,8 +524,8 @@ static void share_cancel(struct sharer *s)
 			}
 			if ((k / SHARE_BATCH) % 2) {
 				for (i = 0; i < b; i++)
-					ops[i].result = qt_cancel(s->fd, ops[i].id);
-			} else if (qt_submit(s->fd, ops, b, 0, NULL) != b) {
+					ops[i].result = t_cancel(s->fd, ops[i].id);
+			} else if (t_submit(s->fd, ops, b, 0, NULL) != b) {
 				s->failed++;
 				return;
 			}
@@ -546,7 +546,7 @@ static void *share_run(void *arg)
 	struct sharer *s = arg;
 
 	if (s->arm) {
-		if (qt_pin_self(s->arm_cpu))
+		if (t_pin_self(s->arm_cpu))
 			s->failed++;
 		pthread_barrier_wait(s->bar);	/* all arm at once */
 		share_arm(s);
@@ -554,7 +554,7 @@ static void *share_run(void *arg)
 			return NULL;
 		pthread_barrier_wait(s->bar);	/* all armed: the count */
 	}
-	if (qt_pin_self(s->cancel_cpu))
+	if (t_pin_self(s->cancel_cpu))
 		s->failed++;
 	pthread_barrier_wait(s->bar);		/* all cancel at once */
 	share_cancel(s);
@@ -603,7 +603,7 @@ static void shared_fd_threads(struct __test_metadata *_metadata,
 		pthread_barrier_wait(&bar);
 	}
 	EXPECT_EQ(0, count_repeats(ids, n));
-	EXPECT_EQ(n, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+	EXPECT_EQ(n, t_fdinfo_get(self->fd, QT_FI_TIMERS));
 	if (armers_exit) {
 		for (i = 0; i < nr; i++) {
 			failed += s[i].failed;
@@ -624,12 +624,12 @@ static void shared_fd_threads(struct __test_metadata *_metadata,
 		if (armed[k] == 1 && gone[k] == nr - 2)
 			continue;
 		if (wrong++ < 5)
-			qt_diag("timer %d: %d CANCELs found it armed, %d found nothing",
+			t_diag("timer %d: %d CANCELs found it armed, %d found nothing",
 				k, armed[k], gone[k]);
 	}
 	EXPECT_EQ(0, wrong);
-	EXPECT_EQ(0, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	EXPECT_EQ(0, t_fdinfo_get(self->fd, QT_FI_TIMERS));
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
 	pthread_barrier_destroy(&bar);
 	free(ids);
 	free((void *)armed);
@@ -691,7 +691,7 @@ struct took {
 struct duel {
 	/* Set up before the threads start. */
 	int fd;
-	struct qt_ring *ring;	/* BY_RING_MAP: the mapping */
+	struct t_ring *ring;	/* BY_RING_MAP: the mapping */
 	enum taker taker;
 	bool modify;
 	bool free_run;		/* no handshake: the op side chases the reader */
@@ -699,7 +699,7 @@ struct duel {
 	__s64 deadline;
 	__u64 ids[WIN_MAX];
 	__s64 old_when[WIN_MAX];	/* even: as armed */
-	struct qt_rng rng;		/* the reader's */
+	struct t_rng rng;		/* the reader's */
 
 	/* The op side's, read by the reader after done. */
 	int res[WIN_MAX];
@@ -749,10 +749,10 @@ static int duel_take(struct duel *d, int max)
 	int ret, i;
 
 	if (d->taker == BY_RING_MAP)
-		ret = qt_ring_consume(d->ring, recs, max);
+		ret = t_ring_consume(d->ring, recs, max);
 	else
-		ret = qt_read(d->fd, recs, max);
-	stamp = qt_now(CLOCK_MONOTONIC);
+		ret = t_read(d->fd, recs, max);
+	stamp = t_now(CLOCK_MONOTONIC);
 	if (ret == -EAGAIN)
 		return 0;
 	if (ret < 0) {
@@ -802,22 +802,22 @@ static int duel_aim(struct duel *d, int first, int max)
 	int k, next;
 
 	if (d->taker != BY_RING_MAP) {
-		qt_wait_readable(d->fd, 20);
+		t_wait_readable(d->fd, 20);
 		for (k = first; --max > 0 && (next = duel_next(d, k + 1)) < d->n; )
 			k = next;
 		return k;
 	}
-	head = qt_ring_head(d->ring);
-	tail = qt_ring_tail(d->ring);
+	head = t_ring_head(d->ring);
+	tail = t_ring_tail(d->ring);
 	if (tail == head) {
-		qt_wait_readable(d->fd, 20);
+		t_wait_readable(d->fd, 20);
 		return -1;
 	}
-	if (qt_ring_claim_of(d->ring, tail) != QTIMER_REC_READY) {
-		qt_ring_set_tail(d->ring, tail + 1);
+	if (t_ring_claim_of(d->ring, tail) != QTIMER_REC_READY) {
+		t_ring_set_tail(d->ring, tail + 1);
 		return -1;
 	}
-	slot = qt_ring_rec(d->ring, tail);
+	slot = t_ring_rec(d->ring, tail);
 	k = duel_timer(d, slot->cookie);
 	if (duel_old(d, slot, k) && !d->old_taken[k] && !d->acted[k])
 		return k;
@@ -869,13 +869,13 @@ static void duel_read_freely(struct duel *d)
 		first = duel_next(d, first);
 		if (first == d->n)
 			break;
-		if (qt_now(CLOCK_MONOTONIC) > d->deadline) {
+		if (t_now(CLOCK_MONOTONIC) > d->deadline) {
 			d->timed_out = true;
 			break;
 		}
 		atomic_store(&d->head, first);
 		if (!duel_take(d, WIN_READ_MAX))
-			qt_wait_readable(d->fd, 1);
+			t_wait_readable(d->fd, 1);
 	}
 }
 
@@ -885,7 +885,7 @@ static void *duel_reader(void *arg)
 	unsigned int offer = 0;
 	int first = 0;
 
-	if (qt_pin_self(d->reader_cpu)) {
+	if (t_pin_self(d->reader_cpu)) {
 		d->take_errors++;
 		goto out;
 	}
@@ -903,7 +903,7 @@ static void *duel_reader(void *arg)
 		first = duel_next(d, first);
 		if (first == d->n)
 			break;
-		if (qt_now(CLOCK_MONOTONIC) > d->deadline) {
+		if (t_now(CLOCK_MONOTONIC) > d->deadline) {
 			d->timed_out = true;
 			break;
 		}
@@ -916,7 +916,7 @@ static void *duel_reader(void *arg)
 			;
 		lead = atomic_load(&d->lead_ns);
 		if (lead > 0)
-			qt_busy_wait_ns(qt_rand_below(&d->rng, 2 * lead + 1));
+			t_busy_wait_ns(t_rand_below(&d->rng, 2 * lead + 1));
 		logged = d->nr_log;
 		duel_take(d, max);
 		for (i = logged; i < d->nr_log; i++)
@@ -934,11 +934,11 @@ out:
 static void duel_op(struct duel *d, int k)
 {
 	if (d->modify) {
-		d->new_when[k] = (qt_now(CLOCK_MONOTONIC) + WIN_MODIFY_NS) | 1;
-		d->res[k] = qt_modify(d->fd, d->ids[k], QTIMER_F_ABSTIME,
+		d->new_when[k] = (t_now(CLOCK_MONOTONIC) + WIN_MODIFY_NS) | 1;
+		d->res[k] = t_modify(d->fd, d->ids[k], QTIMER_F_ABSTIME,
 				      d->new_when[k], 0, 0);
 	} else {
-		d->res[k] = qt_cancel(d->fd, d->ids[k]);
+		d->res[k] = t_cancel(d->fd, d->ids[k]);
 	}
 	__atomic_store_n(&d->acted[k], true, __ATOMIC_RELEASE);
 }
@@ -948,7 +948,7 @@ static void duel_op(struct duel *d, int k)
  * without a handshake, as fast as it can, go for one of the 8 timers the
  * reader takes next.
  */
-static void duel_act(struct duel *d, struct qt_rng *rng)
+static void duel_act(struct duel *d, struct t_rng *rng)
 {
 	unsigned int seen = 0;
 	int k;
@@ -956,7 +956,7 @@ static void duel_act(struct duel *d, struct qt_rng *rng)
 	while (d->free_run && !atomic_load(&d->over)) {
 		int head = atomic_load(&d->head);
 
-		k = head + qt_rand_below(rng, WIN_READ_MAX);
+		k = head + t_rand_below(rng, WIN_READ_MAX);
 		while (k < d->n && d->acted[k])
 			k++;
 		if (k < d->n && k < head + WIN_READ_MAX)
@@ -973,7 +973,7 @@ static void duel_act(struct duel *d, struct qt_rng *rng)
 		lead = atomic_load(&d->lead_ns);
 		atomic_store(&d->fire, offer);
 		if (lead < 0)
-			qt_busy_wait_ns(qt_rand_below(rng, 2 * -lead + 1));
+			t_busy_wait_ns(t_rand_below(rng, 2 * -lead + 1));
 		duel_op(d, k);
 		atomic_store(&d->done, offer);
 	}
@@ -994,18 +994,18 @@ static int duel_arm(struct duel *d, const int *cpus, int nc, int heap_cpu)
 
 	for (k = 0; k < d->n; k += b) {
 		b = min_int(d->n - k, WIN_ARM_CHUNK);
-		ret = qt_pin_self(cpus[(k / WIN_ARM_CHUNK) % nc]);
+		ret = t_pin_self(cpus[(k / WIN_ARM_CHUNK) % nc]);
 		if (ret)
 			return ret;
 		for (i = 0; i < b; i++) {
-			ops[i] = qt_op(CLOCK_MONOTONIC,
+			ops[i] = t_op(CLOCK_MONOTONIC,
 				       QTIMER_F_ABSTIME | QTIMER_F_CPU,
 				       d->old_when[k + i], 0,
 				       duel_cookie(d, k + i));
 			ops[i].opcode = QTIMER_OP_ARM;
 			ops[i].cpu = heap_cpu;
 		}
-		ret = qt_submit(d->fd, ops, b, 0, NULL);
+		ret = t_submit(d->fd, ops, b, 0, NULL);
 		if (ret != b)
 			return ret < 0 ? ret : -EIO;
 		for (i = 0; i < b; i++) {
@@ -1036,23 +1036,23 @@ static int duel_new_taken(const struct duel *d)
  */
 static void duel_drain(struct duel *d)
 {
-	__s64 deadline = qt_now(CLOCK_MONOTONIC) + QT_ARRIVE_MS * NSEC_PER_MSEC;
+	__s64 deadline = t_now(CLOCK_MONOTONIC) + QT_ARRIVE_MS * NSEC_PER_MSEC;
 	int want = 0, k;
 
 	for (k = 0; d->modify && k < d->n; k++)
 		want += d->acted[k] && d->res[k] >= 0;
-	while (duel_new_taken(d) < want && qt_now(CLOCK_MONOTONIC) < deadline) {
+	while (duel_new_taken(d) < want && t_now(CLOCK_MONOTONIC) < deadline) {
 		int got = duel_take(d, WIN_READ_MAX);
 
 		if (got < 0)
 			break;
 		if (!got)
-			qt_wait_readable(d->fd, 20);
+			t_wait_readable(d->fd, 20);
 	}
-	qt_wait_readable(d->fd, 50);
+	t_wait_readable(d->fd, 50);
 	while (duel_take(d, WIN_READ_MAX) > 0)
 		;
-	qt_revents(d->fd);
+	t_revents(d->fd);
 }
 
 /*
@@ -1080,7 +1080,7 @@ static int duel_verdict(struct duel *d)
 		    t->rec.count != 1 || LOW(t->rec.flags) != QTIMER_REC_LAST ||
 		    t->stamp < t->rec.expires_ns) {
 			if (wrong++ < 5)
-				qt_diag("round %d: record cookie %#llx id %#llx expires %lld (taken at %lld) count %u flags %#x",
+				t_diag("round %d: record cookie %#llx id %#llx expires %lld (taken at %lld) count %u flags %#x",
 					d->round, (unsigned long long)t->rec.cookie,
 					(unsigned long long)t->rec.id,
 					(long long)t->rec.expires_ns,
@@ -1108,7 +1108,7 @@ static int duel_verdict(struct duel *d)
 		if (ok)
 			continue;
 		if (wrong++ < 5)
-			qt_diag("round %d timer %d: %s %s %d; its record taken %d times, the new schedule's %d",
+			t_diag("round %d timer %d: %s %s %d; its record taken %d times, the new schedule's %d",
 				d->round, k, d->modify ? "MODIFY" : "CANCEL",
 				d->acted[k] ? "returned" : "never ran", r,
 				old_seen[k], new_seen[k]);
@@ -1121,7 +1121,7 @@ FIXTURE(window)
 	int fd;
 	int cpus[MAX_CPUS];
 	int nr_cpus;
-	struct qt_ring r;
+	struct t_ring r;
 };
 
 FIXTURE_VARIANT(window)
@@ -1147,14 +1147,14 @@ FIXTURE_SETUP(window)
 	int ret = 0;
 
 	memset(&self->r, 0, sizeof(self->r));
-	self->nr_cpus = qt_allowed_cpus(self->cpus, MAX_CPUS);
+	self->nr_cpus = t_allowed_cpus(self->cpus, MAX_CPUS);
 	ASSERT_LT(0, self->nr_cpus);
-	self->fd = qt_open(O_NONBLOCK);
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 	if (variant->taker == BY_RING_MAP)
-		ret = qt_ring_map(&self->r, self->fd, WIN_RING);
+		ret = t_ring_map(&self->r, self->fd, WIN_RING);
 	else if (variant->taker == BY_RING_READ)
-		ret = qt_ring_setup(self->fd, WIN_RING, &setup);
+		ret = t_ring_setup(self->fd, WIN_RING, &setup);
 	if (ret == -ENOTTY)
 		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
 	ASSERT_EQ(0, ret);
@@ -1162,7 +1162,7 @@ FIXTURE_SETUP(window)
 
 FIXTURE_TEARDOWN(window)
 {
-	qt_ring_unmap(&self->r);
+	t_ring_unmap(&self->r);
 	if (self->fd >= 0)
 		close(self->fd);
 }
@@ -1189,11 +1189,11 @@ TEST_F_TIMEOUT(window, ended_window, 240)
 	static struct duel d;
 	int reader_won = 0, op_won = 0, op_armed = 0, round, k;
 	__s64 lead = 0, setup_ns = 0, race_ns = 0;
-	struct qt_rng rng;
+	struct t_rng rng;
 
 	RETURN_IF_SETUP_SKIPPED();
 	REQUIRE_CPUS(2);
-	qt_rng_seed(&rng, qt_now(CLOCK_MONOTONIC));
+	t_rng_seed(&rng, t_now(CLOCK_MONOTONIC));
 	for (round = 0; round < rounds; round++) {
 		const int nc = self->nr_cpus;
 		int heap_cpu = self->cpus[round % nc];
@@ -1213,14 +1213,14 @@ TEST_F_TIMEOUT(window, ended_window, 240)
 		d.round = round;
 		d.reader_cpu = self->cpus[(round + 1) % nc];
 		d.lead_ns = lead;
-		qt_rng_seed(&d.rng, qt_rand(&rng));
+		t_rng_seed(&d.rng, t_rand(&rng));
 
 		/*
 		 * A soon round's timers start to fire after as long as the
 		 * last round took to reach its race, and go on firing for
 		 * as long as its race took: during this one's.
 		 */
-		start = qt_now(CLOCK_MONOTONIC);
+		start = t_now(CLOCK_MONOTONIC);
 		base = due_now ? start - NSEC_PER_MSEC : start + setup_ns;
 		spacing = due_now ? 2 : (race_ns / n + 2) & ~1LL;
 		for (k = 0; k < n; k++)
@@ -1228,28 +1228,28 @@ TEST_F_TIMEOUT(window, ended_window, 240)
 		ASSERT_EQ(0, duel_arm(&d, self->cpus, nc, heap_cpu));
 		EXPECT_EQ(0, count_repeats(d.ids, n));
 		for (k = 0; round && k < n; k++) {
-			stale += qt_cancel(self->fd, last_ids[k]) != -ENOENT;
+			stale += t_cancel(self->fd, last_ids[k]) != -ENOENT;
 			reused += id_in(d.ids, n, last_ids[k]);
 		}
 		EXPECT_EQ(0, stale);
 		EXPECT_EQ(0, reused);
 		if (due_now)
-			ASSERT_EQ(1, qt_wait_pending(self->fd, n, QT_ARRIVE_MS));
+			ASSERT_EQ(1, t_wait_pending(self->fd, n, QT_ARRIVE_MS));
 
-		ASSERT_EQ(0, qt_pin_self(op_cpu));
-		race_start = qt_now(CLOCK_MONOTONIC);
+		ASSERT_EQ(0, t_pin_self(op_cpu));
+		race_start = t_now(CLOCK_MONOTONIC);
 		d.deadline = race_start + WIN_ROUND_NS;
 		ASSERT_EQ(0, pthread_create(&thr, NULL, duel_reader, &d));
 		duel_act(&d, &rng);
 		ASSERT_EQ(0, pthread_join(thr, NULL));
 		setup_ns = race_start - start;
-		race_ns = qt_now(CLOCK_MONOTONIC) - race_start;
+		race_ns = t_now(CLOCK_MONOTONIC) - race_start;
 		duel_drain(&d);
 
 		wrong = duel_verdict(&d);
 		EXPECT_EQ(0, wrong);
 		EXPECT_FALSE(d.timed_out);
-		EXPECT_EQ(0, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+		EXPECT_EQ(0, t_fdinfo_get(self->fd, QT_FI_TIMERS));
 		if (d.free_run) {
 			for (k = 0; k < n; k++) {
 				d.reader_won += d.res[k] == -ENOENT;
@@ -1327,12 +1327,12 @@ static bool cap_fill(struct capper *c, int limit)
 		int b = min_int(round % 2 ? 1 : CAP_BATCH, limit - c->nr_ids);
 
 		for (i = 0; i < b; i++) {
-			ops[i] = qt_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, i);
+			ops[i] = t_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, i);
 			ops[i].opcode = QTIMER_OP_ARM;
 		}
 		if (b == 1) {
-			ops[0].result = qt_arm_op(c->fd, &ops[0]);
-		} else if (qt_submit(c->fd, ops, b, 0, NULL) != b) {
+			ops[0].result = t_arm_op(c->fd, &ops[0]);
+		} else if (t_submit(c->fd, ops, b, 0, NULL) != b) {
 			c->odd++;
 			return true;
 		}
@@ -1348,7 +1348,7 @@ static void *cap_run(void *arg)
 	struct qtimer_op op;
 	int round;
 
-	c->odd += qt_pin_self(c->cpu) != 0;
+	c->odd += t_pin_self(c->cpu) != 0;
 	pthread_barrier_wait(c->bar);		/* all fill at once */
 	c->odd += cap_fill(c, c->share);	/* not full yet */
 	pthread_barrier_wait(c->bar);		/* all race for the rest */
@@ -1356,8 +1356,8 @@ static void *cap_run(void *arg)
 	pthread_barrier_wait(c->bar);		/* full: the count */
 	for (round = 0; round < CAP_ROUNDS; round++) {
 		pthread_barrier_wait(c->bar);	/* one place freed */
-		op = qt_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, round);
-		op.result = qt_arm_op(c->fd, &op);
+		op = t_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, round);
+		op.result = t_arm_op(c->fd, &op);
 		c->won[round] = !op.result;
 		cap_tally(c, &op);
 		pthread_barrier_wait(c->bar);	/* the race is over */
@@ -1376,9 +1376,9 @@ FIXTURE(cap)
 FIXTURE_SETUP(cap)
 {
 	self->fd = -1;
-	self->nr_cpus = qt_allowed_cpus(self->cpus, MAX_CPUS);
+	self->nr_cpus = t_allowed_cpus(self->cpus, MAX_CPUS);
 	ASSERT_LT(0, self->nr_cpus);
-	self->saved = geteuid() ? -1 : qt_param_get("max_timers_per_fd");
+	self->saved = geteuid() ? -1 : t_param_get("max_timers_per_fd");
 }
 
 FIXTURE_TEARDOWN(cap)
@@ -1386,7 +1386,7 @@ FIXTURE_TEARDOWN(cap)
 	if (self->fd >= 0)
 		close(self->fd);
 	if (self->saved >= 0)
-		EXPECT_EQ(0, qt_param_set("max_timers_per_fd", self->saved));
+		EXPECT_EQ(0, t_param_set("max_timers_per_fd", self->saved));
 }
 
 /*
@@ -1413,8 +1413,8 @@ TEST_F_TIMEOUT(cap, per_fd_cap_across_cpus, 120)
 	REQUIRE_CPUS(2);
 	if (self->saved < 0)
 		SKIP(return, "needs root and the max_timers_per_fd parameter");
-	ASSERT_EQ(0, qt_param_set("max_timers_per_fd", cap));
-	self->fd = qt_open(O_NONBLOCK);
+	ASSERT_EQ(0, t_param_set("max_timers_per_fd", cap));
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, pthread_barrier_init(&bar, NULL, nr + 1));
 	for (i = 0; i < nr; i++) {
@@ -1436,7 +1436,7 @@ TEST_F_TIMEOUT(cap, per_fd_cap_across_cpus, 120)
 	       nr > 2 ? c[2].nr_ids : 0, nr > 3 ? c[3].nr_ids : 0);
 	EXPECT_GE(cap + 64 * nr, total) TH_LOG("over the cap by more than 64 a CPU");
 	EXPECT_EQ(cap, total);
-	EXPECT_EQ(total, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+	EXPECT_EQ(total, t_fdinfo_get(self->fd, QT_FI_TIMERS));
 
 	for (round = 0; round < CAP_ROUNDS; round++) {
 		int v = round % nr, won = 0;
@@ -1447,9 +1447,9 @@ TEST_F_TIMEOUT(cap, per_fd_cap_across_cpus, 120)
 			v = (v + 1) % nr;
 		victim = &c[v];
 		ASSERT_LT(victim->first_cancelled, victim->nr_ids);
-		ASSERT_EQ(0, qt_pin_self(self->cpus[(v + 1) % nr]));
+		ASSERT_EQ(0, t_pin_self(self->cpus[(v + 1) % nr]));
 		EXPECT_EQ(QTIMER_CANCEL_ARMED,
-			  qt_cancel(self->fd, victim->ids[victim->first_cancelled++]));
+			  t_cancel(self->fd, victim->ids[victim->first_cancelled++]));
 		pthread_barrier_wait(&bar);
 		pthread_barrier_wait(&bar);
 		for (i = 0; i < nr; i++)
@@ -1463,7 +1463,7 @@ TEST_F_TIMEOUT(cap, per_fd_cap_across_cpus, 120)
 		free(c[i].ids);
 	}
 	EXPECT_EQ(0, odd);
-	EXPECT_EQ(total, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+	EXPECT_EQ(total, t_fdinfo_get(self->fd, QT_FI_TIMERS));
 	pthread_barrier_destroy(&bar);
 }
 
@@ -1482,38 +1482,38 @@ TEST_F(cap, submit_cancel_frees_a_place_for_its_arm)
 
 	if (self->saved < 0)
 		SKIP(return, "needs root and the max_timers_per_fd parameter");
-	ASSERT_EQ(0, qt_param_set("max_timers_per_fd", cap));
-	self->fd = qt_open(O_NONBLOCK);
+	ASSERT_EQ(0, t_param_set("max_timers_per_fd", cap));
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 	for (i = 0; i < cap; i++)
-		ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, FAR_NS, 0, i, &ids[i]));
-	one = qt_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, 99);
-	EXPECT_EQ(-ENOSPC, qt_arm_op(self->fd, &one));
+		ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, FAR_NS, 0, i, &ids[i]));
+	one = t_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, 99);
+	EXPECT_EQ(-ENOSPC, t_arm_op(self->fd, &one));
 
 	for (i = 0; i < 5; i++) {
-		ops[i] = qt_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, 100 + i);
+		ops[i] = t_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, 100 + i);
 		ops[i].opcode = QTIMER_OP_ARM;
 	}
 	ops[0] = (struct qtimer_op){ .opcode = QTIMER_OP_CANCEL, .id = ids[0] };
 	ops[2] = (struct qtimer_op){ .opcode = QTIMER_OP_CANCEL, .id = ids[1] };
-	ASSERT_EQ(5, qt_submit(self->fd, ops, 5, 0, NULL));
+	ASSERT_EQ(5, t_submit(self->fd, ops, 5, 0, NULL));
 	EXPECT_EQ(QTIMER_CANCEL_ARMED, ops[0].result);
 	EXPECT_EQ(0, ops[1].result);
 	EXPECT_EQ(QTIMER_CANCEL_ARMED, ops[2].result);
 	EXPECT_EQ(0, ops[3].result);
 	EXPECT_EQ(-ENOSPC, ops[4].result);
-	EXPECT_EQ(cap, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
-	one = qt_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, 99);
-	EXPECT_EQ(-ENOSPC, qt_arm_op(self->fd, &one));
+	EXPECT_EQ(cap, t_fdinfo_get(self->fd, QT_FI_TIMERS));
+	one = t_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, 99);
+	EXPECT_EQ(-ENOSPC, t_arm_op(self->fd, &one));
 
 	/* Only ARMs after it: the place goes back to the file at the end. */
 	ops[0] = (struct qtimer_op){ .opcode = QTIMER_OP_CANCEL, .id = ids[2] };
-	ASSERT_EQ(1, qt_submit(self->fd, ops, 1, 0, NULL));
+	ASSERT_EQ(1, t_submit(self->fd, ops, 1, 0, NULL));
 	EXPECT_EQ(QTIMER_CANCEL_ARMED, ops[0].result);
-	EXPECT_EQ(cap - 1, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
-	one = qt_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, 99);
-	EXPECT_EQ(0, qt_arm_op(self->fd, &one));
-	EXPECT_EQ(cap, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+	EXPECT_EQ(cap - 1, t_fdinfo_get(self->fd, QT_FI_TIMERS));
+	one = t_op(CLOCK_MONOTONIC, 0, FAR_NS, 0, 99);
+	EXPECT_EQ(0, t_arm_op(self->fd, &one));
+	EXPECT_EQ(cap, t_fdinfo_get(self->fd, QT_FI_TIMERS));
 }
 
 /* --- forged ids ------------------------------------------------------------ */
@@ -1548,14 +1548,14 @@ TEST_F_TIMEOUT(shard, forged_ids, 120)
 	unsigned char seen[MAX_CPUS * FORGE_LIVE] = { 0 };
 
 	for (c = 0; c < nc; c++) {
-		ASSERT_EQ(0, qt_pin_self(self->cpus[c]));
+		ASSERT_EQ(0, t_pin_self(self->cpus[c]));
 		ASSERT_EQ(0, arm_far(self->fd, live + c * FORGE_LIVE, FORGE_LIVE,
 				     c * FORGE_LIVE));
 	}
 	EXPECT_EQ(0, count_repeats(live, n));
 
 	for (c = 0; c < nc; c++) {
-		ASSERT_EQ(0, qt_pin_self(self->cpus[(c + 1) % nc]));
+		ASSERT_EQ(0, t_pin_self(self->cpus[(c + 1) % nc]));
 		for (i = 0; i < FORGE_FROM; i++) {
 			__u64 id = live[c * FORGE_LIVE + i * (FORGE_LIVE - 1)];
 
@@ -1571,14 +1571,14 @@ TEST_F_TIMEOUT(shard, forged_ids, 120)
 				if (id_in(live, n, forged))
 					continue;
 				tried++;
-				ret = qt_cancel(self->fd, forged);
+				ret = t_cancel(self->fd, forged);
 				if (!forged_refused(ret) && wrong++ < 5)
-					qt_diag("CANCEL of %#llx (from %#llx) returned %d",
+					t_diag("CANCEL of %#llx (from %#llx) returned %d",
 						(unsigned long long)forged,
 						(unsigned long long)id, ret);
-				ret = qt_modify(self->fd, forged, 0, 0, 0, 0);
+				ret = t_modify(self->fd, forged, 0, 0, 0, 0);
 				if (!forged_refused(ret) && wrong++ < 5)
-					qt_diag("MODIFY of %#llx (from %#llx) returned %d",
+					t_diag("MODIFY of %#llx (from %#llx) returned %d",
 						(unsigned long long)forged,
 						(unsigned long long)id, ret);
 			}
@@ -1587,16 +1587,16 @@ TEST_F_TIMEOUT(shard, forged_ids, 120)
 	EXPECT_EQ(0, wrong);
 	/* 319 forms an id, less the few that are live ids themselves. */
 	EXPECT_LT(nc * FORGE_FROM * 250, tried);
-	qt_sleep_ms(50);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
-	EXPECT_EQ(n, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+	t_sleep_ms(50);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
+	EXPECT_EQ(n, t_fdinfo_get(self->fd, QT_FI_TIMERS));
 
 	for (k = 0, wrong = 0; k < n; k++)
-		if (qt_modify(self->fd, live[k], 0, 0, 0, 0) != QTIMER_CANCEL_ARMED &&
+		if (t_modify(self->fd, live[k], 0, 0, 0, 0) != QTIMER_CANCEL_ARMED &&
 		    wrong++ < 5)
-			qt_diag("MODIFY of real timer %d did not find it armed", k);
+			t_diag("MODIFY of real timer %d did not find it armed", k);
 	EXPECT_EQ(0, wrong);
-	got = qt_collect(self->fd, recs, n, QT_ARRIVE_MS);
+	got = t_collect(self->fd, recs, n, QT_ARRIVE_MS);
 	EXPECT_EQ(n, got);
 	for (i = 0, wrong = 0; i < got; i++) {
 		k = recs[i].cookie;
@@ -1604,9 +1604,9 @@ TEST_F_TIMEOUT(shard, forged_ids, 120)
 			wrong++;
 	}
 	EXPECT_EQ(0, wrong);
-	qt_sleep_ms(50);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
-	EXPECT_EQ(0, qt_fdinfo_get(self->fd, QT_FI_TIMERS));
+	t_sleep_ms(50);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
+	EXPECT_EQ(0, t_fdinfo_get(self->fd, QT_FI_TIMERS));
 }
 
 TEST_HARNESS_MAIN

@@ -29,7 +29,7 @@ FIXTURE(submit)
 
 FIXTURE_SETUP(submit)
 {
-	self->fd = qt_open(O_NONBLOCK);
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 	self->page = sysconf(_SC_PAGESIZE);
 }
@@ -42,7 +42,7 @@ FIXTURE_TEARDOWN(submit)
 
 static struct qtimer_op arm_op(__s64 expires_ns, __u64 cookie)
 {
-	struct qtimer_op op = qt_op(CLOCK_MONOTONIC, 0, expires_ns, 0, cookie);
+	struct qtimer_op op = t_op(CLOCK_MONOTONIC, 0, expires_ns, 0, cookie);
 
 	op.opcode = QTIMER_OP_ARM;
 	op.id = UNTOUCHED;
@@ -73,8 +73,8 @@ static struct qtimer_op arm_cpu0_op(__s64 when, __u64 cookie)
 
 /* Nothing was armed by a rejected batch of expiry-0 ARMs. */
 #define ASSERT_NOTHING_ARMED(fd) do {				\
-	qt_sleep_ms(150);					\
-	EXPECT_EQ(0, qt_nothing_pending(fd));			\
+	t_sleep_ms(150);					\
+	EXPECT_EQ(0, t_nothing_pending(fd));			\
 } while (0)
 
 TEST_F(submit, mixed_valid_and_invalid_ops)
@@ -87,9 +87,9 @@ TEST_F(submit, mixed_valid_and_invalid_ops)
 	int i, k;
 
 	/* P is cancelled and Q modified from inside the batch. */
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC,
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC,
 			    0, 200, &p));
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC,
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC,
 			    0, 201, &q));
 
 	ops[0] = arm_op(50 * NSEC_PER_MSEC, 100);
@@ -110,7 +110,7 @@ TEST_F(submit, mixed_valid_and_invalid_ops)
 	ops[9] = cancel_op(p);				/* already cancelled */
 	ops[9].expires_ns = 1;				/* and bad anyway */
 
-	ASSERT_EQ(NR, qt_submit(self->fd, ops, NR, 0, &done));
+	ASSERT_EQ(NR, t_submit(self->fd, ops, NR, 0, &done));
 	EXPECT_EQ(NR, done);
 
 	EXPECT_EQ(0, ops[0].result);
@@ -129,21 +129,21 @@ TEST_F(submit, mixed_valid_and_invalid_ops)
 	EXPECT_TRUE(ops[9].result == -EINVAL || ops[9].result == -ENOENT);
 
 	/* Exactly the two ARMs and the MODIFY fire. */
-	ASSERT_EQ(3, qt_collect(self->fd, recs, 3, QT_ARRIVE_MS));
-	k = qt_find_cookie(recs, 3, 100);
+	ASSERT_EQ(3, t_collect(self->fd, recs, 3, QT_ARRIVE_MS));
+	k = t_find_cookie(recs, 3, 100);
 	ASSERT_LE(0, k);
 	EXPECT_EQ(ops[0].id, recs[k].id);
-	k = qt_find_cookie(recs, 3, 103);
+	k = t_find_cookie(recs, 3, 103);
 	ASSERT_LE(0, k);
 	EXPECT_EQ(ops[3].id, recs[k].id);
-	k = qt_find_cookie(recs, 3, 201);
+	k = t_find_cookie(recs, 3, 201);
 	ASSERT_LE(0, k);
 	EXPECT_EQ(q, recs[k].id);
-	qt_sleep_ms(150);
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
-	EXPECT_EQ(-ENOENT, qt_cancel(self->fd, p));
+	t_sleep_ms(150);
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
+	EXPECT_EQ(-ENOENT, t_cancel(self->fd, p));
 	for (i = 0; i < 3; i++)
-		EXPECT_EQ(-ENOENT, qt_cancel(self->fd, recs[i].id));
+		EXPECT_EQ(-ENOENT, t_cancel(self->fd, recs[i].id));
 }
 
 TEST_F(submit, stop_on_error_stops_after_the_failure)
@@ -157,7 +157,7 @@ TEST_F(submit, stop_on_error_stops_after_the_failure)
 	ops[1].flags = 1U << 31;			/* unknown flag */
 	ops[2] = arm_op(0, 3);
 
-	ASSERT_EQ(2, qt_submit(self->fd, ops, 3, QTIMER_SUBMIT_STOP_ON_ERROR,
+	ASSERT_EQ(2, t_submit(self->fd, ops, 3, QTIMER_SUBMIT_STOP_ON_ERROR,
 			       &done));
 	EXPECT_EQ(2, done);
 	EXPECT_EQ(0, ops[0].result);
@@ -165,7 +165,7 @@ TEST_F(submit, stop_on_error_stops_after_the_failure)
 	/* Not processed: nothing written back, nothing armed. */
 	EXPECT_EQ(UNTOUCHED, ops[2].result);
 	EXPECT_EQ(UNTOUCHED, ops[2].id);
-	ASSERT_EQ(1, qt_collect(self->fd, recs, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_collect(self->fd, recs, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(1, recs[0].cookie);
 	EXPECT_EQ(ops[0].id, recs[0].id);
 	ASSERT_NOTHING_ARMED(self->fd);
@@ -178,7 +178,7 @@ TEST_F(submit, stop_on_error_first_op_fails)
 
 	ops[0] = cancel_op(12345);
 	ops[1] = arm_op(0, 2);
-	ASSERT_EQ(1, qt_submit(self->fd, ops, 2, QTIMER_SUBMIT_STOP_ON_ERROR,
+	ASSERT_EQ(1, t_submit(self->fd, ops, 2, QTIMER_SUBMIT_STOP_ON_ERROR,
 			       &done));
 	EXPECT_EQ(1, done);
 	EXPECT_EQ(-ENOENT, ops[0].result);
@@ -194,12 +194,12 @@ TEST_F(submit, stop_on_error_all_succeed)
 
 	for (i = 0; i < 4; i++)
 		ops[i] = arm_op(20 * NSEC_PER_SEC, i);
-	ASSERT_EQ(4, qt_submit(self->fd, ops, 4, QTIMER_SUBMIT_STOP_ON_ERROR,
+	ASSERT_EQ(4, t_submit(self->fd, ops, 4, QTIMER_SUBMIT_STOP_ON_ERROR,
 			       &done));
 	EXPECT_EQ(4, done);
 	for (i = 0; i < 4; i++) {
 		EXPECT_EQ(0, ops[i].result);
-		EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, ops[i].id));
+		EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(self->fd, ops[i].id));
 	}
 }
 
@@ -207,7 +207,7 @@ TEST_F(submit, nr_zero)
 {
 	struct qtimer_op op = arm_op(0, 1);
 
-	EXPECT_EQ(-EINVAL, qt_submit(self->fd, &op, 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, t_submit(self->fd, &op, 0, 0, NULL));
 	EXPECT_EQ(UNTOUCHED, op.result);
 	ASSERT_NOTHING_ARMED(self->fd);
 }
@@ -219,9 +219,9 @@ TEST_F(submit, nr_above_max)
 
 	for (i = 0; i <= QTIMER_SUBMIT_MAX; i++)
 		ops[i] = arm_op(0, i);
-	EXPECT_EQ(-EINVAL, qt_submit(self->fd, ops, QTIMER_SUBMIT_MAX + 1, 0,
+	EXPECT_EQ(-EINVAL, t_submit(self->fd, ops, QTIMER_SUBMIT_MAX + 1, 0,
 				     NULL));
-	EXPECT_EQ(-EINVAL, qt_submit(self->fd, ops, ~0U, 0, NULL));
+	EXPECT_EQ(-EINVAL, t_submit(self->fd, ops, ~0U, 0, NULL));
 	for (i = 0; i <= QTIMER_SUBMIT_MAX; i++)
 		ASSERT_EQ(UNTOUCHED, ops[i].result);
 	ASSERT_NOTHING_ARMED(self->fd);
@@ -231,9 +231,9 @@ TEST_F(submit, unknown_flags)
 {
 	struct qtimer_op op = arm_op(0, 1);
 
-	EXPECT_EQ(-EINVAL, qt_submit(self->fd, &op, 1,
+	EXPECT_EQ(-EINVAL, t_submit(self->fd, &op, 1,
 				     ~QTIMER_SUBMIT_ALL, NULL));
-	EXPECT_EQ(-EINVAL, qt_submit(self->fd, &op, 1,
+	EXPECT_EQ(-EINVAL, t_submit(self->fd, &op, 1,
 				     QTIMER_SUBMIT_STOP_ON_ERROR << 1, NULL));
 	EXPECT_EQ(UNTOUCHED, op.result);
 	ASSERT_NOTHING_ARMED(self->fd);
@@ -246,7 +246,7 @@ TEST_F(submit, nonzero_pad)
 		.ops = (__u64)(uintptr_t)&op, .nr = 1, .pad = 1,
 	};
 
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_SUBMIT, &s));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_SUBMIT, &s));
 	EXPECT_EQ(UNTOUCHED, op.result);
 	ASSERT_NOTHING_ARMED(self->fd);
 }
@@ -258,7 +258,7 @@ TEST_F(submit, nonzero_reserved)
 		.ops = (__u64)(uintptr_t)&op, .nr = 1, .reserved = 1ULL << 63,
 	};
 
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_SUBMIT, &s));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_SUBMIT, &s));
 	EXPECT_EQ(UNTOUCHED, op.result);
 	ASSERT_NOTHING_ARMED(self->fd);
 }
@@ -272,32 +272,32 @@ TEST_F(submit, done_is_output_only)
 	};
 	struct qtimer_record rec;
 
-	EXPECT_EQ(1, qt_ioctl(self->fd, QTIMER_IOC_SUBMIT, &s));
+	EXPECT_EQ(1, t_ioctl(self->fd, QTIMER_IOC_SUBMIT, &s));
 	EXPECT_EQ(1, s.done);
-	EXPECT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 }
 
 TEST_F(submit, submit_struct_null)
 {
-	EXPECT_EQ(-EFAULT, qt_ioctl(self->fd, QTIMER_IOC_SUBMIT, NULL));
+	EXPECT_EQ(-EFAULT, t_ioctl(self->fd, QTIMER_IOC_SUBMIT, NULL));
 }
 
 TEST_F(submit, ops_null)
 {
 	__u32 done;
 
-	EXPECT_EQ(-EFAULT, qt_submit(self->fd, NULL, 1, 0, &done));
-	EXPECT_EQ(-EFAULT, qt_submit(self->fd, NULL, 8,
+	EXPECT_EQ(-EFAULT, t_submit(self->fd, NULL, 1, 0, &done));
+	EXPECT_EQ(-EFAULT, t_submit(self->fd, NULL, 8,
 				     QTIMER_SUBMIT_STOP_ON_ERROR, &done));
 	ASSERT_NOTHING_ARMED(self->fd);
 }
 
 TEST_F(submit, ops_unmapped)
 {
-	struct qtimer_op *ops = qt_unmapped_page();
+	struct qtimer_op *ops = t_unmapped_page();
 
 	ASSERT_NE(NULL, ops);
-	EXPECT_EQ(-EFAULT, qt_submit(self->fd, ops, 4, 0, NULL));
+	EXPECT_EQ(-EFAULT, t_submit(self->fd, ops, 4, 0, NULL));
 	ASSERT_NOTHING_ARMED(self->fd);
 }
 
@@ -322,11 +322,11 @@ TEST_F(submit, ops_run_into_unmapped_page)
 	ops[0] = arm_op(0, 1);
 	ops[1] = arm_op(0, 2);
 	memcpy(&ops[2], &ops[1], sizeof(*ops) / 2);
-	EXPECT_EQ(2, qt_submit(self->fd, ops, 3, 0, &done));
+	EXPECT_EQ(2, t_submit(self->fd, ops, 3, 0, &done));
 	EXPECT_EQ(2, done);
 	EXPECT_EQ(0, ops[0].result);
 	EXPECT_EQ(0, ops[1].result);
-	ASSERT_EQ(2, qt_collect(self->fd, recs, 2, QT_ARRIVE_MS));
+	ASSERT_EQ(2, t_collect(self->fd, recs, 2, QT_ARRIVE_MS));
 	ASSERT_NOTHING_ARMED(self->fd);
 	munmap(map, self->page);
 }
@@ -355,9 +355,9 @@ static int others_before_sentinel(int fd)
 	int others = 0, n, i;
 
 	for (;;) {
-		if (qt_wait_readable(fd, QT_ARRIVE_MS) != 1)
+		if (t_wait_readable(fd, QT_ARRIVE_MS) != 1)
 			return -1;
-		n = qt_read(fd, recs, 16);
+		n = t_read(fd, recs, 16);
 		if (n < 0)
 			return -1;
 		for (i = 0; i < n; i++) {
@@ -374,7 +374,7 @@ static int others_before_sentinel(int fd)
  */
 TEST_F(submit, readonly_ops_arm_leaves_nothing_armed)
 {
-	__s64 now = qt_now(CLOCK_MONOTONIC);
+	__s64 now = t_now(CLOCK_MONOTONIC);
 	struct qtimer_op src[2], *ops;
 	__u32 done;
 
@@ -382,12 +382,12 @@ TEST_F(submit, readonly_ops_arm_leaves_nothing_armed)
 	src[1] = arm_cpu0_op(now + 60 * NSEC_PER_MSEC, 2);
 	ops = ro_ops(self->page, src, 2);
 	ASSERT_NE(NULL, ops);
-	EXPECT_EQ(-EFAULT, qt_submit(self->fd, ops, 2, 0, &done));
-	ASSERT_EQ(0, qt_arm_cpu(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME,
+	EXPECT_EQ(-EFAULT, t_submit(self->fd, ops, 2, 0, &done));
+	ASSERT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME,
 				now + 200 * NSEC_PER_MSEC, 0, SENTINEL_COOKIE,
 				0, NULL));
 	EXPECT_EQ(0, others_before_sentinel(self->fd));
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
 	munmap(ops, self->page);
 }
 
@@ -405,19 +405,19 @@ TEST_F(submit, readonly_submit_struct_runs_nothing)
 	ops[1] = arm_op(0, 2);
 	s.ops = (uintptr_t)ops;
 	s.nr = 2;
-	sub = qt_readonly_copy(&s, sizeof(s));
+	sub = t_readonly_copy(&s, sizeof(s));
 	ASSERT_NE(NULL, sub);
-	EXPECT_EQ(-EFAULT, qt_ioctl(self->fd, QTIMER_IOC_SUBMIT, sub));
+	EXPECT_EQ(-EFAULT, t_ioctl(self->fd, QTIMER_IOC_SUBMIT, sub));
 	EXPECT_EQ(UNTOUCHED, ops[0].result);
 	EXPECT_EQ(UNTOUCHED, ops[1].result);
 	ASSERT_NOTHING_ARMED(self->fd);
-	qt_readonly_free(sub);
+	t_readonly_free(sub);
 }
 
 /* Same, for the second op: the first is done and counted, the second not. */
 TEST_F(submit, readonly_second_op)
 {
-	__s64 now = qt_now(CLOCK_MONOTONIC);
+	__s64 now = t_now(CLOCK_MONOTONIC);
 	struct qtimer_record recs[4];
 	struct qtimer_op *ops;
 	char *map;
@@ -431,14 +431,14 @@ TEST_F(submit, readonly_second_op)
 	ops[0] = arm_cpu0_op(now + 50 * NSEC_PER_MSEC, 1);
 	ops[1] = arm_cpu0_op(now + 60 * NSEC_PER_MSEC, 2);
 	ASSERT_EQ(0, mprotect(map + self->page, self->page, PROT_READ));
-	EXPECT_EQ(1, qt_submit(self->fd, ops, 2, 0, &done));
+	EXPECT_EQ(1, t_submit(self->fd, ops, 2, 0, &done));
 	EXPECT_EQ(1, done);
 	EXPECT_EQ(0, ops[0].result);
-	ASSERT_EQ(0, qt_arm_cpu(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME,
+	ASSERT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME,
 				now + 200 * NSEC_PER_MSEC, 0, SENTINEL_COOKIE,
 				0, NULL));
 	/* Only ops[0]'s record, then the sentinel. */
-	ASSERT_EQ(1, qt_collect(self->fd, recs, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_collect(self->fd, recs, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(1, recs[0].cookie);
 	EXPECT_EQ(ops[0].id, recs[0].id);
 	n = others_before_sentinel(self->fd);
@@ -453,13 +453,13 @@ TEST_F(submit, readonly_ops_cancel_has_no_effect)
 	struct qtimer_op src, *ops;
 	__u64 id;
 
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 100 * NSEC_PER_MSEC,
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 100 * NSEC_PER_MSEC,
 			    0, 9, &id));
 	src = cancel_op(id);
 	ops = ro_ops(self->page, &src, 1);
 	ASSERT_NE(NULL, ops);
-	EXPECT_EQ(-EFAULT, qt_submit(self->fd, ops, 1, 0, NULL));
-	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_EQ(-EFAULT, t_submit(self->fd, ops, 1, 0, NULL));
+	ASSERT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(id, rec.id);
 	munmap(ops, self->page);
 }
@@ -476,11 +476,11 @@ TEST_F(submit, max_batch_arm_then_cancel)
 		ops[i] = arm_op(20 * NSEC_PER_SEC + i * NSEC_PER_USEC, i);
 		if (i % 3 == 1) {
 			ops[i].flags = QTIMER_F_CPU;
-			ops[i].cpu = i % qt_nr_cpus();
+			ops[i].cpu = i % t_nr_cpus();
 		}
 	}
 	ASSERT_EQ(QTIMER_SUBMIT_MAX,
-		  qt_submit(self->fd, ops, QTIMER_SUBMIT_MAX, 0, &done));
+		  t_submit(self->fd, ops, QTIMER_SUBMIT_MAX, 0, &done));
 	EXPECT_EQ(QTIMER_SUBMIT_MAX, done);
 	for (i = 0; i < QTIMER_SUBMIT_MAX; i++) {
 		ASSERT_EQ(0, ops[i].result);
@@ -489,15 +489,15 @@ TEST_F(submit, max_batch_arm_then_cancel)
 	for (i = 0; i < QTIMER_SUBMIT_MAX; i++)
 		ops[i] = cancel_op(ids[(i * 7) % QTIMER_SUBMIT_MAX]);
 	ASSERT_EQ(QTIMER_SUBMIT_MAX,
-		  qt_submit(self->fd, ops, QTIMER_SUBMIT_MAX,
+		  t_submit(self->fd, ops, QTIMER_SUBMIT_MAX,
 			    QTIMER_SUBMIT_STOP_ON_ERROR, &done));
 	EXPECT_EQ(QTIMER_SUBMIT_MAX, done);
 	for (i = 0; i < QTIMER_SUBMIT_MAX; i++)
 		ASSERT_EQ(QTIMER_CANCEL_ARMED, ops[i].result);
 	/* All ids were distinct, or a cancel above would have failed. */
 	for (i = 0; i < 64; i++)
-		EXPECT_EQ(-ENOENT, qt_cancel(self->fd, ids[i]));
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));
+		EXPECT_EQ(-ENOENT, t_cancel(self->fd, ids[i]));
+	EXPECT_EQ(0, t_nothing_pending(self->fd));
 }
 
 /* A MODIFY whose result cannot be written back re-times nothing. */
@@ -505,19 +505,19 @@ TEST_F(submit, readonly_ops_modify_has_no_effect)
 {
 	struct qtimer_record rec;
 	struct qtimer_op src, *ops;
-	__s64 when = qt_now(CLOCK_MONOTONIC) + 100 * NSEC_PER_MSEC;
+	__s64 when = t_now(CLOCK_MONOTONIC) + 100 * NSEC_PER_MSEC;
 	__u64 id;
 
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, when,
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, when,
 			    0, 9, &id));
 	src = cancel_op(id);
 	src.opcode = QTIMER_OP_MODIFY;
 	src.expires_ns = 20 * NSEC_PER_SEC;
 	ops = ro_ops(self->page, &src, 1);
 	ASSERT_NE(NULL, ops);
-	EXPECT_EQ(-EFAULT, qt_submit(self->fd, ops, 1, 0, NULL));
+	EXPECT_EQ(-EFAULT, t_submit(self->fd, ops, 1, 0, NULL));
 	/* Still on its old schedule. */
-	ASSERT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(when, rec.expires_ns);
 	munmap(ops, self->page);
@@ -540,7 +540,7 @@ TEST_F(submit, arm_result_unwritable_leaves_nothing_armed)
 	op = (struct qtimer_op *)(map + self->page - 32);
 	*op = arm_op(0, 1);
 	ASSERT_EQ(0, mprotect(map + self->page, self->page, PROT_READ));
-	EXPECT_EQ(-EFAULT, qt_submit(self->fd, op, 1, 0, NULL));
+	EXPECT_EQ(-EFAULT, t_submit(self->fd, op, 1, 0, NULL));
 	ASSERT_NOTHING_ARMED(self->fd);
 	munmap(map, 2 * self->page);
 }

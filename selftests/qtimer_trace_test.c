@@ -30,9 +30,9 @@ static int qt_read_one(int fd, struct qtimer_record *rec)
 {
 	int n;
 
-	if (qt_wait_readable(fd, QT_ARRIVE_MS) != 1)
+	if (t_wait_readable(fd, QT_ARRIVE_MS) != 1)
 		return -ETIMEDOUT;
-	n = qt_read(fd, rec, 1);
+	n = t_read(fd, rec, 1);
 	if (n < 0)
 		return n;
 	return n == 1 ? 0 : -EIO;
@@ -61,7 +61,7 @@ static int record_cmd_set(const char *root, char value, char *old)
 		if (fd >= 0)
 			close(fd);
 	}
-	return qt_write_str(path, buf);
+	return t_write_str(path, buf);
 }
 
 FIXTURE(trace) {
@@ -74,7 +74,7 @@ FIXTURE(trace) {
 
 FIXTURE_SETUP(trace)
 {
-	const char *root = qt_tracefs_root();
+	const char *root = t_tracefs_root();
 
 	self->fd = -1;
 	if (!root)
@@ -91,7 +91,7 @@ FIXTURE_SETUP(trace)
 						   strerror(errno));
 	self->buf = malloc(TRACE_MAX);
 	ASSERT_NE(NULL, self->buf);
-	self->fd = qt_open(0);
+	self->fd = t_open(0);
 	ASSERT_LE(0, self->fd) TH_LOG("open /dev/qtimer: %s", strerror(-self->fd));
 }
 
@@ -105,7 +105,7 @@ FIXTURE_TEARDOWN(trace)
 	if (!self->dir[0])
 		return;
 	snprintf(path, sizeof(path), "%s/events/qtimer/enable", self->dir);
-	qt_write_str(path, "0");
+	t_write_str(path, "0");
 	EXPECT_EQ(0, rmdir(self->dir)) TH_LOG("rmdir %s: %s", self->dir,
 					     strerror(errno));
 	if (self->record_cmd)
@@ -123,7 +123,7 @@ static int event_enable(const char *dir, const char *event)
 	char path[PATH_MAX + 64];
 
 	snprintf(path, sizeof(path), "%s/events/qtimer/%s/enable", dir, event);
-	return qt_write_str(path, "1");
+	return t_write_str(path, "1");
 }
 
 /* The instance's whole trace buffer, read without consuming it. */
@@ -204,7 +204,7 @@ TEST_F(trace, expire_event)
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, event_enable(self->dir, "qtimer_expire"));
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 2000000, 0, 0, &id));
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 2000000, 0, 0, &id));
 	ASSERT_EQ(0, qt_read_one(self->fd, &rec));
 	ASSERT_EQ(id, rec.id);
 
@@ -234,7 +234,7 @@ TEST_F(trace, arm_event)
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, event_enable(self->dir, "qtimer_arm"));
-	ASSERT_EQ(0, qt_ioctl(self->fd, QTIMER_IOC_ARM, &op));
+	ASSERT_EQ(0, t_ioctl(self->fd, QTIMER_IOC_ARM, &op));
 	snprintf(want, sizeof(want),
 		 "id=0x%llx clock=BOOTTIME expires=", (unsigned long long)op.id);
 	trace_text(self->dir, self->buf);
@@ -254,13 +254,13 @@ TEST_F(trace, modify_and_cancel_events)
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, event_enable(self->dir, "qtimer_modify"));
 	ASSERT_EQ(0, event_enable(self->dir, "qtimer_cancel"));
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, HOUR_NS, 0, 0, &id));
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, HOUR_NS, 0, 0, &id));
 	op.id = id;
-	ASSERT_EQ(QTIMER_CANCEL_ARMED, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	memset(&op, 0, sizeof(op));
 	op.id = id;
-	ASSERT_EQ(QTIMER_CANCEL_ARMED, qt_ioctl(self->fd, QTIMER_IOC_CANCEL, &op));
-	ASSERT_EQ(-ENOENT, qt_ioctl(self->fd, QTIMER_IOC_CANCEL, &op));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED, t_ioctl(self->fd, QTIMER_IOC_CANCEL, &op));
+	ASSERT_EQ(-ENOENT, t_ioctl(self->fd, QTIMER_IOC_CANCEL, &op));
 
 	trace_text(self->dir, self->buf);
 	snprintf(want, sizeof(want), "id=0x%llx ", id);
@@ -285,10 +285,10 @@ TEST_F(trace, read_event)
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, event_enable(self->dir, "qtimer_read"));
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 1000000, HOUR_NS, 0, &tick));
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 1000000, HOUR_NS, 0, &tick));
 	ASSERT_EQ(0, qt_read_one(self->fd, &rec));
 	ASSERT_EQ(tick, rec.id);
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 1000000, 0, 0, &once));
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 1000000, 0, 0, &once));
 	ASSERT_EQ(0, qt_read_one(self->fd, &rec));
 	ASSERT_EQ(once, rec.id);
 
@@ -326,7 +326,7 @@ TEST_F(trace, modify_fired_keeps_cpu)
 	CPU_SET(0, &set);
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
 
-	ASSERT_EQ(0, qt_ioctl(self->fd, QTIMER_IOC_ARM, &op));
+	ASSERT_EQ(0, t_ioctl(self->fd, QTIMER_IOC_ARM, &op));
 	ASSERT_EQ(1, poll(&pfd, 1, QT_ARRIVE_MS));
 	/* Fired, record unread: MODIFY drops the record and re-arms. */
 	ASSERT_EQ(0, event_enable(self->dir, "qtimer_modify"));
@@ -334,7 +334,7 @@ TEST_F(trace, modify_fired_keeps_cpu)
 	op.flags = 0;
 	op.cpu = 0;
 	op.expires_ns = 2000000;
-	ASSERT_EQ(QTIMER_CANCEL_QUEUED, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	ASSERT_EQ(QTIMER_CANCEL_QUEUED, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	ASSERT_EQ(0, qt_read_one(self->fd, &rec));
 	EXPECT_EQ(op.id, rec.id);
 	EXPECT_EQ(0, rec.flags & QTIMER_REC_CANCELED);
@@ -353,7 +353,7 @@ TEST_F(trace, disabled_events_are_silent)
 	struct qtimer_record rec;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 1000000, 0, 0, NULL));
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 1000000, 0, 0, NULL));
 	ASSERT_EQ(0, qt_read_one(self->fd, &rec));
 	trace_text(self->dir, self->buf);
 	EXPECT_EQ(NULL, strstr(self->buf, " qtimer_")) TH_LOG("%s", self->buf);

@@ -29,7 +29,7 @@ FIXTURE_SETUP(uring)
 {
 	int ret;
 
-	self->fd = qt_open(0);
+	self->fd = t_open(0);
 	ASSERT_LE(0, self->fd);
 	ret = io_uring_queue_init(8, &self->ring, 0);
 	if (ret == -ENOSYS || ret == -EPERM)
@@ -58,7 +58,7 @@ static int nr_io_workers(void)
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		if (!qt_read_str(path, comm, sizeof(comm)) && !strncmp(comm, "iou-wrk-", 8))
+		if (!t_read_str(path, comm, sizeof(comm)) && !strncmp(comm, "iou-wrk-", 8))
 			nr++;
 	}
 	closedir(d);
@@ -106,12 +106,12 @@ TEST_F(uring, read_waits_for_epollin_not_in_a_worker)
 	EXPECT_EQ(0, nr_io_workers()) {
 		TH_LOG("the read was handed to an io-wq worker to block in");
 	}
-	deadline = qt_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME,
+	deadline = t_now(CLOCK_MONOTONIC) + 50 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME,
 			    deadline, 0, 0xc0ffee, &id));
 	res = wait_res(&self->ring, 10000);
 	ASSERT_EQ((int)REC, res);
-	EXPECT_GE(qt_now(CLOCK_MONOTONIC), deadline);
+	EXPECT_GE(t_now(CLOCK_MONOTONIC), deadline);
 	EXPECT_EQ(id, self->recs[0].id);
 	EXPECT_EQ(0xc0ffee, self->recs[0].cookie);
 	EXPECT_EQ(deadline, self->recs[0].expires_ns);
@@ -125,8 +125,8 @@ TEST_F(uring, read_of_pending_record_completes)
 	struct qtimer_record rec;
 	__u64 id;
 
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 7, &id));
-	ASSERT_EQ(1, qt_wait_pending(self->fd, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 7, &id));
+	ASSERT_EQ(1, t_wait_pending(self->fd, 1, QT_ARRIVE_MS));
 	submit_read(&self->ring, self->fd, &rec, sizeof(rec));
 	ASSERT_EQ(1, io_uring_submit(&self->ring));
 	ASSERT_EQ((int)REC, wait_res(&self->ring, 10000));
@@ -141,14 +141,14 @@ TEST_F(uring, read_of_pending_record_completes)
  */
 TEST_F(uring, nonblocking_file_waits_too)
 {
-	int nfd = qt_open(O_NONBLOCK);
+	int nfd = t_open(O_NONBLOCK);
 	__u64 id;
 
 	ASSERT_LE(0, nfd);
 	submit_read(&self->ring, nfd, self->recs, sizeof(self->recs));
 	ASSERT_EQ(1, io_uring_submit(&self->ring));
 	EXPECT_EQ(-ETIME, wait_res(&self->ring, 200));
-	ASSERT_EQ(0, qt_arm(nfd, CLOCK_MONOTONIC, 0, 10 * NSEC_PER_MSEC, 0, 9, &id));
+	ASSERT_EQ(0, t_arm(nfd, CLOCK_MONOTONIC, 0, 10 * NSEC_PER_MSEC, 0, 9, &id));
 	EXPECT_EQ((int)REC, wait_res(&self->ring, 10000));
 	EXPECT_EQ(id, self->recs[0].id);
 	EXPECT_EQ(0, nr_io_workers());
@@ -164,15 +164,15 @@ TEST_F(uring, readv_fills_every_iovec)
 		{ .iov_base = buf, .iov_len = REC + REC / 2 },
 		{ .iov_base = buf + REC + REC / 2, .iov_len = REC + REC / 2 },
 	};
-	__s64 now = qt_now(CLOCK_MONOTONIC);
+	__s64 now = t_now(CLOCK_MONOTONIC);
 	__u64 id[3];
 	int i;
 
 	/* Three records, in deadline order. */
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME,
+		ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME,
 				    now + i, 0, 10 + i, &id[i]));
-	ASSERT_EQ(1, qt_wait_pending(self->fd, 3, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_wait_pending(self->fd, 3, QT_ARRIVE_MS));
 	ASSERT_EQ((ssize_t)sizeof(buf), readv(self->fd, iov, 2));
 	memcpy(rec, buf, sizeof(rec));
 	for (i = 0; i < 3; i++) {

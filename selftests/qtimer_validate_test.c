@@ -26,9 +26,9 @@ FIXTURE(validate)
 
 FIXTURE_SETUP(validate)
 {
-	self->fd = qt_open(O_NONBLOCK);
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC,
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC,
 			    0, 0xdead, &self->victim));
 }
 
@@ -38,10 +38,10 @@ FIXTURE_TEARDOWN(validate)
 	__u64 id = 0;
 
 	/* Rejected calls changed nothing: the victim is armed as before... */
-	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, self->victim));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(self->fd, self->victim));
 	/* ... and the file still works. */
-	EXPECT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 0xf00d, &id));
-	EXPECT_EQ(1, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	EXPECT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 0xf00d, &id));
+	EXPECT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(0xf00d, rec.cookie);
 	close(self->fd);
@@ -50,13 +50,13 @@ FIXTURE_TEARDOWN(validate)
 /* A valid ARM that would fire at once if it were (wrongly) accepted. */
 static struct qtimer_op good_arm(void)
 {
-	return qt_op(CLOCK_MONOTONIC, 0, 0, 0, 1);
+	return t_op(CLOCK_MONOTONIC, 0, 0, 0, 1);
 }
 
 /* Nothing was armed by the rejected ARMs of expiry 0 above. */
 #define EXPECT_NOTHING_ARMED(fd) do {			\
-	qt_sleep_ms(100);				\
-	EXPECT_EQ(0, qt_nothing_pending(fd));		\
+	t_sleep_ms(100);				\
+	EXPECT_EQ(0, t_nothing_pending(fd));		\
 } while (0)
 
 TEST_F(validate, arm_valid_baseline)
@@ -65,12 +65,12 @@ TEST_F(validate, arm_valid_baseline)
 	struct qtimer_record rec;
 
 	/* The baseline the other tests break: both opcode spellings work. */
-	ASSERT_EQ(0, qt_arm_op(self->fd, &op));
+	ASSERT_EQ(0, t_arm_op(self->fd, &op));
 	op = good_arm();
 	op.opcode = QTIMER_OP_ARM;
-	ASSERT_EQ(0, qt_arm_op(self->fd, &op));
-	EXPECT_EQ(2, qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS) +
-		     qt_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(0, t_arm_op(self->fd, &op));
+	EXPECT_EQ(2, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS) +
+		     t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 }
 
 TEST_F(validate, arm_unknown_flags)
@@ -82,7 +82,7 @@ TEST_F(validate, arm_unknown_flags)
 		op = good_arm();
 		op.flags = 1U << bit;
 		ASSERT_EQ(QTIMER_F_ALL & (1U << bit), 0);
-		EXPECT_EQ(-EINVAL, qt_arm_op(self->fd, &op)) {
+		EXPECT_EQ(-EINVAL, t_arm_op(self->fd, &op)) {
 			TH_LOG("flag bit %d", bit);
 		}
 	}
@@ -98,7 +98,7 @@ TEST_F(validate, arm_wrong_opcode)
 	for (i = 0; i < ARRAY_SIZE(opcodes); i++) {
 		op = good_arm();
 		op.opcode = opcodes[i];
-		EXPECT_EQ(-EINVAL, qt_arm_op(self->fd, &op));
+		EXPECT_EQ(-EINVAL, t_arm_op(self->fd, &op));
 	}
 	EXPECT_NOTHING_ARMED(self->fd);
 }
@@ -108,9 +108,9 @@ TEST_F(validate, arm_nonzero_reserved)
 	struct qtimer_op op = good_arm();
 
 	op.reserved = 1;
-	EXPECT_EQ(-EINVAL, qt_arm_op(self->fd, &op));
+	EXPECT_EQ(-EINVAL, t_arm_op(self->fd, &op));
 	op.reserved = 1ULL << 63;
-	EXPECT_EQ(-EINVAL, qt_arm_op(self->fd, &op));
+	EXPECT_EQ(-EINVAL, t_arm_op(self->fd, &op));
 	EXPECT_NOTHING_ARMED(self->fd);
 }
 
@@ -129,7 +129,7 @@ TEST_F(validate, arm_bad_clock)
 	for (i = 0; i < ARRAY_SIZE(clocks); i++) {
 		op = good_arm();
 		op.clockid = clocks[i];
-		EXPECT_EQ(-EINVAL, qt_arm_op(self->fd, &op)) {
+		EXPECT_EQ(-EINVAL, t_arm_op(self->fd, &op)) {
 			TH_LOG("clock %u", clocks[i]);
 		}
 	}
@@ -141,9 +141,9 @@ TEST_F(validate, arm_negative_relative_expiry)
 	struct qtimer_op op = good_arm();
 
 	op.expires_ns = -1;
-	EXPECT_EQ(-EINVAL, qt_arm_op(self->fd, &op));
+	EXPECT_EQ(-EINVAL, t_arm_op(self->fd, &op));
 	op.expires_ns = INT64_MIN;
-	EXPECT_EQ(-EINVAL, qt_arm_op(self->fd, &op));
+	EXPECT_EQ(-EINVAL, t_arm_op(self->fd, &op));
 	EXPECT_NOTHING_ARMED(self->fd);
 }
 
@@ -153,16 +153,16 @@ TEST_F(validate, arm_relative_expiry_overflows)
 
 	op = good_arm();
 	op.expires_ns = INT64_MAX;
-	EXPECT_EQ(-EOVERFLOW, qt_arm_op(self->fd, &op));
+	EXPECT_EQ(-EOVERFLOW, t_arm_op(self->fd, &op));
 	/* Only just past the end once "now" is added. */
 	op = good_arm();
-	op.expires_ns = INT64_MAX - qt_now(CLOCK_MONOTONIC) / 2;
-	EXPECT_EQ(-EOVERFLOW, qt_arm_op(self->fd, &op));
+	op.expires_ns = INT64_MAX - t_now(CLOCK_MONOTONIC) / 2;
+	EXPECT_EQ(-EOVERFLOW, t_arm_op(self->fd, &op));
 	/* Relative CLOCK_REALTIME is an interval on the monotonic clock. */
 	op = good_arm();
 	op.clockid = CLOCK_REALTIME;
-	op.expires_ns = INT64_MAX - qt_now(CLOCK_MONOTONIC) / 2;
-	EXPECT_EQ(-EOVERFLOW, qt_arm_op(self->fd, &op));
+	op.expires_ns = INT64_MAX - t_now(CLOCK_MONOTONIC) / 2;
+	EXPECT_EQ(-EOVERFLOW, t_arm_op(self->fd, &op));
 	EXPECT_NOTHING_ARMED(self->fd);
 }
 
@@ -172,10 +172,10 @@ TEST_F(validate, arm_period_overflows)
 
 	op = good_arm();
 	op.period_ns = UINT64_MAX;
-	EXPECT_EQ(-EOVERFLOW, qt_arm_op(self->fd, &op));
+	EXPECT_EQ(-EOVERFLOW, t_arm_op(self->fd, &op));
 	op = good_arm();
 	op.period_ns = (__u64)INT64_MAX + 1;
-	EXPECT_EQ(-EOVERFLOW, qt_arm_op(self->fd, &op));
+	EXPECT_EQ(-EOVERFLOW, t_arm_op(self->fd, &op));
 	EXPECT_NOTHING_ARMED(self->fd);
 }
 
@@ -185,17 +185,17 @@ TEST_F(validate, arm_slack_above_max)
 	__u64 id;
 
 	op.slack_ns = QTIMER_SLACK_MAX_NS + 1;
-	EXPECT_EQ(-EINVAL, qt_arm_op(self->fd, &op));
+	EXPECT_EQ(-EINVAL, t_arm_op(self->fd, &op));
 	op.slack_ns = UINT64_MAX;
-	EXPECT_EQ(-EINVAL, qt_arm_op(self->fd, &op));
+	EXPECT_EQ(-EINVAL, t_arm_op(self->fd, &op));
 	EXPECT_NOTHING_ARMED(self->fd);
 	/* The limit itself is allowed. */
 	op = good_arm();
 	op.expires_ns = 20 * NSEC_PER_SEC;
 	op.slack_ns = QTIMER_SLACK_MAX_NS;
-	ASSERT_EQ(0, qt_arm_op(self->fd, &op));
+	ASSERT_EQ(0, t_arm_op(self->fd, &op));
 	id = op.id;
-	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, id));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(self->fd, id));
 }
 
 TEST_F(validate, cancel_on_set_needs_realtime)
@@ -204,9 +204,9 @@ TEST_F(validate, cancel_on_set_needs_realtime)
 
 	op.flags = QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET;
 	op.expires_ns = 1;
-	EXPECT_EQ(-EINVAL, qt_arm_op(self->fd, &op));
+	EXPECT_EQ(-EINVAL, t_arm_op(self->fd, &op));
 	op.clockid = CLOCK_BOOTTIME;
-	EXPECT_EQ(-EINVAL, qt_arm_op(self->fd, &op));
+	EXPECT_EQ(-EINVAL, t_arm_op(self->fd, &op));
 	EXPECT_NOTHING_ARMED(self->fd);
 }
 
@@ -217,19 +217,19 @@ TEST_F(validate, cancel_on_set_needs_abstime)
 
 	op.clockid = CLOCK_REALTIME;
 	op.flags = QTIMER_F_CANCEL_ON_SET;
-	EXPECT_EQ(-EINVAL, qt_arm_op(self->fd, &op));
+	EXPECT_EQ(-EINVAL, t_arm_op(self->fd, &op));
 	EXPECT_NOTHING_ARMED(self->fd);
 	/* With both it is fine. */
 	op.flags |= QTIMER_F_ABSTIME;
-	op.expires_ns = qt_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC;
-	ASSERT_EQ(0, qt_arm_op(self->fd, &op));
+	op.expires_ns = t_now(CLOCK_REALTIME) + 20 * NSEC_PER_SEC;
+	ASSERT_EQ(0, t_arm_op(self->fd, &op));
 	id = op.id;
-	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, id));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(self->fd, id));
 }
 
 TEST_F(validate, arm_cpu_out_of_range)
 {
-	__u32 cpus[] = { qt_nr_cpus(), 4096, 8192, INT32_MAX, UINT32_MAX };
+	__u32 cpus[] = { t_nr_cpus(), 4096, 8192, INT32_MAX, UINT32_MAX };
 	struct qtimer_op op;
 	unsigned int i;
 
@@ -237,7 +237,7 @@ TEST_F(validate, arm_cpu_out_of_range)
 		op = good_arm();
 		op.flags = QTIMER_F_CPU;
 		op.cpu = cpus[i];
-		EXPECT_EQ(-EINVAL, qt_arm_op(self->fd, &op)) {
+		EXPECT_EQ(-EINVAL, t_arm_op(self->fd, &op)) {
 			TH_LOG("cpu %u", cpus[i]);
 		}
 	}
@@ -255,7 +255,7 @@ TEST_F(validate, arm_cpu_without_flag)
 	struct qtimer_op op = good_arm();
 
 	op.cpu = 1;
-	EXPECT_EQ(-EINVAL, qt_arm_op(self->fd, &op));
+	EXPECT_EQ(-EINVAL, t_arm_op(self->fd, &op));
 	EXPECT_NOTHING_ARMED(self->fd);
 }
 
@@ -268,22 +268,22 @@ static int arm_cpu_as_user(int fd)
 	cpu_set_t two;
 	__u64 id;
 
-	if (setgid(65534) || setuid(65534) || qt_pin_self(0))
+	if (setgid(65534) || setuid(65534) || t_pin_self(0))
 		return 1;
 	/* CPU 1 is outside its affinity: refused, and nothing armed. */
-	if (qt_arm_cpu(fd, CLOCK_MONOTONIC, 0, 0, 0, 2, 1, NULL) != -EINVAL)
+	if (t_arm_cpu(fd, CLOCK_MONOTONIC, 0, 0, 0, 2, 1, NULL) != -EINVAL)
 		return 2;
 	/* Its own CPU is fine. */
-	if (qt_arm_cpu(fd, CLOCK_MONOTONIC, 0, 60 * NSEC_PER_SEC, 0, 3, 0,
-		       &id) || qt_cancel(fd, id) != QTIMER_CANCEL_ARMED)
+	if (t_arm_cpu(fd, CLOCK_MONOTONIC, 0, 60 * NSEC_PER_SEC, 0, 3, 0,
+		       &id) || t_cancel(fd, id) != QTIMER_CANCEL_ARMED)
 		return 3;
 	/* So is CPU 1 once the thread may run there. */
 	CPU_ZERO(&two);
 	CPU_SET(0, &two);
 	CPU_SET(1, &two);
 	if (sched_setaffinity(0, sizeof(two), &two) ||
-	    qt_arm_cpu(fd, CLOCK_MONOTONIC, 0, 60 * NSEC_PER_SEC, 0, 4, 1,
-		       &id) || qt_cancel(fd, id) != QTIMER_CANCEL_ARMED)
+	    t_arm_cpu(fd, CLOCK_MONOTONIC, 0, 60 * NSEC_PER_SEC, 0, 4, 1,
+		       &id) || t_cancel(fd, id) != QTIMER_CANCEL_ARMED)
 		return 4;
 	return 0;
 }
@@ -300,7 +300,7 @@ TEST_F(validate, arm_cpu_outside_affinity)
 	pid_t pid;
 	__u64 id;
 
-	if (qt_nr_cpus() < 2)
+	if (t_nr_cpus() < 2)
 		SKIP(return, "needs two CPUs");
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -316,10 +316,10 @@ TEST_F(validate, arm_cpu_outside_affinity)
 
 	/* With CAP_SYS_NICE (root here), any online CPU. */
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(saved), &saved));
-	ASSERT_EQ(0, qt_pin_self(0));
-	EXPECT_EQ(0, qt_arm_cpu(self->fd, CLOCK_MONOTONIC, 0,
+	ASSERT_EQ(0, t_pin_self(0));
+	EXPECT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC, 0,
 				60 * NSEC_PER_SEC, 0, 5, 1, &id));
-	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, id));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(self->fd, id));
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(saved), &saved));
 }
 
@@ -329,7 +329,7 @@ static int first_listed_cpu(const char *path)
 	char buf[256];
 	int cpu;
 
-	if (qt_read_str(path, buf, sizeof(buf)) || sscanf(buf, "%d", &cpu) != 1)
+	if (t_read_str(path, buf, sizeof(buf)) || sscanf(buf, "%d", &cpu) != 1)
 		return -1;
 	return cpu;
 }
@@ -347,7 +347,7 @@ TEST_F(validate, arm_cpu_isolated_from_timers)
 	int i;
 
 	if (cpu < 0) {
-		ASSERT_EQ(-1, qt_tunable("nohz_full", -1)) {
+		ASSERT_EQ(-1, t_tunable("nohz_full", -1)) {
 			TH_LOG("booted with nohz_full=, yet sysfs lists no CPU");
 		}
 		SKIP(return, "no CPU isolated from timers (boot with nohz_full=)");
@@ -355,13 +355,13 @@ TEST_F(validate, arm_cpu_isolated_from_timers)
 	/* Its affinity allows every CPU: only the isolation can refuse. */
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(saved), &saved));
 	CPU_ZERO(&all);
-	for (i = 0; i < qt_nr_cpus(); i++)
+	for (i = 0; i < t_nr_cpus(); i++)
 		CPU_SET(i, &all);
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(all), &all));
 	op = good_arm();
 	op.flags = QTIMER_F_CPU;
 	op.cpu = cpu;
-	EXPECT_EQ(-EINVAL, qt_arm_op(self->fd, &op)) {
+	EXPECT_EQ(-EINVAL, t_arm_op(self->fd, &op)) {
 		TH_LOG("cpu %d is isolated from timers", cpu);
 	}
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(saved), &saved));
@@ -370,8 +370,8 @@ TEST_F(validate, arm_cpu_isolated_from_timers)
 
 /* Checks that the victim is untouched by a rejected MODIFY: still 20 s out. */
 #define EXPECT_VICTIM_UNCHANGED() do {				\
-	qt_sleep_ms(100);					\
-	EXPECT_EQ(0, qt_nothing_pending(self->fd));		\
+	t_sleep_ms(100);					\
+	EXPECT_EQ(0, t_nothing_pending(self->fd));		\
 } while (0)
 
 /* A valid MODIFY of the victim to fire at once (if it were accepted). */
@@ -389,7 +389,7 @@ TEST_F(validate, modify_nonzero_clockid)
 	struct qtimer_op op = good_modify(self->victim);
 
 	op.clockid = CLOCK_MONOTONIC;
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	EXPECT_VICTIM_UNCHANGED();
 }
 
@@ -398,7 +398,7 @@ TEST_F(validate, modify_nonzero_cookie)
 	struct qtimer_op op = good_modify(self->victim);
 
 	op.cookie = 1;
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	EXPECT_VICTIM_UNCHANGED();
 }
 
@@ -407,7 +407,7 @@ TEST_F(validate, modify_nonzero_cpu)
 	struct qtimer_op op = good_modify(self->victim);
 
 	op.cpu = 1;
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	EXPECT_VICTIM_UNCHANGED();
 }
 
@@ -416,7 +416,7 @@ TEST_F(validate, modify_cpu_flag)
 	struct qtimer_op op = good_modify(self->victim);
 
 	op.flags = QTIMER_F_CPU;	/* ARM only */
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	EXPECT_VICTIM_UNCHANGED();
 }
 
@@ -425,9 +425,9 @@ TEST_F(validate, modify_unknown_flags)
 	struct qtimer_op op = good_modify(self->victim);
 
 	op.flags = 1U << 3;
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	op.flags = 1U << 31;
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	EXPECT_VICTIM_UNCHANGED();
 }
 
@@ -436,7 +436,7 @@ TEST_F(validate, modify_nonzero_reserved)
 	struct qtimer_op op = good_modify(self->victim);
 
 	op.reserved = 1;
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	EXPECT_VICTIM_UNCHANGED();
 }
 
@@ -445,11 +445,11 @@ TEST_F(validate, modify_wrong_opcode)
 	struct qtimer_op op = good_modify(self->victim);
 
 	op.opcode = QTIMER_OP_ARM;
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	op.opcode = QTIMER_OP_CANCEL;
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	op.opcode = 99;
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	EXPECT_VICTIM_UNCHANGED();
 }
 
@@ -458,7 +458,7 @@ TEST_F(validate, modify_negative_relative_expiry)
 	struct qtimer_op op = good_modify(self->victim);
 
 	op.expires_ns = -1;
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	EXPECT_VICTIM_UNCHANGED();
 }
 
@@ -467,10 +467,10 @@ TEST_F(validate, modify_overflows)
 	struct qtimer_op op = good_modify(self->victim);
 
 	op.expires_ns = INT64_MAX;
-	EXPECT_EQ(-EOVERFLOW, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(-EOVERFLOW, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	op = good_modify(self->victim);
 	op.period_ns = UINT64_MAX;
-	EXPECT_EQ(-EOVERFLOW, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(-EOVERFLOW, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	EXPECT_VICTIM_UNCHANGED();
 }
 
@@ -479,7 +479,7 @@ TEST_F(validate, modify_slack_above_max)
 	struct qtimer_op op = good_modify(self->victim);
 
 	op.slack_ns = QTIMER_SLACK_MAX_NS + 1;
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	EXPECT_VICTIM_UNCHANGED();
 }
 
@@ -490,7 +490,7 @@ TEST_F(validate, modify_cancel_on_set_needs_realtime)
 
 	op.flags = QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET;
 	op.expires_ns = 1;
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	EXPECT_VICTIM_UNCHANGED();
 }
 
@@ -502,13 +502,13 @@ TEST_F(validate, modify_valid_baseline)
 	op.opcode = QTIMER_OP_MODIFY;
 	op.expires_ns = 20 * NSEC_PER_SEC;
 	EXPECT_EQ(QTIMER_CANCEL_ARMED,
-		  qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+		  t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
 	/* Both opcode spellings. */
 	op = good_modify(self->victim);
 	op.expires_ns = 20 * NSEC_PER_SEC;
 	EXPECT_EQ(QTIMER_CANCEL_ARMED,
-		  qt_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
-	EXPECT_EQ(0, qt_collect(self->fd, &rec, 1, 50));
+		  t_ioctl(self->fd, QTIMER_IOC_MODIFY, &op));
+	EXPECT_EQ(0, t_collect(self->fd, &rec, 1, 50));
 }
 
 /* CANCEL: only opcode and id may be non-zero. */
@@ -518,7 +518,7 @@ TEST_F(validate, cancel_nonzero_##name)					\
 	struct qtimer_op op = good_modify(self->victim);		\
 									\
 	op.field = value;						\
-	EXPECT_EQ(-EINVAL, qt_ioctl(self->fd, QTIMER_IOC_CANCEL, &op));	\
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, QTIMER_IOC_CANCEL, &op));	\
 }
 
 CANCEL_FIELD_TEST(expires, expires_ns, 1)
@@ -539,9 +539,9 @@ TEST_F(validate, cancel_valid_baseline)
 
 	op.opcode = QTIMER_OP_CANCEL;
 	EXPECT_EQ(QTIMER_CANCEL_ARMED,
-		  qt_ioctl(self->fd, QTIMER_IOC_CANCEL, &op));
+		  t_ioctl(self->fd, QTIMER_IOC_CANCEL, &op));
 	/* Re-arm a victim for the teardown's check. */
-	ASSERT_EQ(0, qt_arm(self->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC,
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_SEC,
 			    0, 0, &id));
 	self->victim = id;
 }
@@ -553,20 +553,20 @@ TEST_F(validate, null_and_unmapped_arg)
 		QTIMER_IOC_VERSION, QTIMER_IOC_ARM, QTIMER_IOC_CANCEL,
 		QTIMER_IOC_MODIFY, QTIMER_IOC_SUBMIT,
 	};
-	void *hole = qt_unmapped_page();
+	void *hole = t_unmapped_page();
 	unsigned int i;
 
 	ASSERT_NE(NULL, hole);
 	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
-		EXPECT_EQ(-EFAULT, qt_ioctl(self->fd, cmds[i], NULL)) {
+		EXPECT_EQ(-EFAULT, t_ioctl(self->fd, cmds[i], NULL)) {
 			TH_LOG("cmd %#lx", cmds[i]);
 		}
-		EXPECT_EQ(-EFAULT, qt_ioctl(self->fd, cmds[i], hole)) {
+		EXPECT_EQ(-EFAULT, t_ioctl(self->fd, cmds[i], hole)) {
 			TH_LOG("cmd %#lx", cmds[i]);
 		}
 	}
 	/* Kernel addresses are user pointers that cannot be accessed. */
-	EXPECT_EQ(-EFAULT, qt_ioctl(self->fd, QTIMER_IOC_ARM,
+	EXPECT_EQ(-EFAULT, t_ioctl(self->fd, QTIMER_IOC_ARM,
 				    (void *)0xffffffff81000000UL));
 	EXPECT_NOTHING_ARMED(self->fd);
 }
@@ -580,12 +580,12 @@ TEST_F(validate, readonly_arg)
 {
 	struct qtimer_op arm = good_arm(), *op;
 
-	op = qt_readonly_copy(&arm, sizeof(arm));
+	op = t_readonly_copy(&arm, sizeof(arm));
 	ASSERT_NE(NULL, op);
-	EXPECT_EQ(-EFAULT, qt_ioctl(self->fd, QTIMER_IOC_VERSION, op));
-	EXPECT_EQ(-EFAULT, qt_ioctl(self->fd, QTIMER_IOC_ARM, op));
+	EXPECT_EQ(-EFAULT, t_ioctl(self->fd, QTIMER_IOC_VERSION, op));
+	EXPECT_EQ(-EFAULT, t_ioctl(self->fd, QTIMER_IOC_ARM, op));
 	EXPECT_NOTHING_ARMED(self->fd);
-	qt_readonly_free(op);
+	t_readonly_free(op);
 }
 
 TEST_F(validate, unknown_ioctl)
@@ -609,7 +609,7 @@ TEST_F(validate, unknown_ioctl)
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
-		EXPECT_EQ(-ENOTTY, qt_ioctl(self->fd, cmds[i], &op)) {
+		EXPECT_EQ(-ENOTTY, t_ioctl(self->fd, cmds[i], &op)) {
 			TH_LOG("cmd %#lx", cmds[i]);
 		}
 	}
@@ -619,21 +619,21 @@ TEST_F(validate, unknown_ioctl)
 /* Gets one record queued (expiry 0) and waits until poll reports it. */
 static int queue_one(int fd, __u64 cookie)
 {
-	int ret = qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, cookie, NULL);
+	int ret = t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, cookie, NULL);
 
 	if (ret)
 		return ret;
-	return qt_wait_readable(fd, QT_ARRIVE_MS) == 1 ? 0 : -ETIME;
+	return t_wait_readable(fd, QT_ARRIVE_MS) == 1 ? 0 : -ETIME;
 }
 
 /* The record is still there after a failed read, and a good read gets it. */
 #define EXPECT_RECORD_KEPT(fd, want_cookie) do {			\
 	struct qtimer_record __r;					\
 									\
-	EXPECT_EQ(POLLIN, qt_revents(fd) & POLLIN);			\
-	EXPECT_EQ(1, qt_read(fd, &__r, 1));				\
+	EXPECT_EQ(POLLIN, t_revents(fd) & POLLIN);			\
+	EXPECT_EQ(1, t_read(fd, &__r, 1));				\
 	EXPECT_EQ(want_cookie, __r.cookie);				\
-	EXPECT_EQ(0, qt_nothing_pending(fd));				\
+	EXPECT_EQ(0, t_nothing_pending(fd));				\
 } while (0)
 
 TEST_F(validate, read_buffer_too_small)
@@ -671,7 +671,7 @@ TEST_F(validate, read_null_buffer)
 
 TEST_F(validate, read_unmapped_buffer)
 {
-	void *hole = qt_unmapped_page();
+	void *hole = t_unmapped_page();
 
 	ASSERT_NE(NULL, hole);
 	ASSERT_EQ(0, queue_one(self->fd, 23));
@@ -710,11 +710,11 @@ TEST_F(validate, read_partial_fault)
 	ASSERT_NE(MAP_FAILED, map);
 	ASSERT_EQ(0, mprotect(map + page, page, PROT_READ));
 	first = (struct qtimer_record *)(map + page - rs);
-	ASSERT_EQ(0, qt_arm_cpu(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 25, 0,
+	ASSERT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 25, 0,
 				NULL));
-	ASSERT_EQ(1, qt_wait_readable(self->fd, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_wait_readable(self->fd, QT_ARRIVE_MS));
 	ASSERT_EQ(0, queue_one(self->fd, 26));
-	ASSERT_EQ(1, qt_wait_pending(self->fd, 2, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_wait_pending(self->fd, 2, QT_ARRIVE_MS));
 	EXPECT_EQ((ssize_t)rs, read(self->fd, first, 2 * rs));
 	EXPECT_EQ(25, first->cookie);
 	EXPECT_RECORD_KEPT(self->fd, 26);
@@ -755,11 +755,11 @@ TEST_F(validate, read_fault_inside_second_record)
 	ASSERT_NE(MAP_FAILED, map);
 	ASSERT_EQ(0, mprotect(map + page, page, PROT_READ));
 	buf = map + page - rs - rs / 2;
-	ASSERT_EQ(0, qt_arm_cpu(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 28, 0,
+	ASSERT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 28, 0,
 				NULL));
-	ASSERT_EQ(1, qt_wait_readable(self->fd, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_wait_readable(self->fd, QT_ARRIVE_MS));
 	ASSERT_EQ(0, queue_one(self->fd, 29));
-	ASSERT_EQ(1, qt_wait_pending(self->fd, 2, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_wait_pending(self->fd, 2, QT_ARRIVE_MS));
 	EXPECT_EQ((ssize_t)rs, read(self->fd, buf, 2 * rs));
 	memcpy(&first, buf, rs);
 	EXPECT_EQ(28, first.cookie);

@@ -67,7 +67,7 @@ enum { AS_ROOT, AS_NOBODY, IN_NEW_NETNS };
  * its exit status, stdout and stderr.  Returns 0, or -errno when the child
  * could not be set up.
  */
-static int run_as(struct qt_run *r, int how, const char *const *args)
+static int run_as(struct t_run *r, int how, const char *const *args)
 {
 	const char *argv[32] = { qtimerctl_path() };
 	int i;
@@ -75,7 +75,7 @@ static int run_as(struct qt_run *r, int how, const char *const *args)
 	for (i = 0; args[i] && i < 30; i++)
 		argv[i + 1] = args[i];
 	argv[i + 1] = NULL;
-	return qt_run(r, how == AS_NOBODY ? NOBODY : 0,
+	return t_run(r, how == AS_NOBODY ? NOBODY : 0,
 		      how == IN_NEW_NETNS ? CLONE_NEWNET : 0, (char *const *)argv);
 }
 
@@ -311,7 +311,7 @@ static int possible_cpus(void)
 
 static long long total_fired(void)
 {
-	static struct qt_run r;
+	static struct t_run r;
 
 	if (RUN(&r, "stats", "--json") || r.status)
 		return -1;
@@ -322,7 +322,7 @@ static long long total_fired(void)
 
 TEST(usage_errors)
 {
-	static struct qt_run r;
+	static struct t_run r;
 
 	ASSERT_EQ(0, run_as(&r, AS_ROOT, (const char *const []){ NULL }));
 	EXPECT_EQ(2, r.status);
@@ -350,7 +350,7 @@ TEST(usage_errors)
 
 TEST(help_and_version)
 {
-	static struct qt_run r;
+	static struct t_run r;
 
 	ASSERT_EQ(0, RUN(&r, "--help"));
 	EXPECT_EQ(0, r.status);
@@ -365,7 +365,7 @@ TEST(module_not_loaded_message)
 {
 	static const char msg[] =
 		"qtimer module not loaded: generic netlink family 'qtimer' not found";
-	static struct qt_run r;
+	static struct t_run r;
 
 	if (module_loaded())
 		SKIP(return, "the module is loaded (see other_netns_message)");
@@ -386,7 +386,7 @@ TEST(module_not_loaded_message)
 /* The family is host-global, so other network namespaces do not see it. */
 TEST(other_netns_message)
 {
-	static struct qt_run r;
+	static struct t_run r;
 
 	NEED_MODULE();
 	if (geteuid())
@@ -401,7 +401,7 @@ TEST(other_netns_message)
 
 TEST(stats_table)
 {
-	static struct qt_run r;
+	static struct t_run r;
 	int cpus = possible_cpus();
 	char label[16];
 	int cpu;
@@ -425,7 +425,7 @@ TEST(stats_table)
 
 TEST(stats_json_shape)
 {
-	static struct qt_run r;
+	static struct t_run r;
 	const char *total;
 	int cpus = possible_cpus();
 
@@ -450,7 +450,7 @@ TEST(stats_json_shape)
 
 TEST(stats_count_fired_timers)
 {
-	static struct qt_run r;
+	static struct t_run r;
 	const long long nr = 8;
 	struct qtimer_record recs[8];
 	long long before, fired = -1, armed_before, lateness;
@@ -464,12 +464,12 @@ TEST(stats_count_fired_timers)
 	armed_before = json_num_after(json_total(r.out), "armed");
 	ASSERT_LE(0, before);
 
-	fd = qt_open(0);
+	fd = t_open(0);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < nr; i++)
-		ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 1000000 + i * 100000,
+		ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 1000000 + i * 100000,
 				    0, 0, NULL));
-	ASSERT_EQ(nr, qt_collect(fd, recs, nr, QT_ARRIVE_MS));
+	ASSERT_EQ(nr, t_collect(fd, recs, nr, QT_ARRIVE_MS));
 
 	/*
 	 * The expirer adds to "fired" after it queued the records, so a fast
@@ -479,7 +479,7 @@ TEST(stats_count_fired_timers)
 		fired = total_fired();
 		if (fired >= before + nr)
 			break;
-		qt_sleep_ms(50);
+		t_sleep_ms(50);
 	}
 	EXPECT_LE(before + nr, fired);
 
@@ -494,14 +494,14 @@ TEST(stats_count_fired_timers)
 
 TEST(stats_heap_entries)
 {
-	static struct qt_run r;
+	static struct t_run r;
 	int fd, i;
 
 	NEED_MODULE();
-	fd = qt_open(0);
+	fd = t_open(0);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 5; i++)
-		ASSERT_EQ(0, qt_arm(fd, CLOCK_BOOTTIME, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
+		ASSERT_EQ(0, t_arm(fd, CLOCK_BOOTTIME, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
 	ASSERT_EQ(0, RUN(&r, "stats", "--json"));
 	ASSERT_EQ(0, r.status);
 	EXPECT_LE(5, json_heap_entries(json_total(r.out), "boottime"));
@@ -510,7 +510,7 @@ TEST(stats_heap_entries)
 
 TEST(stats_watch)
 {
-	static struct qt_run r;
+	static struct t_run r;
 
 	NEED_MODULE();
 	ASSERT_EQ(0, RUN(&r, "stats", "-w", "0.2", "-c", "3"));
@@ -524,25 +524,25 @@ TEST(stats_watch)
 
 TEST(config_get)
 {
-	static struct qt_run r;
+	static struct t_run r;
 	char want[128];
 
 	NEED_MODULE();
 	ASSERT_EQ(0, RUN(&r, "config", "get"));
 	ASSERT_EQ(0, r.status) TH_LOG("stderr: %s", r.err);
 	snprintf(want, sizeof(want), "max_timers_per_fd: %lld\nmax_timers_per_user: %lld\n",
-		 qt_param_get("max_timers_per_fd"), qt_param_get("max_timers_per_user"));
+		 t_param_get("max_timers_per_fd"), t_param_get("max_timers_per_user"));
 	EXPECT_STREQ(want, r.out);
 
 	ASSERT_EQ(0, RUN(&r, "config", "get", "max_timers_per_user"));
 	ASSERT_EQ(0, r.status);
-	snprintf(want, sizeof(want), "%lld\n", qt_param_get("max_timers_per_user"));
+	snprintf(want, sizeof(want), "%lld\n", t_param_get("max_timers_per_user"));
 	EXPECT_STREQ(want, r.out);
 
 	ASSERT_EQ(0, RUN(&r, "config", "get", "--json"));
 	ASSERT_EQ(0, r.status);
 	EXPECT_EQ(1, json_lines(r.out));
-	EXPECT_EQ(qt_param_get("max_timers_per_fd"),
+	EXPECT_EQ(t_param_get("max_timers_per_fd"),
 		  json_num_after(r.out, "max_timers_per_fd"));
 }
 
@@ -558,8 +558,8 @@ FIXTURE_SETUP(caps)
 		SKIP(return, "qtimer module not loaded");
 	if (geteuid())
 		SKIP(return, "changing the caps needs root");
-	self->per_fd = qt_param_get("max_timers_per_fd");
-	self->per_user = qt_param_get("max_timers_per_user");
+	self->per_fd = t_param_get("max_timers_per_fd");
+	self->per_user = t_param_get("max_timers_per_user");
 	ASSERT_LT(0, self->per_fd);
 	ASSERT_LT(0, self->per_user);
 }
@@ -573,52 +573,52 @@ FIXTURE_SETUP(caps)
 FIXTURE_TEARDOWN(caps)
 {
 	if (self->per_fd > 0)
-		EXPECT_EQ(0, qt_param_set("max_timers_per_fd", self->per_fd));
+		EXPECT_EQ(0, t_param_set("max_timers_per_fd", self->per_fd));
 	if (self->per_user > 0)
-		EXPECT_EQ(0, qt_param_set("max_timers_per_user", self->per_user));
+		EXPECT_EQ(0, t_param_set("max_timers_per_user", self->per_user));
 }
 
 TEST_F(caps, set_per_fd_takes_effect)
 {
 	RETURN_IF_SETUP_SKIPPED();
-	static struct qt_run r;
+	static struct t_run r;
 	struct qtimer_version v;
 	int fd, i;
 
 	ASSERT_EQ(0, RUN(&r, "config", "set", "max_timers_per_fd", "3"));
 	ASSERT_EQ(0, r.status) TH_LOG("stderr: %s", r.err);
 	EXPECT_EQ(0, r.out[0]);
-	EXPECT_EQ(3, qt_param_get("max_timers_per_fd"));
+	EXPECT_EQ(3, t_param_get("max_timers_per_fd"));
 
-	fd = qt_open(0);
+	fd = t_open(0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, QTIMER_IOC_VERSION, &v));
 	EXPECT_EQ(3, v.max_timers_per_fd);
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
-	EXPECT_EQ(-ENOSPC, qt_arm(fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
+		ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
+	EXPECT_EQ(-ENOSPC, t_arm(fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
 	close(fd);
 }
 
 TEST_F(caps, set_per_user_takes_effect)
 {
 	RETURN_IF_SETUP_SKIPPED();
-	static struct qt_run r;
+	static struct t_run r;
 	int fd1, fd2;
 
 	ASSERT_EQ(0, RUN(&r, "config", "set", "max_timers_per_user", "2"));
 	ASSERT_EQ(0, r.status) TH_LOG("stderr: %s", r.err);
-	EXPECT_EQ(2, qt_param_get("max_timers_per_user"));
+	EXPECT_EQ(2, t_param_get("max_timers_per_user"));
 	ASSERT_EQ(0, RUN(&r, "config", "get", "max_timers_per_user"));
 	EXPECT_STREQ("2\n", r.out);
 
-	fd1 = qt_open(0);
-	fd2 = qt_open(0);
+	fd1 = t_open(0);
+	fd2 = t_open(0);
 	ASSERT_LE(0, fd1);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, qt_arm(fd1, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
-	ASSERT_EQ(0, qt_arm(fd2, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
-	EXPECT_EQ(-EDQUOT, qt_arm(fd1, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
+	ASSERT_EQ(0, t_arm(fd1, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
+	ASSERT_EQ(0, t_arm(fd2, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
+	EXPECT_EQ(-EDQUOT, t_arm(fd1, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0, NULL));
 	close(fd1);
 	close(fd2);
 }
@@ -627,9 +627,9 @@ TEST_F(caps, set_per_user_takes_effect)
 TEST_F(caps, get_follows_sysfs)
 {
 	RETURN_IF_SETUP_SKIPPED();
-	static struct qt_run r;
+	static struct t_run r;
 
-	ASSERT_EQ(0, qt_param_set("max_timers_per_fd", 4242));
+	ASSERT_EQ(0, t_param_set("max_timers_per_fd", 4242));
 	ASSERT_EQ(0, RUN(&r, "config", "get", "max_timers_per_fd"));
 	ASSERT_EQ(0, r.status);
 	EXPECT_STREQ("4242\n", r.out);
@@ -646,43 +646,43 @@ TEST_F(caps, set_rejects_out_of_range)
 		{ "max_timers_per_user", "0" },
 		{ "max_timers_per_user", "4294967296" },
 	};
-	static struct qt_run r;
+	static struct t_run r;
 	unsigned int i;
 
-	ASSERT_EQ(0, qt_param_set("max_timers_per_fd", 100));
-	ASSERT_EQ(0, qt_param_set("max_timers_per_user", 200));
+	ASSERT_EQ(0, t_param_set("max_timers_per_fd", 100));
+	ASSERT_EQ(0, t_param_set("max_timers_per_user", 200));
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ASSERT_EQ(0, RUN(&r, "config", "set", bad[i].key, bad[i].value));
 		EXPECT_EQ(1, r.status) TH_LOG("%s %s accepted", bad[i].key, bad[i].value);
 		EXPECT_NE(NULL, strstr(r.err, "out of range")) TH_LOG("stderr: %s", r.err);
 	}
-	EXPECT_EQ(100, qt_param_get("max_timers_per_fd"));
-	EXPECT_EQ(200, qt_param_get("max_timers_per_user"));
+	EXPECT_EQ(100, t_param_get("max_timers_per_fd"));
+	EXPECT_EQ(200, t_param_get("max_timers_per_user"));
 
 	/* The limits themselves are fine. */
 	ASSERT_EQ(0, RUN(&r, "config", "set", "max_timers_per_fd", "16777216"));
 	EXPECT_EQ(0, r.status) TH_LOG("stderr: %s", r.err);
-	EXPECT_EQ(16777216, qt_param_get("max_timers_per_fd"));
+	EXPECT_EQ(16777216, t_param_get("max_timers_per_fd"));
 	ASSERT_EQ(0, RUN(&r, "config", "set", "max_timers_per_user", "4294967295"));
 	EXPECT_EQ(0, r.status) TH_LOG("stderr: %s", r.err);
-	EXPECT_EQ(4294967295LL, qt_param_get("max_timers_per_user"));
+	EXPECT_EQ(4294967295LL, t_param_get("max_timers_per_user"));
 	ASSERT_EQ(0, RUN(&r, "config", "set", "max_timers_per_fd", "1"));
 	EXPECT_EQ(0, r.status);
-	EXPECT_EQ(1, qt_param_get("max_timers_per_fd"));
+	EXPECT_EQ(1, t_param_get("max_timers_per_fd"));
 }
 
 TEST_F(caps, set_as_nobody_is_denied)
 {
 	RETURN_IF_SETUP_SKIPPED();
-	static struct qt_run r;
+	static struct t_run r;
 
-	ASSERT_EQ(0, qt_param_set("max_timers_per_fd", 77));
+	ASSERT_EQ(0, t_param_set("max_timers_per_fd", 77));
 	ASSERT_EQ(0, run_as(&r, AS_NOBODY, (const char *const []){
 		"config", "set", "max_timers_per_fd", "5", NULL }));
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.err, "permission denied")) TH_LOG("stderr: %s", r.err);
 	EXPECT_NE(NULL, strstr(r.err, "CAP_SYS_ADMIN"));
-	EXPECT_EQ(77, qt_param_get("max_timers_per_fd"));
+	EXPECT_EQ(77, t_param_get("max_timers_per_fd"));
 
 	ASSERT_EQ(0, run_as(&r, AS_NOBODY, (const char *const []){
 		"config", "set", "max_timers_per_user", "5", NULL }));
@@ -697,7 +697,7 @@ TEST_F(caps, set_as_nobody_is_denied)
 TEST_F(caps, read_as_nobody)
 {
 	RETURN_IF_SETUP_SKIPPED();
-	static struct qt_run r;
+	static struct t_run r;
 
 	ASSERT_EQ(0, run_as(&r, AS_NOBODY, (const char *const []){ "stats", "--json", NULL }));
 	EXPECT_EQ(1, r.status) TH_LOG("stdout: %s", r.out);

@@ -91,14 +91,14 @@ static int step_clock(__s64 delta)
 	__s64 now, mono;
 	int ret;
 
-	mono = qt_now(CLOCK_MONOTONIC);
+	mono = t_now(CLOCK_MONOTONIC);
 	g.seq++;
-	now = qt_now(CLOCK_REALTIME);
+	now = t_now(CLOCK_REALTIME);
 	st->real_before = now;
 	st->delta = delta;
-	ret = qt_set_realtime(now + delta);
+	ret = t_set_realtime(now + delta);
 	/* The clock read at most real_before + window as it was set. */
-	st->window = qt_now(CLOCK_MONOTONIC) - mono;
+	st->window = t_now(CLOCK_MONOTONIC) - mono;
 	g.seq++;
 	st->seq_after = g.seq;
 	if (g.nr_steps < g.max_steps - 1)
@@ -109,8 +109,8 @@ static int step_clock(__s64 delta)
 /* Put CLOCK_REALTIME back to where it was relative to CLOCK_MONOTONIC. */
 static int restore_clock(void)
 {
-	return step_clock(qt_now(CLOCK_MONOTONIC) + g.offset -
-			  qt_now(CLOCK_REALTIME));
+	return step_clock(t_now(CLOCK_MONOTONIC) + g.offset -
+			  t_now(CLOCK_REALTIME));
 }
 
 static void check_record(const struct qtimer_record *r, const __s64 now[3],
@@ -148,7 +148,7 @@ static void check_record(const struct qtimer_record *r, const __s64 now[3],
 		if (r->flags != QTIMER_REC_LAST || r->count != 1 ||
 		    r->expires_ns != t->exp) {
 			t->bad++;
-			qt_diag("cookie %llu kind %d: flags %#x count %u expires %lld want %lld",
+			t_diag("cookie %llu kind %d: flags %#x count %u expires %lld want %lld",
 				(unsigned long long)r->cookie, t->kind, r->flags,
 				r->count, (long long)r->expires_ns, (long long)t->exp);
 			break;
@@ -161,7 +161,7 @@ static void check_record(const struct qtimer_record *r, const __s64 now[3],
 		}
 		if (n < r->expires_ns) {
 			g.early++;
-			qt_diag("early: cookie %llu kind %d expires %lld read %lld",
+			t_diag("early: cookie %llu kind %d expires %lld read %lld",
 				(unsigned long long)r->cookie, t->kind,
 				(long long)r->expires_ns, (long long)n);
 		}
@@ -192,12 +192,12 @@ static void *reader_fn(void *arg)
 		__s64 now[3];
 		int n, i;
 
-		if (qt_wait_readable(g.fd, 20) != 1)
+		if (t_wait_readable(g.fd, 20) != 1)
 			continue;
-		n = qt_read(g.fd, recs, 4096);
-		now[0] = qt_now(CLOCK_MONOTONIC);
-		now[1] = qt_now(CLOCK_BOOTTIME);
-		now[2] = qt_now(CLOCK_REALTIME);
+		n = t_read(g.fd, recs, 4096);
+		now[0] = t_now(CLOCK_MONOTONIC);
+		now[1] = t_now(CLOCK_BOOTTIME);
+		now[2] = t_now(CLOCK_REALTIME);
 		seq = g.seq;
 		if (n <= 0) {
 			if (n != -EAGAIN)
@@ -233,7 +233,7 @@ static __s64 highest_reading(const struct ct *t)
 	return high;
 }
 
-static int arm_batch(struct qt_rng *rng, int kind, int count)
+static int arm_batch(struct t_rng *rng, int kind, int count)
 {
 	struct qtimer_op ops[64];
 	int i, ret, first = g.nr;
@@ -247,23 +247,23 @@ static int arm_batch(struct qt_rng *rng, int kind, int count)
 		t->kind = kind;
 		t->clockid = kind == K_MONO ? CLOCK_MONOTONIC :
 			     kind == K_BOOT ? CLOCK_BOOTTIME : CLOCK_REALTIME;
-		t->exp = qt_now(t->clockid) + qt_rand_below(rng, 400 * NSEC_PER_MSEC);
+		t->exp = t_now(t->clockid) + t_rand_below(rng, 400 * NSEC_PER_MSEC);
 		t->period = 0;
 		if (kind == K_COSP) {
 			t->period = 20 * NSEC_PER_MSEC;
-			t->exp = qt_now(t->clockid) + qt_rand_below(rng, 50 * NSEC_PER_MSEC);
+			t->exp = t_now(t->clockid) + t_rand_below(rng, 50 * NSEC_PER_MSEC);
 		}
 		if (kind == K_COS_AFTER)
-			t->exp = qt_now(t->clockid) + 100 * NSEC_PER_MSEC +
-				 qt_rand_below(rng, 200 * NSEC_PER_MSEC);
+			t->exp = t_now(t->clockid) + 100 * NSEC_PER_MSEC +
+				 t_rand_below(rng, 200 * NSEC_PER_MSEC);
 		if (kind == K_COS1 || kind == K_COSP || kind == K_COS_AFTER)
 			flags |= QTIMER_F_CANCEL_ON_SET;
 		t->arm_seq = g.seq;
-		ops[i] = qt_op(t->clockid, flags, t->exp, t->period, first + i);
+		ops[i] = t_op(t->clockid, flags, t->exp, t->period, first + i);
 		ops[i].opcode = QTIMER_OP_ARM;
 	}
 	g.nr += count;
-	ret = qt_submit(g.fd, ops, count, 0, NULL);
+	ret = t_submit(g.fd, ops, count, 0, NULL);
 	if (ret != count)
 		return ret < 0 ? ret : -EIO;
 	for (i = 0; i < count; i++) {
@@ -284,12 +284,12 @@ FIXTURE_SETUP(clk)
 	struct timespec ts;
 
 	memset(&g, 0, sizeof(g));
-	g.offset = qt_now(CLOCK_REALTIME) - qt_now(CLOCK_MONOTONIC);
+	g.offset = t_now(CLOCK_REALTIME) - t_now(CLOCK_MONOTONIC);
 	/* Setting the clock to what it is tells whether we may. */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	self->ok = !clock_settime(CLOCK_REALTIME, &ts);
-	g.offset = qt_now(CLOCK_REALTIME) - qt_now(CLOCK_MONOTONIC);
-	g.secs = qt_stress_seconds(3);
+	g.offset = t_now(CLOCK_REALTIME) - t_now(CLOCK_MONOTONIC);
+	g.secs = t_stress_seconds(3);
 	/* One round more than the loop can start, and restore_clock()'s step. */
 	g.rounds = (int)((__s64)g.secs * NSEC_PER_SEC / ROUND_MIN_NS) + 2;
 	g.max_steps = g.rounds + 1;
@@ -321,29 +321,29 @@ FIXTURE_TEARDOWN(clk)
 TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 {
 	int secs = g.secs, i, k;
-	uint64_t seed = qt_tunable("QT_SEED", 0) ?: (uint64_t)qt_now(CLOCK_MONOTONIC);
+	uint64_t seed = t_tunable("QT_SEED", 0) ?: (uint64_t)t_now(CLOCK_MONOTONIC);
 	__s64 end, deadline, bound, cum = 0, worst_late = 0;
 	long missing = 0, bad = 0, missed_cancel = 0, stray_cancel = 0;
 	long across = 0;
-	struct qt_rng rng;
+	struct t_rng rng;
 
 	if (!self->ok)
 		SKIP(return, "needs CAP_SYS_TIME");
 	/* Backward steps are >= 30 s: a timer that followed one would be. */
-	bound = (qt_fast_machine() ? 2 : 20) * NSEC_PER_SEC;
-	qt_rng_seed(&rng, seed);
+	bound = (t_fast_machine() ? 2 : 20) * NSEC_PER_SEC;
+	t_rng_seed(&rng, seed);
 	TH_LOG("%d s of steps, seed %llu (QT_SEED)", secs, (unsigned long long)seed);
 	g.max_timers = g.rounds * ROUND_TIMERS + AFTER_TIMERS;
 	g.t = mmap(NULL, g.max_timers * sizeof(*g.t), PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, g.t);
-	g.fd = qt_open(O_NONBLOCK);
+	g.fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, g.fd);
 	ASSERT_EQ(0, pthread_create(&g.reader, NULL, reader_fn, NULL));
 	g.reading = true;
 
-	end = qt_now(CLOCK_MONOTONIC) + (__s64)secs * NSEC_PER_SEC;
-	while (qt_now(CLOCK_MONOTONIC) < end) {
+	end = t_now(CLOCK_MONOTONIC) + (__s64)secs * NSEC_PER_SEC;
+	while (t_now(CLOCK_MONOTONIC) < end) {
 		__s64 delta;
 
 		ASSERT_EQ(0, arm_batch(&rng, K_COS1, 50));
@@ -351,11 +351,11 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 		ASSERT_EQ(0, arm_batch(&rng, K_RT, 50));
 		ASSERT_EQ(0, arm_batch(&rng, K_MONO, 30));
 		ASSERT_EQ(0, arm_batch(&rng, K_BOOT, 20));
-		qt_sleep_ns(50 * NSEC_PER_MSEC + qt_rand_below(&rng, 100 * NSEC_PER_MSEC));
+		t_sleep_ns(50 * NSEC_PER_MSEC + t_rand_below(&rng, 100 * NSEC_PER_MSEC));
 		if (cum < 0)
-			delta = -cum + qt_rand_below(&rng, 500 * NSEC_PER_MSEC);
+			delta = -cum + t_rand_below(&rng, 500 * NSEC_PER_MSEC);
 		else
-			delta = -(30 * NSEC_PER_SEC + qt_rand_below(&rng, 30 * NSEC_PER_SEC));
+			delta = -(30 * NSEC_PER_SEC + t_rand_below(&rng, 30 * NSEC_PER_SEC));
 		cum += delta;
 		ASSERT_EQ(0, step_clock(delta));
 	}
@@ -364,9 +364,9 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 	ASSERT_EQ(0, arm_batch(&rng, K_COS_AFTER, AFTER_TIMERS));
 
 	/* The clock is back: every realtime timer is due within ~1 s. */
-	deadline = qt_now(CLOCK_MONOTONIC) + 20 * NSEC_PER_SEC;
+	deadline = t_now(CLOCK_MONOTONIC) + 20 * NSEC_PER_SEC;
 	do {
-		qt_sleep_ms(100);
+		t_sleep_ms(100);
 		missing = 0;
 		for (i = 0; i < g.nr; i++) {
 			struct ct *t = &g.t[i];
@@ -374,8 +374,8 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 			if (t->kind == K_COSP ? !t->lastflag : !t->records)
 				missing++;
 		}
-	} while (missing && qt_now(CLOCK_MONOTONIC) < deadline);
-	qt_sleep_ms(100);
+	} while (missing && t_now(CLOCK_MONOTONIC) < deadline);
+	t_sleep_ms(100);
 	stop_reader();
 
 	for (i = 0; i < g.nr; i++) {
@@ -384,7 +384,7 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 		bad += t->bad;
 		if (t->kind != K_COSP && t->records > 1) {
 			bad++;
-			qt_diag("cookie %d kind %d: %d records", i, t->kind,
+			t_diag("cookie %d kind %d: %d records", i, t->kind,
 				(int)t->records);
 		}
 		if ((t->kind == K_MONO || t->kind == K_BOOT) && t->late > worst_late)
@@ -396,7 +396,7 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 				across++;
 			if (high < t->exp) {
 				g.early++;
-				qt_diag("early: cookie %d kind %d expires %lld; the clock read at most %lld before its record was read",
+				t_diag("early: cookie %d kind %d expires %lld; the clock read at most %lld before its record was read",
 					i, t->kind, (long long)t->exp, (long long)high);
 			}
 		}
@@ -410,7 +410,7 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 			if (k < g.nr_steps &&
 			    t->exp > g.steps[k].real_before + STEP_MARGIN) {
 				missed_cancel++;
-				qt_diag("cookie %d due %lld fired normally; step %d at %lld by %+lld ns came first",
+				t_diag("cookie %d due %lld fired normally; step %d at %lld by %+lld ns came first",
 					i, (long long)t->exp, k,
 					(long long)g.steps[k].real_before,
 					(long long)g.steps[k].delta);
@@ -429,7 +429,7 @@ TEST_F_TIMEOUT(clk, steps_under_load, 3700)
 		TH_LOG("cancel-on-set timers pending at a step fired normally");
 	EXPECT_EQ(0, stray_cancel)
 		TH_LOG("cancel-on-set timers armed after the last step were cancelled by it");
-	EXPECT_EQ(0, qt_nothing_pending(g.fd));
+	EXPECT_EQ(0, t_nothing_pending(g.fd));
 	close(g.fd);
 }
 
@@ -447,25 +447,25 @@ TEST_F_TIMEOUT(clk, forward_step_past_pending_cancel_on_set, 300)
 	struct qtimer_record recs[N];
 	int round, i, n, normal = 0;
 
-	int cpu = qt_nr_cpus() > 1 && qt_cpu_online(1) ? 1 : 0;
+	int cpu = t_nr_cpus() > 1 && t_cpu_online(1) ? 1 : 0;
 
 	if (!self->ok)
 		SKIP(return, "needs CAP_SYS_TIME");
-	ASSERT_EQ(0, qt_pin_self(0));
-	g.fd = qt_open(O_NONBLOCK);
+	ASSERT_EQ(0, t_pin_self(0));
+	g.fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, g.fd);
 	for (round = 0; round < ROUNDS; round++) {
-		__s64 now = qt_now(CLOCK_REALTIME);
+		__s64 now = t_now(CLOCK_REALTIME);
 
 		for (i = 0; i < N; i++)
-			ASSERT_EQ(0, qt_arm_cpu(g.fd, CLOCK_REALTIME,
+			ASSERT_EQ(0, t_arm_cpu(g.fd, CLOCK_REALTIME,
 						QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
 						now + 500 * NSEC_PER_MSEC + i * NSEC_PER_MSEC,
 						0, i, cpu, NULL));
 		/* Well before any of them is due: */
-		ASSERT_GT(now + 400 * NSEC_PER_MSEC, qt_now(CLOCK_REALTIME));
+		ASSERT_GT(now + 400 * NSEC_PER_MSEC, t_now(CLOCK_REALTIME));
 		ASSERT_EQ(0, step_clock(5 * NSEC_PER_SEC));
-		n = qt_collect(g.fd, recs, N, QT_ARRIVE_MS);
+		n = t_collect(g.fd, recs, N, QT_ARRIVE_MS);
 		ASSERT_EQ(N, n);
 		for (i = 0; i < n; i++) {
 			if (recs[i].flags == (QTIMER_REC_LAST | QTIMER_REC_CANCELED)) {
@@ -477,7 +477,7 @@ TEST_F_TIMEOUT(clk, forward_step_past_pending_cancel_on_set, 300)
 		}
 		ASSERT_EQ(0, restore_clock());
 		/* The restoring step has nothing left to cancel. */
-		EXPECT_EQ(0, qt_wait_readable(g.fd, 100));
+		EXPECT_EQ(0, t_wait_readable(g.fd, 100));
 	}
 	EXPECT_EQ(0, normal) TH_LOG("%d of %d pending cancel-on-set timers fired normally after the jump",
 				    normal, N * ROUNDS);
@@ -526,14 +526,14 @@ TEST_F_TIMEOUT(clk, step_back_during_expiry, 300)
 	struct qtimer_op ops[SB_CLUMPS];
 	int fds[SB_FILES], heaps[SB_HEAPS], nr_heaps = 0, host = -1;
 	int attempt, first, h, f, k, n, stuck = 0;
-	int nr_files = qt_debug_kernel() ? SB_FILES_DEBUG : SB_FILES;
+	int nr_files = t_debug_kernel() ? SB_FILES_DEBUG : SB_FILES;
 	long armed = 0, got = 0;
-	__s64 t0, wait, lead = qt_debug_kernel() ? SB_LEAD_DEBUG_NS : SB_LEAD_NS;
+	__s64 t0, wait, lead = t_debug_kernel() ? SB_LEAD_DEBUG_NS : SB_LEAD_NS;
 
 	if (!self->ok)
 		SKIP(return, "needs CAP_SYS_TIME");
-	for (h = 0; h < qt_nr_cpus() && nr_heaps < SB_HEAPS; h++) {
-		if (!qt_cpu_online(h))
+	for (h = 0; h < t_nr_cpus() && nr_heaps < SB_HEAPS; h++) {
+		if (!t_cpu_online(h))
 			continue;
 		heaps[nr_heaps++] = h;
 		if (h && host < 0)
@@ -542,25 +542,25 @@ TEST_F_TIMEOUT(clk, step_back_during_expiry, 300)
 	if (host < 0)
 		SKIP(return, "needs a second CPU");
 	for (f = 0; f < nr_files; f++) {
-		fds[f] = qt_open(O_NONBLOCK);
+		fds[f] = t_open(O_NONBLOCK);
 		ASSERT_LE(0, fds[f]);
 	}
 
 	/* Attempt a's clump j of each heap: one timer in every file. */
-	t0 = qt_now(CLOCK_REALTIME) + lead;
-	ASSERT_EQ(0, qt_pin_self(host));
+	t0 = t_now(CLOCK_REALTIME) + lead;
+	ASSERT_EQ(0, t_pin_self(host));
 	for (attempt = 0; attempt < SB_ATTEMPTS; attempt++) {
 		for (f = 0; f < nr_files; f++) {
 			for (h = 0; h < nr_heaps; h++) {
 				for (k = 0; k < SB_CLUMPS; k++) {
-					ops[k] = qt_op(CLOCK_REALTIME,
+					ops[k] = t_op(CLOCK_REALTIME,
 						       QTIMER_F_ABSTIME | QTIMER_F_CPU,
 						       t0 + attempt * SB_PERIOD_NS +
 						       k * SB_CLUMP_NS, 0, k);
 					ops[k].opcode = QTIMER_OP_ARM;
 					ops[k].cpu = heaps[h];
 				}
-				n = qt_submit(fds[f], ops, SB_CLUMPS, 0, NULL);
+				n = t_submit(fds[f], ops, SB_CLUMPS, 0, NULL);
 				ASSERT_EQ(SB_CLUMPS, n);
 				for (k = 0; k < SB_CLUMPS; k++)
 					ASSERT_EQ(0, ops[k].result);
@@ -568,18 +568,18 @@ TEST_F_TIMEOUT(clk, step_back_during_expiry, 300)
 			}
 		}
 	}
-	ASSERT_EQ(0, qt_pin_self(0));
+	ASSERT_EQ(0, t_pin_self(0));
 	/*
 	 * On a slow kernel the arming may run into the first attempts: their
 	 * CPU is then busy catching up, and they are skipped.
 	 */
 	first = 0;
 	while (first < SB_ATTEMPTS &&
-	       t0 + first * SB_PERIOD_NS < qt_now(CLOCK_REALTIME) + 100 * NSEC_PER_MSEC)
+	       t0 + first * SB_PERIOD_NS < t_now(CLOCK_REALTIME) + 100 * NSEC_PER_MSEC)
 		first++;
 	TH_LOG("%ld timers in %d files armed %.2f s before the first clump: %d of %d attempts left",
 	       armed, nr_files,
-	       (double)(t0 - qt_now(CLOCK_REALTIME)) / NSEC_PER_SEC,
+	       (double)(t0 - t_now(CLOCK_REALTIME)) / NSEC_PER_SEC,
 	       SB_ATTEMPTS - first, SB_ATTEMPTS);
 	EXPECT_GT(SB_ATTEMPTS, first)
 		TH_LOG("arming ran past every attempt: the step back was never tried");
@@ -589,13 +589,13 @@ TEST_F_TIMEOUT(clk, step_back_during_expiry, 300)
 
 		/* Halfway through the clumps, back by a minute, and hold. */
 		wait = t0 + attempt * SB_PERIOD_NS + SB_CLUMPS / 2 * SB_CLUMP_NS -
-		       qt_now(CLOCK_REALTIME);
+		       t_now(CLOCK_REALTIME);
 		if (wait > 0)
-			qt_sleep_ns(wait);
+			t_sleep_ns(wait);
 		ASSERT_EQ(0, step_clock(-60 * NSEC_PER_SEC));
-		ASSERT_EQ(0, qt_cpu_ticks(host, &busy0, &all0));
-		qt_sleep_ms(SB_HOLD_MS);
-		ASSERT_EQ(0, qt_cpu_ticks(host, &busy1, &all1));
+		ASSERT_EQ(0, t_cpu_ticks(host, &busy0, &all0));
+		t_sleep_ms(SB_HOLD_MS);
+		ASSERT_EQ(0, t_cpu_ticks(host, &busy1, &all1));
 		ASSERT_EQ(0, restore_clock());
 		/*
 		 * A CPU that spun was busy all along; an idle one shows next
@@ -612,7 +612,7 @@ TEST_F_TIMEOUT(clk, step_back_during_expiry, 300)
 	EXPECT_EQ(0, stuck);
 	/* The rest came due when the clock was put back: all of them fire. */
 	for (f = 0; f < nr_files; f++) {
-		n = qt_collect(fds[f], recs, SB_ATTEMPTS * nr_heaps * SB_CLUMPS,
+		n = t_collect(fds[f], recs, SB_ATTEMPTS * nr_heaps * SB_CLUMPS,
 			       QT_ARRIVE_MS);
 		got += n > 0 ? n : 0;
 	}

@@ -34,20 +34,20 @@ __s64 max_ns(__s64 a, __s64 b)
 /* poll() reports EPOLLIN on @fd right now. */
 bool readable(int fd)
 {
-	return qt_wait_readable(fd, 0) > 0;
+	return t_wait_readable(fd, 0) > 0;
 }
 
 int pin_here(void)
 {
 	int cpu = sched_getcpu();
 
-	return cpu < 0 ? -errno : qt_pin_self(cpu);
+	return cpu < 0 ? -errno : t_pin_self(cpu);
 }
 
 
 static __s64 run_now(struct pair *p)
 {
-	__s64 now = qt_now(p->run_clock);
+	__s64 now = t_now(p->run_clock);
 
 	p->high = max_ns(p->high, now);
 	return now;
@@ -89,15 +89,15 @@ int arm_pair(struct pair *p, const char *name, int clockid, bool abs,
 	p->value = value;
 	p->period = period;
 	p->tfd = timerfd_create(clockid, TFD_NONBLOCK | TFD_CLOEXEC);
-	p->qfd = qt_open(O_NONBLOCK);
+	p->qfd = t_open(O_NONBLOCK);
 	CHK(p->tfd >= 0, "%s: timerfd_create: %s", name, strerror(errno));
 	CHK(p->qfd >= 0, "%s: open: %s", name, strerror(-p->qfd));
-	t0 = qt_now(p->run_clock);
+	t0 = t_now(p->run_clock);
 	ret = timerfd_settime(p->tfd, tflags, &its, NULL);
 	CHK(!ret, "%s: timerfd_settime: %s", name, strerror(errno));
-	t1 = qt_now(p->run_clock);
-	ret = qt_arm(p->qfd, clockid, qflags, value, period, 0xc0f, &p->id);
-	t2 = qt_now(p->run_clock);
+	t1 = t_now(p->run_clock);
+	ret = t_arm(p->qfd, clockid, qflags, value, period, 0xc0f, &p->id);
+	t2 = t_now(p->run_clock);
 	CHK(!ret, "%s: ARM: %s", name, strerror(-ret));
 	if (abs) {
 		p->t_lo = p->t_hi = p->q_lo = p->q_hi = value;
@@ -118,7 +118,7 @@ int arm_pair(struct pair *p, const char *name, int clockid, bool abs,
  */
 int collect_one_shot(struct pair *p)
 {
-	__s64 deadline = qt_now(CLOCK_MONOTONIC) + WAIT_MS * MS;
+	__s64 deadline = t_now(CLOCK_MONOTONIC) + WAIT_MS * MS;
 	bool t_done = false, q_done = false;
 
 	while (!t_done || !q_done) {
@@ -126,7 +126,7 @@ int collect_one_shot(struct pair *p)
 			{ .fd = t_done ? -1 : p->tfd, .events = POLLIN },
 			{ .fd = q_done ? -1 : p->qfd, .events = POLLIN },
 		};
-		__s64 left = deadline - qt_now(CLOCK_MONOTONIC);
+		__s64 left = deadline - t_now(CLOCK_MONOTONIC);
 		__u64 ticks;
 		ssize_t n;
 
@@ -138,9 +138,9 @@ int collect_one_shot(struct pair *p)
 			CHK(t_done || readable(p->tfd),
 			    "%s: qtimer delivered while timerfd had not fired",
 			    p->name);
-			n = qt_read(p->qfd, &p->rec, 1);
-			p->q_stamp = qt_now(p->run_clock);
-			p->q_wall = qt_now(CLOCK_REALTIME);
+			n = t_read(p->qfd, &p->rec, 1);
+			p->q_stamp = t_now(p->run_clock);
+			p->q_wall = t_now(CLOCK_REALTIME);
 			CHK(n == 1, "%s: read: %zd", p->name, n);
 			q_done = true;
 		}
@@ -148,7 +148,7 @@ int collect_one_shot(struct pair *p)
 			continue;
 		n = read(p->tfd, &ticks, sizeof(ticks));
 		if (n == sizeof(ticks)) {
-			p->t_stamp = qt_now(p->run_clock);
+			p->t_stamp = t_now(p->run_clock);
 			p->t_count = ticks;
 			t_done = true;
 		} else {
@@ -199,7 +199,7 @@ int check_one_shot(struct pair *p)
 	    p->name, (long long)(p->q_stamp - p->t_stamp) / MS);
 	/* And nothing else. */
 	CHK(!readable(p->tfd), "%s: timerfd readable again", p->name);
-	CHK(!qt_nothing_pending(p->qfd), "%s: a second record", p->name);
+	CHK(!t_nothing_pending(p->qfd), "%s: a second record", p->name);
 	/* After the schedule, or after the arming if that was later. */
 	fprintf(stderr, "# %-36s timerfd %+8.3f ms, qtimer %+8.3f ms\n",
 		p->name, (double)(p->t_stamp - max_ns(p->t_lo, p->armed)) / MS,
@@ -234,9 +234,9 @@ static __s64 real_minus_mono(__s64 *err)
 	int i = 0;
 
 	do {
-		m0 = qt_now(CLOCK_MONOTONIC);
-		r = qt_now(CLOCK_REALTIME);
-		m1 = qt_now(CLOCK_MONOTONIC);
+		m0 = t_now(CLOCK_MONOTONIC);
+		r = t_now(CLOCK_REALTIME);
+		m1 = t_now(CLOCK_MONOTONIC);
 	} while (m1 - m0 > MS && ++i < 100);
 	*err = m1 - m0;
 	return r - m0;
@@ -254,7 +254,7 @@ int tick_read(struct pair *p)
 	__u64 ticks;
 	ssize_t n;
 
-	CHK(qt_wait_readable(p->qfd, WAIT_MS) == 1,
+	CHK(t_wait_readable(p->qfd, WAIT_MS) == 1,
 	    "%s: no record for %d ms (sums: timerfd %llu, qtimer %llu)",
 	    p->name, WAIT_MS, (unsigned long long)p->sum_t,
 	    (unsigned long long)p->sum_q);
@@ -266,7 +266,7 @@ int tick_read(struct pair *p)
 	    "%s: qtimer delivered expiration %llu before timerfd did",
 	    p->name, (unsigned long long)p->sum_q);
 	qb = run_now(p);
-	n = qt_read(p->qfd, &r, 1);
+	n = t_read(p->qfd, &r, 1);
 	qa = run_now(p);
 	CHK(n == 1, "%s: read: %zd", p->name, n);
 	CHK(r.id == p->id && !r.flags && r.count >= 1,
@@ -282,7 +282,7 @@ int tick_read(struct pair *p)
 		/* In wall time as of the read: back to the monotonic schedule. */
 		__s64 off = real_minus_mono(&err);
 
-		CHK(exp <= qt_now(CLOCK_REALTIME), "%s: expires %lld in the future",
+		CHK(exp <= t_now(CLOCK_REALTIME), "%s: expires %lld in the future",
 		    p->name, (long long)exp);
 		exp -= off;
 	} else {
@@ -338,14 +338,14 @@ static const int tick_pace[] = { 0, 250, 30, 370, 120, 0, 60, 210 };
 
 int tick_for(struct pair *p, __s64 window)
 {
-	__s64 end = qt_now(CLOCK_MONOTONIC) + window;
+	__s64 end = t_now(CLOCK_MONOTONIC) + window;
 	int i = 0;
 
 	do {
 		if (tick_read(p))
 			return -1;
-		qt_sleep_ns(p->period * tick_pace[i++ % 8] / 100);
-	} while (qt_now(CLOCK_MONOTONIC) < end);
+		t_sleep_ns(p->period * tick_pace[i++ % 8] / 100);
+	} while (t_now(CLOCK_MONOTONIC) < end);
 	return 0;
 }
 

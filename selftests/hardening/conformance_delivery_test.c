@@ -61,14 +61,14 @@ TEST_F(oneshot, same_delivery_as_timerfd)
 	char name[64];
 
 	for (i = 0; i < 3; i++) {
-		__s64 v = variant->abs ? qt_now(c) + after[i] : after[i];
+		__s64 v = variant->abs ? t_now(c) + after[i] : after[i];
 
 		snprintf(name, sizeof(name), "%s %s", variant->name, what[i]);
 		ASSERT_EQ(0, one_shot(name, c, variant->abs, v));
 	}
 	if (variant->abs) {
 		snprintf(name, sizeof(name), "%s now - 1 s", variant->name);
-		ASSERT_EQ(0, one_shot(name, c, true, qt_now(c) - NSEC_PER_SEC));
+		ASSERT_EQ(0, one_shot(name, c, true, t_now(c) - NSEC_PER_SEC));
 		snprintf(name, sizeof(name), "%s 1 ns", variant->name);
 		ASSERT_EQ(0, one_shot(name, c, true, 1));
 	}
@@ -111,7 +111,7 @@ FIXTURE_TEARDOWN(tick)
 TEST_F(tick, same_counts_as_timerfd)
 {
 	__s64 period = variant->period_ms * MS;
-	__s64 first = variant->abs ? qt_now(variant->clockid) + period : period;
+	__s64 first = variant->abs ? t_now(variant->clockid) + period : period;
 
 	ASSERT_EQ(0, ticker(variant->name, variant->clockid, variant->abs, first,
 			    period, NSEC_PER_SEC));

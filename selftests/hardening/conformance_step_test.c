@@ -25,7 +25,7 @@ FIXTURE(step) {
 	__s64 rt0, mono0;	/* realtime = rt0 + (monotonic - mono0) */
 	bool stepped;
 	int tai;		/* the TAI offset to put back, or -1 */
-	struct qt_knob clocksource;
+	struct t_knob clocksource;
 };
 
 /*
@@ -34,18 +34,18 @@ FIXTURE(step) {
  */
 static int step_realtime(__s64 delta, __s64 *high)
 {
-	__s64 m0 = qt_now(CLOCK_MONOTONIC), rt = qt_now(CLOCK_REALTIME);
-	int ret = qt_set_realtime(rt + delta);
+	__s64 m0 = t_now(CLOCK_MONOTONIC), rt = t_now(CLOCK_REALTIME);
+	int ret = t_set_realtime(rt + delta);
 
-	*high = rt + qt_now(CLOCK_MONOTONIC) - m0;
+	*high = rt + t_now(CLOCK_MONOTONIC) - m0;
 	return ret;
 }
 
 FIXTURE_SETUP(step)
 {
 	ASSERT_EQ(0, pin_here());
-	self->mono0 = qt_now(CLOCK_MONOTONIC);
-	self->rt0 = qt_now(CLOCK_REALTIME);
+	self->mono0 = t_now(CLOCK_MONOTONIC);
+	self->rt0 = t_now(CLOCK_REALTIME);
 	self->tai = -1;
 }
 
@@ -55,9 +55,9 @@ FIXTURE_TEARDOWN(step)
 
 	if (self->tai >= 0)
 		EXPECT_LE(0, adjtimex(&tx));
-	EXPECT_EQ(0, qt_knob_restore(&self->clocksource));
+	EXPECT_EQ(0, t_knob_restore(&self->clocksource));
 	if (self->stepped)
-		EXPECT_EQ(0, qt_set_realtime(self->rt0 + qt_now(CLOCK_MONOTONIC) -
+		EXPECT_EQ(0, t_set_realtime(self->rt0 + t_now(CLOCK_MONOTONIC) -
 					  self->mono0));
 }
 
@@ -81,12 +81,12 @@ TEST_F(step, absolute_realtime_follows_step_forward)
 	__s64 m0;
 
 	ASSERT_EQ(0, arm_pair(&p, "absolute realtime, +7 s step", CLOCK_REALTIME,
-			      true, qt_now(CLOCK_REALTIME) + 8 * NSEC_PER_SEC,
+			      true, t_now(CLOCK_REALTIME) + 8 * NSEC_PER_SEC,
 			      0, false));
-	m0 = qt_now(CLOCK_MONOTONIC);
+	m0 = t_now(CLOCK_MONOTONIC);
 	STEP(&p, 7 * NSEC_PER_SEC);
 	ASSERT_EQ(0, collect_one_shot(&p));
-	EXPECT_GT(m0 + 5 * NSEC_PER_SEC, qt_now(CLOCK_MONOTONIC));
+	EXPECT_GT(m0 + 5 * NSEC_PER_SEC, t_now(CLOCK_MONOTONIC));
 	EXPECT_EQ(0, check_one_shot(&p));
 	close_pair(&p);
 }
@@ -97,7 +97,7 @@ TEST_F(step, absolute_realtime_follows_step_backward)
 	struct pair p;
 
 	ASSERT_EQ(0, arm_pair(&p, "absolute realtime, -1 s step", CLOCK_REALTIME,
-			      true, qt_now(CLOCK_REALTIME) + 300 * MS, 0, false));
+			      true, t_now(CLOCK_REALTIME) + 300 * MS, 0, false));
 	STEP(&p, -NSEC_PER_SEC);
 	ASSERT_EQ(0, collect_one_shot(&p));
 	EXPECT_EQ(0, check_one_shot(&p));
@@ -117,10 +117,10 @@ TEST_F(step, relative_realtime_is_an_interval)
 	ASSERT_EQ(0, arm_pair(&p, "relative realtime, +-1 h steps",
 			      CLOCK_REALTIME, false, NSEC_PER_SEC, 0, false));
 	STEP(&p, 3600 * NSEC_PER_SEC);
-	qt_sleep_ms(300);
+	t_sleep_ms(300);
 	q_ready = readable(p.qfd);
 	t_ready = readable(p.tfd);
-	now = qt_now(CLOCK_MONOTONIC);
+	now = t_now(CLOCK_MONOTONIC);
 	EXPECT_FALSE(q_ready && now < p.q_lo)
 		TH_LOG("qtimer fired %lld ms early after a +1 h step",
 		       (long long)(p.q_lo - now) / MS);
@@ -143,7 +143,7 @@ TEST_F(step, absolute_realtime_ticker_across_steps)
 
 	ASSERT_EQ(0, arm_pair(&p, "absolute realtime ticker, +-1 s",
 			      CLOCK_REALTIME, true,
-			      qt_now(CLOCK_REALTIME) + period, period, false));
+			      t_now(CLOCK_REALTIME) + period, period, false));
 	ASSERT_EQ(0, tick_for(&p, 500 * MS));
 	/* Just after a read: a step between two expirations. */
 	ASSERT_EQ(0, tick_read(&p));
@@ -202,14 +202,14 @@ static int timerfd_canceled(const struct pair *p, bool then_empty)
 /* qtimer delivers the cancellation from a work item: wait for it. */
 static int qtimer_canceled(const struct pair *p, struct qtimer_record *rec)
 {
-	CHK(qt_collect(p->qfd, rec, 1, WAIT_MS) == 1,
+	CHK(t_collect(p->qfd, rec, 1, WAIT_MS) == 1,
 	    "%s: no record %d ms after the set", p->name, WAIT_MS);
 	CHK(rec->id == p->id && rec->cookie == 0xc0f &&
 	    rec->flags == (QTIMER_REC_CANCELED | QTIMER_REC_LAST),
 	    "%s: record id %#llx count %u flags %#x, not CANCELED|LAST",
 	    p->name, (unsigned long long)rec->id, rec->count, rec->flags);
-	CHK(!qt_nothing_pending(p->qfd), "%s: a record after LAST", p->name);
-	CHK(qt_cancel(p->qfd, p->id) == -ENOENT, "%s: still there", p->name);
+	CHK(!t_nothing_pending(p->qfd), "%s: a record after LAST", p->name);
+	CHK(t_cancel(p->qfd, p->id) == -ENOENT, "%s: still there", p->name);
 	return 0;
 }
 
@@ -229,16 +229,16 @@ TEST_F(step, cancel_on_set_same_steps)
 	unsigned int i;
 
 	ASSERT_EQ(0, arm_pair(&plain, "without the flag", CLOCK_REALTIME, true,
-			      qt_now(CLOCK_REALTIME) + 7200 * NSEC_PER_SEC, 0,
+			      t_now(CLOCK_REALTIME) + 7200 * NSEC_PER_SEC, 0,
 			      false));
 	for (i = 0; i < 4; i++) {
 		ASSERT_EQ(0, arm_pair(&cos, "cancel-on-set", CLOCK_REALTIME,
-				      true, qt_now(CLOCK_REALTIME) +
+				      true, t_now(CLOCK_REALTIME) +
 				      30 * NSEC_PER_SEC, 0, true));
 		/* Not cancelled by the step before it, even a little later. */
-		qt_sleep_ms(50);
+		t_sleep_ms(50);
 		EXPECT_FALSE(readable(cos.tfd));
-		EXPECT_EQ(0, qt_nothing_pending(cos.qfd));
+		EXPECT_EQ(0, t_nothing_pending(cos.qfd));
 		STEP(&cos, steps[i]);
 		EXPECT_EQ(0, timerfd_canceled(&cos, true)) TH_LOG("step %u", i);
 		EXPECT_EQ(0, qtimer_canceled(&cos, &rec)) TH_LOG("step %u", i);
@@ -247,12 +247,12 @@ TEST_F(step, cancel_on_set_same_steps)
 		EXPECT_FALSE(readable(plain.tfd));
 	}
 	/* The work that cancelled the last pair has run: nothing for plain. */
-	qt_sleep_ms(100);
+	t_sleep_ms(100);
 	EXPECT_FALSE(readable(plain.tfd));
 	ASSERT_EQ(0, timerfd_gettime(plain.tfd, &cur));
 	EXPECT_LT(0, ts_to_ns(&cur.it_value));
-	EXPECT_EQ(0, qt_nothing_pending(plain.qfd));
-	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(plain.qfd, plain.id));
+	EXPECT_EQ(0, t_nothing_pending(plain.qfd));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(plain.qfd, plain.id));
 	close_pair(&plain);
 }
 
@@ -265,7 +265,7 @@ TEST_F(step, cancel_on_set_step_makes_it_due)
 {
 	struct qtimer_record rec;
 	struct pair plain, cos;
-	__s64 when = qt_now(CLOCK_REALTIME) + 2 * NSEC_PER_SEC;
+	__s64 when = t_now(CLOCK_REALTIME) + 2 * NSEC_PER_SEC;
 
 	ASSERT_EQ(0, arm_pair(&cos, "cancel-on-set, stepped past", CLOCK_REALTIME,
 			      true, when, 0, true));
@@ -294,13 +294,13 @@ TEST_F(step, cancel_on_set_ticker_with_pending)
 	struct pair cos;
 
 	ASSERT_EQ(0, arm_pair(&cos, "cancel-on-set ticker", CLOCK_REALTIME, true,
-			      qt_now(CLOCK_REALTIME) + period, period, true));
-	ASSERT_EQ(1, qt_wait_readable(cos.qfd, WAIT_MS));
+			      t_now(CLOCK_REALTIME) + period, period, true));
+	ASSERT_EQ(1, t_wait_readable(cos.qfd, WAIT_MS));
 	EXPECT_TRUE(readable(cos.tfd));
-	qt_sleep_ms(100);
+	t_sleep_ms(100);
 	STEP(&cos, -NSEC_PER_SEC);
 	EXPECT_EQ(0, timerfd_canceled(&cos, true));
-	qt_sleep_ms(200);
+	t_sleep_ms(200);
 	EXPECT_EQ(0, qtimer_canceled(&cos, &rec));
 	EXPECT_LE(1, rec.count);
 	close_pair(&cos);
@@ -325,21 +325,21 @@ TEST_F(step, cancel_on_set_ticker_read_at_once)
 
 	ASSERT_EQ(0, arm_pair(&cos, "cancel-on-set ticker, read at once",
 			      CLOCK_REALTIME, true,
-			      qt_now(CLOCK_REALTIME) + period, period, true));
-	ASSERT_EQ(1, qt_wait_readable(cos.qfd, WAIT_MS));
+			      t_now(CLOCK_REALTIME) + period, period, true));
+	ASSERT_EQ(1, t_wait_readable(cos.qfd, WAIT_MS));
 	EXPECT_TRUE(readable(cos.tfd));
-	qt_sleep_ms(100);
+	t_sleep_ms(100);
 	if (sched_setscheduler(0, SCHED_FIFO, &sp))
 		SKIP(return, "cannot use SCHED_FIFO: %s", strerror(errno));
 	STEP(&cos, -NSEC_PER_SEC);
 	EXPECT_EQ(0, timerfd_canceled(&cos, true));
-	n = qt_read(cos.qfd, recs, 1);
+	n = t_read(cos.qfd, recs, 1);
 	sp.sched_priority = 0;
 	ASSERT_EQ(0, sched_setscheduler(0, SCHED_OTHER, &sp));
 	ASSERT_EQ(1, n);
 	/* What follows, for the log. */
 	memset(&recs[1], 0, sizeof(recs[1]));
-	n = qt_collect(cos.qfd, recs + 1, 1, 500);
+	n = t_collect(cos.qfd, recs + 1, 1, 500);
 	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, recs[0].flags)
 		TH_LOG("timerfd: ECANCELED; qtimer: flags %#x count %u, then %d more: flags %#x count %u",
 		       recs[0].flags, recs[0].count, n, recs[1].flags,
@@ -362,13 +362,13 @@ TEST_F(step, cancel_on_set_one_shot_fired_unread)
 
 	ASSERT_EQ(0, arm_pair(&cos, "cancel-on-set, fired, unread",
 			      CLOCK_REALTIME, true,
-			      qt_now(CLOCK_REALTIME) + 30 * MS, 0, true));
-	ASSERT_EQ(1, qt_wait_readable(cos.qfd, WAIT_MS));
+			      t_now(CLOCK_REALTIME) + 30 * MS, 0, true));
+	ASSERT_EQ(1, t_wait_readable(cos.qfd, WAIT_MS));
 	EXPECT_TRUE(readable(cos.tfd));
 	STEP(&cos, NSEC_PER_SEC);
 	EXPECT_EQ(0, timerfd_canceled(&cos, true));
-	qt_sleep_ms(200);	/* not the race of the test above */
-	ASSERT_EQ(1, qt_collect(cos.qfd, &rec, 1, WAIT_MS));
+	t_sleep_ms(200);	/* not the race of the test above */
+	ASSERT_EQ(1, t_collect(cos.qfd, &rec, 1, WAIT_MS));
 	EXPECT_EQ(cos.id, rec.id);
 	EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, rec.flags)
 		TH_LOG("timerfd: ECANCELED; qtimer: flags %#x, count %u",
@@ -388,7 +388,7 @@ TEST_F(step, cancel_on_set_one_shot_fired_unread)
 static void expect_fires_as_armed(struct __test_metadata *_metadata,
 				  struct pair *p)
 {
-	qt_sleep_ms(100);	/* for a cancellation's work item */
+	t_sleep_ms(100);	/* for a cancellation's work item */
 	ASSERT_EQ(0, collect_one_shot(p));
 	EXPECT_EQ(0, check_one_shot(p));
 }
@@ -401,7 +401,7 @@ TEST_F(step, cancel_on_set_not_by_a_tai_change)
 	ASSERT_LE(0, adjtimex(&tx));
 	ASSERT_EQ(0, arm_pair(&cos, "cancel-on-set, TAI offset changed",
 			      CLOCK_REALTIME, true,
-			      qt_now(CLOCK_REALTIME) + NSEC_PER_SEC, 0, true));
+			      t_now(CLOCK_REALTIME) + NSEC_PER_SEC, 0, true));
 	self->tai = tx.tai;
 	tx = (struct timex){ .modes = ADJ_TAI, .constant = self->tai + 1 };
 	if (adjtimex(&tx) < 0) {
@@ -422,9 +422,9 @@ TEST_F(step, cancel_on_set_not_by_a_clocksource_switch)
 	int ret;
 
 	snprintf(path, sizeof(path), "%s/current_clocksource", dir);
-	ASSERT_EQ(0, qt_read_str(path, cur, sizeof(cur)));
+	ASSERT_EQ(0, t_read_str(path, cur, sizeof(cur)));
 	snprintf(path, sizeof(path), "%s/available_clocksource", dir);
-	ASSERT_EQ(0, qt_read_str(path, avail, sizeof(avail)));
+	ASSERT_EQ(0, t_read_str(path, avail, sizeof(avail)));
 	for (other = strtok(avail, " "); other; other = strtok(NULL, " "))
 		if (strcmp(other, cur))
 			break;
@@ -432,13 +432,13 @@ TEST_F(step, cancel_on_set_not_by_a_clocksource_switch)
 		SKIP(return, "one clocksource only (%s)", cur);
 	ASSERT_EQ(0, arm_pair(&cos, "cancel-on-set, clocksource switched",
 			      CLOCK_REALTIME, true,
-			      qt_now(CLOCK_REALTIME) + NSEC_PER_SEC, 0, true));
+			      t_now(CLOCK_REALTIME) + NSEC_PER_SEC, 0, true));
 	snprintf(path, sizeof(path), "%s/current_clocksource", dir);
-	ret = qt_knob_set(&self->clocksource, path, other);
+	ret = t_knob_set(&self->clocksource, path, other);
 	if (ret == -EPERM || ret == -EACCES)
 		SKIP(return, "cannot switch clocksource: %s", strerror(-ret));
 	ASSERT_EQ(0, ret) TH_LOG("%s to %s", cur, other);
-	ASSERT_EQ(0, qt_knob_restore(&self->clocksource));
+	ASSERT_EQ(0, t_knob_restore(&self->clocksource));
 	expect_fires_as_armed(_metadata, &cos);
 	close_pair(&cos);
 }

@@ -52,7 +52,7 @@ static int check_offsets(long long mono, long long boot)
  */
 static int timens_pairs(long long mono, long long boot)
 {
-	__s64 m = qt_now(CLOCK_MONOTONIC), b = qt_now(CLOCK_BOOTTIME);
+	__s64 m = t_now(CLOCK_MONOTONIC), b = t_now(CLOCK_BOOTTIME);
 
 	if (check_offsets(mono, boot) ||
 	    one_shot("ns absolute monotonic +150 ms", CLOCK_MONOTONIC, true,
@@ -70,7 +70,7 @@ static int timens_pairs(long long mono, long long boot)
 	if (mono < 0 && one_shot("ns absolute 1 ns", CLOCK_MONOTONIC, true, 1))
 		return -1;
 	return ticker("ns absolute boottime ticker", CLOCK_BOOTTIME, true,
-		      qt_now(CLOCK_BOOTTIME) + 50 * MS, 50 * MS, 600 * MS);
+		      t_now(CLOCK_BOOTTIME) + 50 * MS, 50 * MS, 600 * MS);
 }
 
 static void run_in_timens(struct __test_metadata *_metadata, long long mono,
@@ -82,7 +82,7 @@ static void run_in_timens(struct __test_metadata *_metadata, long long mono,
 	ASSERT_EQ(0, pin_here());
 	snprintf(offs, sizeof(offs), "monotonic %lld 0\nboottime %lld 0\n",
 		 mono, boot);
-	pid = qt_fork_into_timens(offs);
+	pid = t_fork_into_timens(offs);
 	if (!pid)
 		_exit(timens_pairs(mono, boot) ? 1 : 0);
 	if (pid == QT_NO_TIMENS)
@@ -101,8 +101,8 @@ TEST(timens_positive_offsets)
 /* Behind the host by most of its uptime (a namespace's clocks stay >= 0). */
 TEST(timens_negative_offsets)
 {
-	long long mono = qt_now(CLOCK_MONOTONIC) / NSEC_PER_SEC;
-	long long boot = qt_now(CLOCK_BOOTTIME) / NSEC_PER_SEC;
+	long long mono = t_now(CLOCK_MONOTONIC) / NSEC_PER_SEC;
+	long long boot = t_now(CLOCK_BOOTTIME) / NSEC_PER_SEC;
 
 	run_in_timens(_metadata, mono > 2 ? 1 - mono : -1,
 		      boot > 2 ? 1 - boot : -1);

@@ -50,11 +50,11 @@
  */
 static __s64 spawn_bound_ns(void)
 {
-	__s64 bound = (qt_fast_machine() ? 1 : 5) * NSEC_PER_SEC, idle = INT64_MAX;
+	__s64 bound = (t_fast_machine() ? 1 : 5) * NSEC_PER_SEC, idle = INT64_MAX;
 	int i;
 
 	for (i = 0; i < 3; i++) {
-		__s64 ns = qt_spawn_true_ns();
+		__s64 ns = t_spawn_true_ns();
 
 		if (ns > 0 && ns < idle)
 			idle = ns;
@@ -75,7 +75,7 @@ static void arm_at_op(struct qtimer_op *op, long k, void *arg)
 {
 	const struct arm_at *a = arg;
 
-	*op = qt_op(a->clockid, QTIMER_F_ABSTIME | QTIMER_F_CPU, a->when, 0,
+	*op = t_op(a->clockid, QTIMER_F_ABSTIME | QTIMER_F_CPU, a->when, 0,
 		    a->cookie0 + k);
 	op->cpu = k / QTIMER_SUBMIT_MAX % a->nr_cpus;
 }
@@ -92,7 +92,7 @@ static int arm_at(int fd, int clockid, long n, __s64 when, __u64 cookie0,
 		.cookie0 = cookie0,
 	};
 
-	return qt_arm_many(fd, n, arm_at_op, &a, NULL, 0);
+	return t_arm_many(fd, n, arm_at_op, &a, NULL, 0);
 }
 
 /*
@@ -103,7 +103,7 @@ static int arm_at(int fd, int clockid, long n, __s64 when, __u64 cookie0,
 static int expirer_totals(unsigned long long *deferred_runs,
 			  unsigned long long *max_run_ns)
 {
-	const char *buf = qt_stats_json(), *total;
+	const char *buf = t_stats_json(), *total;
 
 	if (!buf)
 		return -1;
@@ -145,7 +145,7 @@ static pid_t start_probe(struct probe *p, __s64 start)
 			;
 	}
 	do {
-		__s64 ns = qt_spawn_true_ns();
+		__s64 ns = t_spawn_true_ns();
 
 		if (ns < 0) {
 			p->error = (int)-ns;
@@ -180,7 +180,7 @@ static void *shared_map(size_t len)
 /* Raise the caps if they are below @n (root only); restore in teardown. */
 FIXTURE(dos)
 {
-	struct qt_knob knobs[4];
+	struct t_knob knobs[4];
 	int nr_knobs;
 	bool root;
 	__s64 real_offset;	/* CLOCK_REALTIME - CLOCK_MONOTONIC to restore */
@@ -197,9 +197,9 @@ FIXTURE_TEARDOWN(dos)
 	int i;
 
 	if (self->stepped)
-		EXPECT_EQ(0, qt_set_realtime(qt_now(CLOCK_MONOTONIC) + self->real_offset));
+		EXPECT_EQ(0, t_set_realtime(t_now(CLOCK_MONOTONIC) + self->real_offset));
 	for (i = self->nr_knobs - 1; i >= 0; i--)
-		EXPECT_EQ(0, qt_knob_restore(&self->knobs[i]));
+		EXPECT_EQ(0, t_knob_restore(&self->knobs[i]));
 }
 
 static int set_param(FIXTURE_DATA(dos) *self, const char *path,
@@ -208,7 +208,7 @@ static int set_param(FIXTURE_DATA(dos) *self, const char *path,
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%llu", val);
-	return qt_knob_set(&self->knobs[self->nr_knobs++], path, buf);
+	return t_knob_set(&self->knobs[self->nr_knobs++], path, buf);
 }
 
 /*
@@ -219,7 +219,7 @@ static int set_param(FIXTURE_DATA(dos) *self, const char *path,
  */
 TEST_F_TIMEOUT(dos, million_due_at_once, 1800)
 {
-	long n = qt_tunable("QT_DOS_TIMERS", qt_debug_kernel() ? 32768 : 1000000);
+	long n = t_tunable("QT_DOS_TIMERS", t_debug_kernel() ? 32768 : 1000000);
 	long got = 0, i;
 	int fd, nr_cpus = 0, probe_rc, clockid = CLOCK_REALTIME;
 	size_t cap = 4096;
@@ -235,11 +235,11 @@ TEST_F_TIMEOUT(dos, million_due_at_once, 1800)
 	ASSERT_NE(NULL, recs);
 	ASSERT_NE(NULL, seen);
 	ASSERT_NE(NULL, p);
-	while (nr_cpus < qt_nr_cpus() && qt_cpu_online(nr_cpus))
+	while (nr_cpus < t_nr_cpus() && t_cpu_online(nr_cpus))
 		nr_cpus++;
-	fd = qt_open(0);
+	fd = t_open(0);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_version(fd, &v));
+	ASSERT_EQ(0, t_version(fd, &v));
 	if (v.max_timers_per_fd < (unsigned long long)n ||
 	    v.max_timers_per_user < (unsigned long long)n) {
 		if (!self->root)
@@ -251,25 +251,25 @@ TEST_F_TIMEOUT(dos, million_due_at_once, 1800)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	if (clock_settime(CLOCK_REALTIME, &ts)) {
 		/* No CAP_SYS_TIME: estimate the arming time from a sample. */
-		int probe_fd = qt_open(0);
+		int probe_fd = t_open(0);
 
 		clockid = CLOCK_MONOTONIC;
 		ASSERT_LE(0, probe_fd);
-		t = qt_now(CLOCK_MONOTONIC);
+		t = t_now(CLOCK_MONOTONIC);
 		ASSERT_EQ(0, arm_at(probe_fd, clockid, 16384,
 				    t + 3600 * NSEC_PER_SEC, 0, nr_cpus));
 		close(probe_fd);
-		when = qt_now(CLOCK_MONOTONIC) + NSEC_PER_SEC +
-		       (qt_now(CLOCK_MONOTONIC) - t) * (n / 16384 + 1) * 3;
+		when = t_now(CLOCK_MONOTONIC) + NSEC_PER_SEC +
+		       (t_now(CLOCK_MONOTONIC) - t) * (n / 16384 + 1) * 3;
 	} else {
-		self->real_offset = qt_now(CLOCK_REALTIME) - qt_now(CLOCK_MONOTONIC);
-		when = qt_now(CLOCK_REALTIME) + 3600 * NSEC_PER_SEC;
+		self->real_offset = t_now(CLOCK_REALTIME) - t_now(CLOCK_MONOTONIC);
+		when = t_now(CLOCK_REALTIME) + 3600 * NSEC_PER_SEC;
 	}
 	ASSERT_EQ(0, expirer_totals(&deferred0, &max_run0))
 		TH_LOG("qtimerctl stats --json gave no totals");
-	t = qt_now(CLOCK_MONOTONIC);
+	t = t_now(CLOCK_MONOTONIC);
 	ASSERT_EQ(0, arm_at(fd, clockid, n, when, 0, nr_cpus));
-	t0 = qt_now(CLOCK_MONOTONIC);
+	t0 = t_now(CLOCK_MONOTONIC);
 	TH_LOG("%ld timers over %d CPUs armed in %.1f s", n, nr_cpus,
 	       (double)(t0 - t) / NSEC_PER_SEC);
 
@@ -277,9 +277,9 @@ TEST_F_TIMEOUT(dos, million_due_at_once, 1800)
 		pid = start_probe(p, t0);
 		ASSERT_LE(0, pid);
 		/* Now they are all due. */
-		storm = qt_now(CLOCK_MONOTONIC);
+		storm = t_now(CLOCK_MONOTONIC);
 		self->stepped = true;
-		ASSERT_EQ(0, qt_set_realtime(when + NSEC_PER_MSEC));
+		ASSERT_EQ(0, t_set_realtime(when + NSEC_PER_MSEC));
 	} else {
 		storm = when;
 		if (t0 > when)
@@ -291,12 +291,12 @@ TEST_F_TIMEOUT(dos, million_due_at_once, 1800)
 	while (got < n) {
 		int r;
 
-		if (qt_wait_readable(fd, 60 * 1000) != 1)
+		if (t_wait_readable(fd, 60 * 1000) != 1)
 			break;
-		r = qt_read(fd, recs, cap);
+		r = t_read(fd, recs, cap);
 		if (r <= 0)
 			break;
-		t = qt_now(clockid);
+		t = t_now(clockid);
 		for (i = 0; i < r; i++) {
 			__u64 c = recs[i].cookie;
 
@@ -315,12 +315,12 @@ TEST_F_TIMEOUT(dos, million_due_at_once, 1800)
 			seen[c] = 1;
 		}
 		got += r;
-		last_ns = qt_now(CLOCK_MONOTONIC);
+		last_ns = t_now(CLOCK_MONOTONIC);
 	}
 out:
 	probe_rc = stop_probe(p, pid);
 	if (self->stepped) {
-		EXPECT_EQ(0, qt_set_realtime(qt_now(CLOCK_MONOTONIC) + self->real_offset));
+		EXPECT_EQ(0, t_set_realtime(t_now(CLOCK_MONOTONIC) + self->real_offset));
 		self->stepped = false;
 	}
 	EXPECT_EQ(n, got);
@@ -330,7 +330,7 @@ out:
 	EXPECT_EQ(0, probe_rc) TH_LOG("spawn error %d", p->error);
 	EXPECT_LT(0, p->spawns);
 	EXPECT_GT(bound, p->worst_ns);
-	EXPECT_EQ(0, qt_nothing_pending(fd));
+	EXPECT_EQ(0, t_nothing_pending(fd));
 	/*
 	 * The callback's budget engaged: a million timers due at one instant
 	 * are far more than one callback may fire (QT_IRQ_BUDGET, 256), so
@@ -343,10 +343,10 @@ out:
 	TH_LOG("deferred runs %llu, longest callback %.1f ms (%.1f ms before the storm)",
 	       deferred1 - deferred0, max_run1 / 1e6, max_run0 / 1e6);
 	EXPECT_LT(0, deferred1 - deferred0);
-	EXPECT_GT((qt_debug_kernel() ? 2000 : 200) * NSEC_PER_MSEC, (__s64)max_run1);
-	t = qt_now(CLOCK_MONOTONIC);
+	EXPECT_GT((t_debug_kernel() ? 2000 : 200) * NSEC_PER_MSEC, (__s64)max_run1);
+	t = t_now(CLOCK_MONOTONIC);
 	close(fd);
-	TH_LOG("closed in %.2f s", (double)(qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_SEC);
+	TH_LOG("closed in %.2f s", (double)(t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_SEC);
 	free(recs);
 	free(seen);
 	munmap(p, sizeof(*p));
@@ -357,10 +357,10 @@ static double cpu_busy(int ms)
 {
 	unsigned long long busy0, total0, busy1, total1;
 
-	if (qt_cpu_ticks(-1, &busy0, &total0))
+	if (t_cpu_ticks(-1, &busy0, &total0))
 		return -1;
-	qt_sleep_ms(ms);
-	if (qt_cpu_ticks(-1, &busy1, &total1))
+	t_sleep_ms(ms);
+	if (t_cpu_ticks(-1, &busy1, &total1))
 		return -1;
 	return total1 > total0 ? (double)(busy1 - busy0) / (total1 - total0) : 0;
 }
@@ -368,26 +368,26 @@ static double cpu_busy(int ms)
 TEST_F_TIMEOUT(dos, unread_nanosecond_tickers_stay_idle, 120)
 {
 	enum { NR = 256 };
-	int fd = qt_open(O_NONBLOCK), i, n, nr_cpus = qt_nr_cpus(), pass;
+	int fd = t_open(O_NONBLOCK), i, n, nr_cpus = t_nr_cpus(), pass;
 	__u64 ids[NR];
 	struct qtimer_record recs[NR];
 	__s64 armed, now, spawn, bound = spawn_bound_ns();
 	double busy;
 
 	ASSERT_LE(0, fd);
-	armed = qt_now(CLOCK_MONOTONIC);
+	armed = t_now(CLOCK_MONOTONIC);
 	for (i = 0; i < NR; i++) {
 		int cpu = i % nr_cpus;
 
-		if (!qt_cpu_online(cpu))
+		if (!t_cpu_online(cpu))
 			cpu = 0;
-		ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_MONOTONIC, 0, 0, 1, i, cpu,
+		ASSERT_EQ(0, t_arm_cpu(fd, CLOCK_MONOTONIC, 0, 0, 1, i, cpu,
 					&ids[i]));
 	}
 	for (pass = 0; pass < 2; pass++) {
-		qt_sleep_ms(300);
+		t_sleep_ms(300);
 		busy = cpu_busy(1000);
-		spawn = qt_spawn_true_ns();
+		spawn = t_spawn_true_ns();
 		TH_LOG("pass %d: CPUs %.1f%% busy, a spawn took %.3f s", pass,
 		       busy * 100, (double)spawn / NSEC_PER_SEC);
 		/* One expiry each, then nothing until read: idle CPUs. */
@@ -396,8 +396,8 @@ TEST_F_TIMEOUT(dos, unread_nanosecond_tickers_stay_idle, 120)
 		EXPECT_LT(0, spawn);
 		EXPECT_GT(bound, spawn);
 
-		n = qt_collect(fd, recs, NR, QT_ARRIVE_MS);
-		now = qt_now(CLOCK_MONOTONIC);
+		n = t_collect(fd, recs, NR, QT_ARRIVE_MS);
+		now = t_now(CLOCK_MONOTONIC);
 		ASSERT_EQ(NR, n);
 		for (i = 0; i < n; i++) {
 			ASSERT_LT(recs[i].cookie, (__u64)NR);
@@ -430,7 +430,7 @@ static void *armer_fn(void *p)
 
 	pthread_barrier_wait(a->bar);
 	for (;;) {
-		ret = qt_arm(a->fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0,
+		ret = t_arm(a->fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0,
 			     0, NULL);
 		if (!ret) {
 			a->ok++;
@@ -471,26 +471,26 @@ TEST_F(dos, per_file_cap_is_exact_under_concurrency)
 {
 	enum { CAP = 2000 };
 	int fds[8], i;
-	struct qt_fdinfo fi;
+	struct t_fdinfo fi;
 	long other;
 
 	if (!self->root)
 		SKIP(return, "needs root for the module parameters");
 	ASSERT_EQ(0, set_param(self, PARAM_FD, CAP));
-	fds[0] = qt_open(0);
+	fds[0] = t_open(0);
 	ASSERT_LE(0, fds[0]);
 	for (i = 1; i < 8; i++)
 		fds[i] = fds[0];
 	EXPECT_EQ(CAP, run_armers(fds, 8, -ENOSPC, &other));
 	EXPECT_EQ(0, other);
-	ASSERT_EQ(0, qt_fdinfo(fds[0], &fi));
+	ASSERT_EQ(0, t_fdinfo(fds[0], &fi));
 	EXPECT_EQ(CAP, fi.timers);
 	EXPECT_EQ(CAP, fi.user_timers);
-	EXPECT_EQ(-ENOSPC, qt_arm(fds[0], CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
+	EXPECT_EQ(-ENOSPC, t_arm(fds[0], CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
 	/* Another file is not full. */
-	fds[1] = qt_open(0);
+	fds[1] = t_open(0);
 	ASSERT_LE(0, fds[1]);
-	EXPECT_EQ(0, qt_arm(fds[1], CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
+	EXPECT_EQ(0, t_arm(fds[1], CLOCK_MONOTONIC, 0, 0, 0, 1, NULL));
 	close(fds[1]);
 	close(fds[0]);
 }
@@ -498,7 +498,7 @@ TEST_F(dos, per_file_cap_is_exact_under_concurrency)
 TEST_F(dos, per_file_cap_frees_up)
 {
 	enum { CAP = 100 };
-	int fd = qt_open(0), i;
+	int fd = t_open(0), i;
 	__u64 ids[CAP];
 
 	if (!self->root)
@@ -506,13 +506,13 @@ TEST_F(dos, per_file_cap_frees_up)
 	ASSERT_EQ(0, set_param(self, PARAM_FD, CAP));
 	ASSERT_LE(0, fd);
 	for (i = 0; i < CAP; i++)
-		ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC,
+		ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC,
 				    0, i, &ids[i]));
-	EXPECT_EQ(-ENOSPC, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 0, NULL));
-	EXPECT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(fd, ids[0]));
-	EXPECT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0,
+	EXPECT_EQ(-ENOSPC, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 0, NULL));
+	EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(fd, ids[0]));
+	EXPECT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, 0,
 			    &ids[0]));
-	EXPECT_EQ(-ENOSPC, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 0, NULL));
+	EXPECT_EQ(-ENOSPC, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 0, NULL));
 	close(fd);
 }
 
@@ -533,11 +533,11 @@ static void *bad_submitter_fn(void *p)
 
 	while (!b->stop) {
 		for (i = 0; i < 16; i++) {
-			ops[i] = qt_op(CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, i);
+			ops[i] = t_op(CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0, i);
 			ops[i].opcode = QTIMER_OP_ARM;
 			ops[i].clockid = 99;
 		}
-		if (qt_submit(b->fd, ops, 16, 0, &done) != 16)
+		if (t_submit(b->fd, ops, 16, 0, &done) != 16)
 			b->not_einval++;
 		for (i = 0; i < 16; i++)
 			if (ops[i].result != -EINVAL)
@@ -567,17 +567,17 @@ TEST_F(dos, submit_of_invalid_arms_takes_no_places)
 	if (!self->root)
 		SKIP(return, "needs root for the module parameters");
 	ASSERT_EQ(0, set_param(self, PARAM_FD, CAP));
-	b.fd = qt_open(0);
+	b.fd = t_open(0);
 	ASSERT_LE(0, b.fd);
 	for (i = 0; i < CAP - 16; i++)
-		ASSERT_EQ(0, qt_arm(b.fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC,
+		ASSERT_EQ(0, t_arm(b.fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC,
 				    0, i, NULL));
 	ASSERT_EQ(0, pthread_create(&th, NULL, bad_submitter_fn, &b));
 	for (i = 0; i < ROUNDS; i++) {
-		ret = qt_arm(b.fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0,
+		ret = t_arm(b.fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC, 0,
 			     0, &id);
 		if (!ret) {
-			if (qt_cancel(b.fd, id) != QTIMER_CANCEL_ARMED)
+			if (t_cancel(b.fd, id) != QTIMER_CANCEL_ARMED)
 				other++;
 		} else if (ret == -ENOSPC) {
 			enospc++;
@@ -600,7 +600,7 @@ TEST_F(dos, per_user_cap_is_exact_and_per_user)
 {
 	enum { CAP = 3000 };
 	int fds[8], i, status;
-	struct qt_fdinfo fi;
+	struct t_fdinfo fi;
 	long other;
 	pid_t pid;
 
@@ -608,14 +608,14 @@ TEST_F(dos, per_user_cap_is_exact_and_per_user)
 		SKIP(return, "needs root for the module parameters");
 	ASSERT_EQ(0, set_param(self, PARAM_USER, CAP));
 	for (i = 0; i < 8; i++) {
-		fds[i] = qt_open(0);
+		fds[i] = t_open(0);
 		ASSERT_LE(0, fds[i]);
 	}
 	EXPECT_EQ(CAP, run_armers(fds, 8, -EDQUOT, &other));
 	EXPECT_EQ(0, other);
-	ASSERT_EQ(0, qt_fdinfo(fds[0], &fi));
+	ASSERT_EQ(0, t_fdinfo(fds[0], &fi));
 	EXPECT_EQ(CAP, fi.user_timers);
-	EXPECT_EQ(-EDQUOT, qt_arm(fds[0], CLOCK_MONOTONIC, 0, 0, 0, 0, NULL));
+	EXPECT_EQ(-EDQUOT, t_arm(fds[0], CLOCK_MONOTONIC, 0, 0, 0, 0, NULL));
 
 	/* Another user has a quota of its own. */
 	pid = fork();
@@ -625,11 +625,11 @@ TEST_F(dos, per_user_cap_is_exact_and_per_user)
 
 		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
 			_exit(10);
-		fd = qt_open(0);
+		fd = t_open(0);
 		if (fd < 0)
 			_exit(11);
 		for (k = 0; k < 100; k++)
-			if (qt_arm(fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC,
+			if (t_arm(fd, CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC,
 				   0, k, NULL))
 				_exit(12);
 		_exit(0);
@@ -640,14 +640,14 @@ TEST_F(dos, per_user_cap_is_exact_and_per_user)
 
 	/* A closed file gives its timers back (one that has some). */
 	for (i = 7; i > 0; i--) {
-		ASSERT_EQ(0, qt_fdinfo(fds[i], &fi));
+		ASSERT_EQ(0, t_fdinfo(fds[i], &fi));
 		if (fi.timers)
 			break;
 	}
 	ASSERT_LT(0, i) TH_LOG("all %d timers in one file", CAP);
 	close(fds[i]);
 	fds[i] = -1;
-	EXPECT_EQ(0, qt_arm(fds[0], CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC,
+	EXPECT_EQ(0, t_arm(fds[0], CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC,
 			    0, 0, NULL));
 	for (i = 0; i < 8; i++)
 		if (fds[i] >= 0)
@@ -663,7 +663,7 @@ static long long cg_read(const char *cg, const char *file)
 	char path[256], buf[64];
 
 	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	if (qt_read_str(path, buf, sizeof(buf)))
+	if (t_read_str(path, buf, sizeof(buf)))
 		return -1;
 	return strtoll(buf, NULL, 10);
 }
@@ -685,7 +685,7 @@ static void cg_stop(struct cg_report *r, int stage)
 {
 	r->stage = stage;
 	while (r->go < stage)
-		qt_sleep_ms(1);
+		t_sleep_ms(1);
 }
 
 /* Waits for the child to reach @stage; false if it died first. */
@@ -698,7 +698,7 @@ static bool cg_wait_stage(struct cg_report *r, int stage, pid_t pid)
 		if (!waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) &&
 		    si.si_pid == pid)
 			return false;
-		qt_sleep_ms(1);
+		t_sleep_ms(1);
 	}
 	return true;
 }
@@ -728,12 +728,12 @@ static void cg_settle(struct cg_report *r, const char *cg, pid_t pid)
 
 	if (!cg_wait_stage(r, 2, pid))
 		return;
-	t0 = qt_now(CLOCK_MONOTONIC);
+	t0 = t_now(CLOCK_MONOTONIC);
 	r->closed = r->after = cg_read(cg, "memory.current");
 	while (r->after >= r->base + CG_SLACK && r->settle_ms < CG_SETTLE_MS) {
-		qt_sleep_ms(50);
+		t_sleep_ms(50);
 		r->after = cg_read(cg, "memory.current");
-		r->settle_ms = (qt_now(CLOCK_MONOTONIC) - t0) / 1000000;
+		r->settle_ms = (t_now(CLOCK_MONOTONIC) - t0) / 1000000;
 	}
 	/* The child stays in the cgroup until now. */
 	r->go = 2;
@@ -755,12 +755,12 @@ static int cg_child(const char *cg, struct cg_report *r)
 		char path[256];
 
 		snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-		if (qt_write_str(path, pid))
+		if (t_write_str(path, pid))
 			return 1;
 	}
-	if (qt_write_str("/proc/self/oom_score_adj", "-1000"))
+	if (t_write_str("/proc/self/oom_score_adj", "-1000"))
 		return 2;
-	fd = qt_open(0);
+	fd = t_open(0);
 	if (fd < 0)
 		return 3;
 	r->base = cg_read(cg, "memory.current");
@@ -768,11 +768,11 @@ static int cg_child(const char *cg, struct cg_report *r)
 		int ret;
 
 		for (i = 0; i < 1024; i++) {
-			ops[i] = qt_op(CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC,
+			ops[i] = t_op(CLOCK_MONOTONIC, 0, 3600 * NSEC_PER_SEC,
 				       0, r->timers + i);
 			ops[i].opcode = QTIMER_OP_ARM;
 		}
-		ret = qt_submit(fd, ops, 1024, QTIMER_SUBMIT_STOP_ON_ERROR, NULL);
+		ret = t_submit(fd, ops, 1024, QTIMER_SUBMIT_STOP_ON_ERROR, NULL);
 		if (ret < 0) {
 			r->fail_err = ret;
 			break;
@@ -794,7 +794,7 @@ static int cg_child(const char *cg, struct cg_report *r)
 	close(fd);
 	/* Each close lets the per-CPU heaps shrink by half. */
 	for (i = 0; i < 40; i++) {
-		fd = qt_open(0);
+		fd = t_open(0);
 		if (fd >= 0)
 			close(fd);
 	}
@@ -816,13 +816,13 @@ static int cg_create(struct __test_metadata *_metadata, char *cg, size_t len,
 	*added = false;
 	if (geteuid())
 		SKIP(return 1, "needs root for cgroups");
-	if (qt_read_str(CGROOT "cgroup.controllers", buf, sizeof(buf)) ||
+	if (t_read_str(CGROOT "cgroup.controllers", buf, sizeof(buf)) ||
 	    !strstr(buf, "memory"))
 		SKIP(return 1, "no cgroup2 memory controller at " CGROOT);
-	ASSERT_EQ(0, qt_read_str(CGROOT "cgroup.subtree_control", buf, sizeof(buf)))
+	ASSERT_EQ(0, t_read_str(CGROOT "cgroup.subtree_control", buf, sizeof(buf)))
 		return 1;
 	if (!strstr(buf, "memory")) {
-		ASSERT_EQ(0, qt_write_str(CGROOT "cgroup.subtree_control", "+memory"))
+		ASSERT_EQ(0, t_write_str(CGROOT "cgroup.subtree_control", "+memory"))
 			return 1;
 		*added = true;
 	}
@@ -837,7 +837,7 @@ static void cg_remove(struct __test_metadata *_metadata, const char *cg,
 {
 	EXPECT_EQ(0, rmdir(cg));
 	if (added)
-		qt_write_str(CGROOT "cgroup.subtree_control", "-memory");
+		t_write_str(CGROOT "cgroup.subtree_control", "-memory");
 }
 
 TEST_F_TIMEOUT(dos, memcg_charges_and_contains, 600)
@@ -851,9 +851,9 @@ TEST_F_TIMEOUT(dos, memcg_charges_and_contains, 600)
 	if (cg_create(_metadata, cg, sizeof(cg), "hardening", &added))
 		return;
 	snprintf(buf, sizeof(buf), "%s/memory.max", cg);
-	ASSERT_EQ(0, qt_write_str(buf, "16M"));
+	ASSERT_EQ(0, t_write_str(buf, "16M"));
 	snprintf(buf, sizeof(buf), "%s/memory.swap.max", cg);
-	qt_write_str(buf, "0");
+	t_write_str(buf, "0");
 
 	r = shared_map(sizeof(*r));
 	ASSERT_NE(NULL, r);
@@ -916,7 +916,7 @@ struct growth_report {
 /* Timer k of either tenant: an hour ahead, on the heap of CPU *@arg. */
 static void growth_op(struct qtimer_op *op, long k, void *arg)
 {
-	*op = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU, 3600 * NSEC_PER_SEC, 0, k);
+	*op = t_op(CLOCK_MONOTONIC, QTIMER_F_CPU, 3600 * NSEC_PER_SEC, 0, k);
 	op->cpu = *(int *)arg;
 }
 
@@ -930,9 +930,9 @@ static int growth_child(const char *cg, int cpu, long n,
 
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-	if (qt_write_str(path, pid))
+	if (t_write_str(path, pid))
 		return 1;
-	fd = qt_open(0);
+	fd = t_open(0);
 	if (fd < 0)
 		return 2;
 	prev = r->before = cg_read(cg, "memory.current");
@@ -941,7 +941,7 @@ static int growth_child(const char *cg, int cpu, long n,
 			growth_op(&ops[i], r->timers + i, &cpu);
 			ops[i].opcode = QTIMER_OP_ARM;
 		}
-		i = qt_submit(fd, ops, GROWTH_CHUNK, QTIMER_SUBMIT_STOP_ON_ERROR, NULL);
+		i = t_submit(fd, ops, GROWTH_CHUNK, QTIMER_SUBMIT_STOP_ON_ERROR, NULL);
 		if (i != GROWTH_CHUNK || ops[GROWTH_CHUNK - 1].result) {
 			r->err = i < 0 ? i : ops[i - 1].result;
 			return 3;
@@ -960,7 +960,7 @@ static int growth_child(const char *cg, int cpu, long n,
 TEST_F_TIMEOUT(dos, memcg_pays_no_other_tenants_heap_growth, 600)
 {
 	long big = GROWTH_BIG, i;
-	int cpu = qt_nr_cpus() - 1, fd, status;
+	int cpu = t_nr_cpus() - 1, fd, status;
 	struct growth_report *r;
 	char cg[128];
 	bool added;
@@ -971,26 +971,26 @@ TEST_F_TIMEOUT(dos, memcg_pays_no_other_tenants_heap_growth, 600)
 	 * so A needs a heap of 10^5-10^6 timers: 3.5 minutes to arm under
 	 * KASAN and TCG, for a charge that does not depend on the sanitizers.
 	 */
-	if (qt_debug_kernel())
+	if (t_debug_kernel())
 		SKIP(return, "a debug kernel: arming A's heap takes minutes");
 	if (cg_create(_metadata, cg, sizeof(cg), "growth", &added))
 		return;
-	while (cpu > 0 && !qt_cpu_online(cpu))
+	while (cpu > 0 && !t_cpu_online(cpu))
 		cpu--;
 	ASSERT_EQ(0, set_param(self, PARAM_FD, 2 * big));
 	ASSERT_EQ(0, set_param(self, PARAM_USER, 4 * big));
 	/* Heaps shrink to twice what they hold at a close (qt_base_trim()). */
 	for (i = 0; i < 8; i++) {
-		fd = qt_open(0);
+		fd = t_open(0);
 		ASSERT_LE(0, fd);
 		close(fd);
-		qt_sleep_ms(50);
+		t_sleep_ms(50);
 	}
 
 	/* Tenant A. */
-	fd = qt_open(0);
+	fd = t_open(0);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_arm_many(fd, big, growth_op, &cpu, NULL, 0));
+	ASSERT_EQ(0, t_arm_many(fd, big, growth_op, &cpu, NULL, 0));
 
 	/* Tenant B. */
 	r = shared_map(sizeof(*r));

@@ -40,7 +40,7 @@
 FIXTURE(failnth)
 {
 	int nth;		/* /proc/thread-self/fail-nth */
-	struct qt_knob knobs[MAX_KNOBS];
+	struct t_knob knobs[MAX_KNOBS];
 	int nr_knobs;
 	long long user_base;	/* user_timers before the test */
 	const char *skip;	/* why every test here skips, or NULL */
@@ -76,7 +76,7 @@ static int knob(FIXTURE_DATA(failnth) *self, const char *dir,
 	char path[160];
 
 	snprintf(path, sizeof(path), "%s%s", dir, name);
-	return qt_knob_set(&self->knobs[self->nr_knobs++], path, val);
+	return t_knob_set(&self->knobs[self->nr_knobs++], path, val);
 }
 
 static int nth_arm(int fd, unsigned int n)
@@ -126,7 +126,7 @@ static void shrink_heaps(void)
 	int i;
 
 	for (i = 0; i < 32; i++) {
-		int fd = qt_open(0);
+		int fd = t_open(0);
 
 		if (fd >= 0)
 			close(fd);
@@ -135,13 +135,13 @@ static void shrink_heaps(void)
 
 static long long user_timers(void)
 {
-	struct qt_fdinfo fi;
-	int fd = qt_open(0);
+	struct t_fdinfo fi;
+	int fd = t_open(0);
 	long long v = -1;
 
 	if (fd < 0)
 		return -1;
-	if (!qt_fdinfo(fd, &fi))
+	if (!t_fdinfo(fd, &fi))
 		v = fi.user_timers;
 	close(fd);
 	return v;
@@ -178,7 +178,7 @@ FIXTURE_SETUP(failnth)
 	}
 	ASSERT_EQ(0, ret);
 	/* One CPU, so the heap under test is the same every time. */
-	ASSERT_EQ(0, qt_pin_self(0));
+	ASSERT_EQ(0, t_pin_self(0));
 	shrink_heaps();
 	self->user_base = user_timers();
 	ASSERT_LE(0, self->user_base);
@@ -193,7 +193,7 @@ FIXTURE_TEARDOWN(failnth)
 		close(self->nth);
 	}
 	for (i = self->nr_knobs - 1; i >= 0; i--)
-		EXPECT_EQ(0, qt_knob_restore(&self->knobs[i]));
+		EXPECT_EQ(0, t_knob_restore(&self->knobs[i]));
 	if (self->nth >= 0)
 		EXPECT_EQ(self->user_base, user_timers());
 }
@@ -201,20 +201,20 @@ FIXTURE_TEARDOWN(failnth)
 /* Arms a far-away one-shot on CPU 0 without fault injection. */
 static int arm_far(int fd, __u64 cookie, __u64 *id)
 {
-	return qt_arm_cpu(fd, CLOCK_MONOTONIC, 0, 60 * NSEC_PER_SEC, 0,
+	return t_arm_cpu(fd, CLOCK_MONOTONIC, 0, 60 * NSEC_PER_SEC, 0,
 			  cookie, 0, id);
 }
 
 static void far_op(struct qtimer_op *op, long k, void *cookie0)
 {
-	*op = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU, 60 * NSEC_PER_SEC, 0,
+	*op = t_op(CLOCK_MONOTONIC, QTIMER_F_CPU, 60 * NSEC_PER_SEC, 0,
 		    *(__u64 *)cookie0 + k);
 }
 
 /* n far-away one-shots on CPU 0 in SUBMIT batches; 0 or -errno. */
 static int arm_many(int fd, int n, __u64 cookie0)
 {
-	return qt_arm_many(fd, n, far_op, &cookie0, NULL, 0);
+	return t_arm_many(fd, n, far_op, &cookie0, NULL, 0);
 }
 
 /*
@@ -226,7 +226,7 @@ static int expect_one(int fd, __u64 cookie, __u64 id, __s64 not_before)
 	struct qtimer_record rec;
 	__s64 stamp;
 
-	if (qt_collect_stamped(fd, &rec, 1, QT_ARRIVE_MS, CLOCK_MONOTONIC,
+	if (t_collect_stamped(fd, &rec, 1, QT_ARRIVE_MS, CLOCK_MONOTONIC,
 			       &stamp) != 1)
 		return 1;
 	if (rec.cookie != cookie || (id && rec.id != id))
@@ -235,8 +235,8 @@ static int expect_one(int fd, __u64 cookie, __u64 id, __s64 not_before)
 		return 3;
 	if (rec.count != 1 || rec.flags != QTIMER_REC_LAST)
 		return 4;
-	qt_sleep_ms(100);
-	return qt_nothing_pending(fd) ? 5 : 0;
+	t_sleep_ms(100);
+	return t_nothing_pending(fd) ? 5 : 0;
 }
 
 TEST_F_TIMEOUT(failnth, open, 120)
@@ -258,10 +258,10 @@ TEST_F_TIMEOUT(failnth, open, 120)
 			ASSERT_TRUE(fired);
 			failures++;
 			/* Nothing is left half-made: the next open works. */
-			fd = qt_open(O_NONBLOCK);
+			fd = t_open(O_NONBLOCK);
 			ASSERT_LE(0, fd);
 		}
-		ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, n, NULL));
+		ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, n, NULL));
 		ASSERT_EQ(0, expect_one(fd, n, 0, 0)) TH_LOG("open, allocation %d", n);
 		close(fd);
 		if (!fired)
@@ -277,7 +277,7 @@ TEST_F_TIMEOUT(failnth, open, 120)
 TEST_F_TIMEOUT(failnth, arm_new_file, 120)
 {
 	int n, ret, failures = 0;
-	struct qt_fdinfo fi;
+	struct t_fdinfo fi;
 	bool fired;
 	__u64 id;
 	struct outcomes o = { .n = 0 };
@@ -285,28 +285,28 @@ TEST_F_TIMEOUT(failnth, arm_new_file, 120)
 	REQUIRE_FAILNTH();
 
 	for (n = 1; n < MAX_NTH; n++) {
-		int fd = qt_open(O_NONBLOCK);
-		__s64 t0 = qt_now(CLOCK_MONOTONIC);
+		int fd = t_open(O_NONBLOCK);
+		__s64 t0 = t_now(CLOCK_MONOTONIC);
 
 		ASSERT_LE(0, fd);
 		id = 0;
 		ASSERT_EQ(0, nth_arm(self->nth, n));
-		ret = qt_arm_cpu(fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_MSEC, 0,
+		ret = t_arm_cpu(fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_MSEC, 0,
 				 n, 0, &id);
 		fired = nth_fired(self->nth);
 		if (fired)
 			outcome(&o, ret == -ENOMEM);
-		ASSERT_EQ(0, qt_fdinfo(fd, &fi));
+		ASSERT_EQ(0, t_fdinfo(fd, &fi));
 		if (ret) {
 			ASSERT_EQ(-ENOMEM, ret) TH_LOG("arm, allocation %d", n);
 			failures++;
 			EXPECT_EQ(0, fi.timers);
 			EXPECT_EQ(self->user_base, fi.user_timers);
 			/* It must never fire. */
-			qt_sleep_ms(80);
-			EXPECT_EQ(0, qt_nothing_pending(fd));
-			t0 = qt_now(CLOCK_MONOTONIC);
-			ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_MONOTONIC, 0,
+			t_sleep_ms(80);
+			EXPECT_EQ(0, t_nothing_pending(fd));
+			t0 = t_now(CLOCK_MONOTONIC);
+			ASSERT_EQ(0, t_arm_cpu(fd, CLOCK_MONOTONIC, 0,
 						20 * NSEC_PER_MSEC, 0, n, 0, &id));
 		} else {
 			EXPECT_EQ(1, fi.timers);
@@ -314,7 +314,7 @@ TEST_F_TIMEOUT(failnth, arm_new_file, 120)
 		}
 		EXPECT_EQ(0, expect_one(fd, n, id, t0 + 20 * NSEC_PER_MSEC))
 			TH_LOG("arm, allocation %d", n);
-		ASSERT_EQ(0, qt_fdinfo(fd, &fi));
+		ASSERT_EQ(0, t_fdinfo(fd, &fi));
 		EXPECT_EQ(0, fi.timers);
 		close(fd);
 		if (!fired)
@@ -334,7 +334,7 @@ TEST_F_TIMEOUT(failnth, arm_grows_tables, 600)
 {
 	enum { PRE = 1024 };
 	int n, ret, failures = 0;
-	struct qt_fdinfo fi;
+	struct t_fdinfo fi;
 	bool fired;
 	__u64 id;
 	struct outcomes o = { .n = 0 };
@@ -342,36 +342,36 @@ TEST_F_TIMEOUT(failnth, arm_grows_tables, 600)
 	REQUIRE_FAILNTH();
 
 	for (n = 1; n < MAX_NTH; n++) {
-		int fd = qt_open(O_NONBLOCK);
+		int fd = t_open(O_NONBLOCK);
 		__s64 t0;
 
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, arm_many(fd, PRE, 1ULL << 32));
 		id = 0;
-		t0 = qt_now(CLOCK_MONOTONIC);
+		t0 = t_now(CLOCK_MONOTONIC);
 		ASSERT_EQ(0, nth_arm(self->nth, n));
-		ret = qt_arm_cpu(fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_MSEC, 0,
+		ret = t_arm_cpu(fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_MSEC, 0,
 				 n, 0, &id);
 		fired = nth_fired(self->nth);
 		if (fired)
 			outcome(&o, ret == -ENOMEM);
-		ASSERT_EQ(0, qt_fdinfo(fd, &fi));
+		ASSERT_EQ(0, t_fdinfo(fd, &fi));
 		if (ret) {
 			ASSERT_EQ(-ENOMEM, ret) TH_LOG("arm 1025, allocation %d", n);
 			failures++;
 			EXPECT_EQ(PRE, fi.timers);
 			EXPECT_EQ(self->user_base + PRE, fi.user_timers);
-			qt_sleep_ms(80);
-			EXPECT_EQ(0, qt_nothing_pending(fd));
-			t0 = qt_now(CLOCK_MONOTONIC);
-			ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_MONOTONIC, 0,
+			t_sleep_ms(80);
+			EXPECT_EQ(0, t_nothing_pending(fd));
+			t0 = t_now(CLOCK_MONOTONIC);
+			ASSERT_EQ(0, t_arm_cpu(fd, CLOCK_MONOTONIC, 0,
 						20 * NSEC_PER_MSEC, 0, n, 0, &id));
 		} else {
 			EXPECT_EQ(PRE + 1, fi.timers);
 		}
 		EXPECT_EQ(0, expect_one(fd, n, id, t0 + 20 * NSEC_PER_MSEC))
 			TH_LOG("arm 1025, allocation %d", n);
-		ASSERT_EQ(0, qt_fdinfo(fd, &fi));
+		ASSERT_EQ(0, t_fdinfo(fd, &fi));
 		EXPECT_EQ(PRE, fi.timers);
 		close(fd);
 		if (!fired)
@@ -385,11 +385,11 @@ TEST_F_TIMEOUT(failnth, arm_grows_tables, 600)
 /* Arms a one-shot due now and waits until its record is pending. */
 static int arm_fired(int fd, __u64 cookie, __u64 *id)
 {
-	int ret = qt_arm_cpu(fd, CLOCK_MONOTONIC, 0, 0, 0, cookie, 0, id);
+	int ret = t_arm_cpu(fd, CLOCK_MONOTONIC, 0, 0, 0, cookie, 0, id);
 
 	if (ret)
 		return ret;
-	return qt_wait_readable(fd, QT_ARRIVE_MS) == 1 ? 0 : -ETIME;
+	return t_wait_readable(fd, QT_ARRIVE_MS) == 1 ? 0 : -ETIME;
 }
 
 /*
@@ -401,7 +401,7 @@ TEST_F_TIMEOUT(failnth, modify_fired, 120)
 {
 	int n, ret, failures = 0;
 	struct qtimer_record rec;
-	struct qt_fdinfo fi;
+	struct t_fdinfo fi;
 	bool fired;
 	__u64 id;
 	struct outcomes o = { .n = 0 };
@@ -409,40 +409,40 @@ TEST_F_TIMEOUT(failnth, modify_fired, 120)
 	REQUIRE_FAILNTH();
 
 	for (n = 1; n < MAX_NTH; n++) {
-		int fd = qt_open(O_NONBLOCK);
+		int fd = t_open(O_NONBLOCK);
 		__s64 t0;
 
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, arm_fired(fd, n, &id));
-		t0 = qt_now(CLOCK_MONOTONIC);
+		t0 = t_now(CLOCK_MONOTONIC);
 		ASSERT_EQ(0, nth_arm(self->nth, n));
 		/* Far enough out that it is still armed when fdinfo is read. */
-		ret = qt_modify(fd, id, 0, 300 * NSEC_PER_MSEC, 0, 0);
+		ret = t_modify(fd, id, 0, 300 * NSEC_PER_MSEC, 0, 0);
 		fired = nth_fired(self->nth);
 		if (fired)
 			outcome(&o, ret == -ENOMEM);
-		ASSERT_EQ(0, qt_fdinfo(fd, &fi));
+		ASSERT_EQ(0, t_fdinfo(fd, &fi));
 		EXPECT_EQ(1, fi.timers);
 		if (ret < 0) {
 			ASSERT_EQ(-ENOMEM, ret) TH_LOG("modify, allocation %d", n);
 			failures++;
 			EXPECT_EQ(1, fi.pending);
-			ASSERT_EQ(1, qt_read(fd, &rec, 1));
+			ASSERT_EQ(1, t_read(fd, &rec, 1));
 			EXPECT_EQ(id, rec.id);
 			EXPECT_EQ(n, rec.cookie);
 			EXPECT_LT(rec.expires_ns, t0);
 			EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
 			/* It was read: the one-shot is gone. */
-			EXPECT_EQ(-ENOENT, qt_modify(fd, id, 0, 0, 0, 0));
-			qt_sleep_ms(80);
-			EXPECT_EQ(0, qt_nothing_pending(fd));
+			EXPECT_EQ(-ENOENT, t_modify(fd, id, 0, 0, 0, 0));
+			t_sleep_ms(80);
+			EXPECT_EQ(0, t_nothing_pending(fd));
 		} else {
 			EXPECT_EQ(QTIMER_CANCEL_QUEUED, ret);
 			EXPECT_EQ(0, fi.pending);
 			EXPECT_EQ(0, expect_one(fd, n, id, t0 + 300 * NSEC_PER_MSEC))
 				TH_LOG("modify, allocation %d", n);
 		}
-		ASSERT_EQ(0, qt_fdinfo(fd, &fi));
+		ASSERT_EQ(0, t_fdinfo(fd, &fi));
 		EXPECT_EQ(0, fi.timers);
 		close(fd);
 		if (!fired)
@@ -465,7 +465,7 @@ TEST_F_TIMEOUT(failnth, submit, 180)
 	struct qtimer_op ops[NOPS];
 	struct qtimer_record recs[NOPS + 2];
 	int pass, n, i, ret, nomem_total = 0;
-	struct qt_fdinfo fi;
+	struct t_fdinfo fi;
 	bool fired;
 
 	REQUIRE_FAILNTH();
@@ -474,7 +474,7 @@ TEST_F_TIMEOUT(failnth, submit, 180)
 		__u32 flags = pass ? QTIMER_SUBMIT_STOP_ON_ERROR : 0;
 
 		for (n = 1; n < MAX_NTH; n++) {
-			int fd = qt_open(O_NONBLOCK), expect_recs = 0, got;
+			int fd = t_open(O_NONBLOCK), expect_recs = 0, got;
 			int nomem = -1, last;
 			__u64 cancel_id, fired_id;
 			__u32 done = 0;
@@ -483,9 +483,9 @@ TEST_F_TIMEOUT(failnth, submit, 180)
 			ASSERT_LE(0, fd);
 			ASSERT_EQ(0, arm_far(fd, 900, &cancel_id));
 			ASSERT_EQ(0, arm_fired(fd, 901, &fired_id));
-			t0 = qt_now(CLOCK_MONOTONIC);
+			t0 = t_now(CLOCK_MONOTONIC);
 			for (i = 0; i < NARM; i++) {
-				ops[i] = qt_op(CLOCK_MONOTONIC, 0,
+				ops[i] = t_op(CLOCK_MONOTONIC, 0,
 					       20 * NSEC_PER_MSEC, 0, 1000 + i);
 				ops[i].opcode = QTIMER_OP_ARM;
 			}
@@ -495,14 +495,14 @@ TEST_F_TIMEOUT(failnth, submit, 180)
 			ops[NARM + 1].opcode = QTIMER_OP_MODIFY;
 			ops[NARM + 1].id = fired_id;
 			ops[NARM + 1].expires_ns = 30 * NSEC_PER_MSEC;
-			ops[NARM + 2] = qt_op(CLOCK_MONOTONIC, 0,
+			ops[NARM + 2] = t_op(CLOCK_MONOTONIC, 0,
 					      25 * NSEC_PER_MSEC, 0, 1000 + NARM);
 			ops[NARM + 2].opcode = QTIMER_OP_ARM;
 			for (i = 0; i < NOPS; i++)
 				ops[i].result = 0x5a5a5a5a;
 
 			ASSERT_EQ(0, nth_arm(self->nth, n));
-			ret = qt_submit(fd, ops, NOPS, flags, &done);
+			ret = t_submit(fd, ops, NOPS, flags, &done);
 			fired = nth_fired(self->nth);
 
 			for (i = 0; i < NOPS; i++) {
@@ -537,8 +537,8 @@ TEST_F_TIMEOUT(failnth, submit, 180)
 			if (nomem >= 0)
 				nomem_total++;
 
-			ASSERT_EQ(0, qt_fdinfo(fd, &fi));
-			got = qt_collect(fd, recs, NOPS + 2, 300);
+			ASSERT_EQ(0, t_fdinfo(fd, &fi));
+			got = t_collect(fd, recs, NOPS + 2, 300);
 			EXPECT_EQ(expect_recs, got) TH_LOG("allocation %d, failed op %d", n, nomem);
 			for (i = 0; i < got; i++) {
 				int op = recs[i].cookie == 901 ? NARM + 1 :
@@ -562,9 +562,9 @@ TEST_F_TIMEOUT(failnth, submit, 180)
 					EXPECT_GT(t0, recs[i].expires_ns);
 				}
 			}
-			qt_sleep_ms(50);
-			EXPECT_EQ(0, qt_nothing_pending(fd));
-			ASSERT_EQ(0, qt_fdinfo(fd, &fi));
+			t_sleep_ms(50);
+			EXPECT_EQ(0, t_nothing_pending(fd));
+			ASSERT_EQ(0, t_fdinfo(fd, &fi));
 			/* The cancel target is left if the batch stopped early. */
 			EXPECT_EQ(last <= NARM || nomem == NARM ? 1 : 0, fi.timers);
 			close(fd);
@@ -604,25 +604,25 @@ TEST_F_TIMEOUT(failnth, submit, 180)
 TEST_F_TIMEOUT(failnth, read_regrows_heap, 300)
 {
 	struct qtimer_record rec;
-	int fd = qt_open(O_NONBLOCK), fillers = 0, cpu = qt_nr_cpus() - 1, n;
-	struct qt_fdinfo fi;
+	int fd = t_open(O_NONBLOCK), fillers = 0, cpu = t_nr_cpus() - 1, n;
+	struct t_fdinfo fi;
 	bool fired = false;
 	__u64 tick;
 
 	REQUIRE_FAILNTH();
 	ASSERT_LE(0, fd);
-	if (!qt_cpu_online(cpu))
+	if (!t_cpu_online(cpu))
 		cpu = 0;
-	ASSERT_EQ(0, qt_pin_self(cpu));
-	ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_BOOTTIME, 0, 0, NSEC_PER_MSEC,
+	ASSERT_EQ(0, t_pin_self(cpu));
+	ASSERT_EQ(0, t_arm_cpu(fd, CLOCK_BOOTTIME, 0, 0, NSEC_PER_MSEC,
 				7, cpu, &tick));
 	while (!fired && fillers < 5000) {
-		ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
-		ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_BOOTTIME, 0, 60 * NSEC_PER_SEC,
+		ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
+		ASSERT_EQ(0, t_arm_cpu(fd, CLOCK_BOOTTIME, 0, 60 * NSEC_PER_SEC,
 					0, 1000 + fillers, cpu, NULL));
 		fillers++;
 		ASSERT_EQ(0, nth_arm(self->nth, 1));
-		n = qt_read(fd, &rec, 1);
+		n = t_read(fd, &rec, 1);
 		fired = nth_fired(self->nth);
 		/*
 		 * A failed slab allocation fails the growth; a failed page
@@ -632,8 +632,8 @@ TEST_F_TIMEOUT(failnth, read_regrows_heap, 300)
 		if (fired && (!variant->pages || n == -ENOMEM)) {
 			/* Not delivered: still pending, and readable. */
 			ASSERT_EQ(-ENOMEM, n);
-			ASSERT_EQ(1, qt_wait_readable(fd, 0));
-			n = qt_read(fd, &rec, 1);
+			ASSERT_EQ(1, t_wait_readable(fd, 0));
+			n = t_read(fd, &rec, 1);
 		}
 		ASSERT_EQ(1, n);
 		ASSERT_EQ(tick, rec.id);
@@ -645,11 +645,11 @@ TEST_F_TIMEOUT(failnth, read_regrows_heap, 300)
 	TH_LOG("the read after %d fillers grew the heap (its first allocation failed)",
 	       fillers);
 	/* Still ticking, and nothing lost or doubled. */
-	ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_collect(fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(tick, rec.id);
-	ASSERT_EQ(0, qt_fdinfo(fd, &fi));
+	ASSERT_EQ(0, t_fdinfo(fd, &fi));
 	EXPECT_EQ(fillers + 1, fi.timers);
-	EXPECT_LE(0, qt_cancel(fd, tick));
+	EXPECT_LE(0, t_cancel(fd, tick));
 	close(fd);
 }
 
@@ -667,31 +667,31 @@ TEST_F_TIMEOUT(failnth, read_regrows_heap, 300)
  */
 TEST_F_TIMEOUT(failnth, ring_rearm_regrows_heap, 300)
 {
-	int fd, fillers, cpu = qt_nr_cpus() - 1, n, ready, read = 0;
+	int fd, fillers, cpu = t_nr_cpus() - 1, n, ready, read = 0;
 	struct qtimer_record rec;
-	struct qt_ring ring;
-	struct qt_fdinfo fi;
+	struct t_ring ring;
+	struct t_fdinfo fi;
 	__u64 tick;
 
 	REQUIRE_FAILNTH();
-	if (!qt_ring_offered())
+	if (!t_ring_offered())
 		SKIP(return, "the module offers no ring");
-	fd = qt_open(O_NONBLOCK);
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_ring_map(&ring, fd, 64));
-	if (!qt_cpu_online(cpu))
+	ASSERT_EQ(0, t_ring_map(&ring, fd, 64));
+	if (!t_cpu_online(cpu))
 		cpu = 0;
-	ASSERT_EQ(0, qt_pin_self(cpu));
-	ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_BOOTTIME, 0, 0, 20 * NSEC_PER_MSEC,
+	ASSERT_EQ(0, t_pin_self(cpu));
+	ASSERT_EQ(0, t_arm_cpu(fd, CLOCK_BOOTTIME, 0, 0, 20 * NSEC_PER_MSEC,
 				7, cpu, &tick));
 	for (fillers = 0; fillers < RING_FILLERS; ) {
 		/* Its record is in the ring: the ticker is out of its heap. */
-		ASSERT_EQ(1, qt_ring_wait_pending(&ring, 1, QT_ARRIVE_MS))
+		ASSERT_EQ(1, t_ring_wait_pending(&ring, 1, QT_ARRIVE_MS))
 			TH_LOG("the ticker stopped after %d fillers", fillers);
-		ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_BOOTTIME, 0, 60 * NSEC_PER_SEC,
+		ASSERT_EQ(0, t_arm_cpu(fd, CLOCK_BOOTTIME, 0, 60 * NSEC_PER_SEC,
 					0, 1000 + fillers, cpu, NULL));
 		fillers++;
-		ASSERT_EQ(1, qt_ring_consume(&ring, &rec, 1));
+		ASSERT_EQ(1, t_ring_consume(&ring, &rec, 1));
 		ASSERT_EQ(tick, rec.id);
 		ASSERT_EQ(7, rec.cookie);
 		ASSERT_LE(1, rec.count);
@@ -705,16 +705,16 @@ TEST_F_TIMEOUT(failnth, ring_rearm_regrows_heap, 300)
 		 * when a re-armed ticker starts the base's hrtimer.)
 		 */
 		ASSERT_EQ(0, nth_arm(self->nth, 1));
-		ready = qt_wait_readable(fd, 0);
+		ready = t_wait_readable(fd, 0);
 		nth_fired(self->nth);
 		ASSERT_LE(0, ready);
 		if (ready) {
-			ASSERT_EQ(1, qt_ring_wait_pending(&ring, 1, 0))
+			ASSERT_EQ(1, t_ring_wait_pending(&ring, 1, 0))
 				TH_LOG("poll() said EPOLLIN with nothing to take, after %d fillers: it tried to grow the heap",
 				       fillers);
 		}
 		ASSERT_EQ(0, nth_arm(self->nth, 1));
-		n = qt_read(fd, &rec, 1);
+		n = t_read(fd, &rec, 1);
 		nth_fired(self->nth);
 		ASSERT_NE(-ENOMEM, n)
 			TH_LOG("an O_NONBLOCK read() tried to grow the heap, after %d fillers",
@@ -729,15 +729,15 @@ TEST_F_TIMEOUT(failnth, ring_rearm_regrows_heap, 300)
 	TH_LOG("%d fillers, neither call grew the heap (%d read() took the next record)",
 	       fillers, read);
 	/* Still ticking, nothing lost. */
-	ASSERT_EQ(1, qt_ring_collect(&ring, &rec, 1, QT_ARRIVE_MS,
+	ASSERT_EQ(1, t_ring_collect(&ring, &rec, 1, QT_ARRIVE_MS,
 				     CLOCK_BOOTTIME, NULL));
 	EXPECT_EQ(tick, rec.id);
 	EXPECT_EQ(7, rec.cookie);
 	EXPECT_LE(1, rec.count);
-	ASSERT_EQ(0, qt_fdinfo(fd, &fi));
+	ASSERT_EQ(0, t_fdinfo(fd, &fi));
 	EXPECT_EQ(fillers + 1, fi.timers);
-	EXPECT_LE(0, qt_cancel(fd, tick));
-	qt_ring_unmap(&ring);
+	EXPECT_LE(0, t_cancel(fd, tick));
+	t_ring_unmap(&ring);
 	close(fd);
 }
 

@@ -40,7 +40,7 @@ static const int allowed[] = {
 };
 
 struct fuzz {
-	struct qt_rng rng;
+	struct t_rng rng;
 	int fds[NR_FDS];
 	__u64 ids[IDS];			/* recently armed (maybe stale now) */
 	unsigned int nr_ids;
@@ -71,42 +71,42 @@ static bool errno_allowed(int e)
 
 static __u64 pick_id(struct fuzz *f)
 {
-	struct qt_rng *r = &f->rng;
-	__u64 id = f->nr_ids ? f->ids[qt_rand_below(r, f->nr_ids < IDS ? f->nr_ids : IDS)] : 1;
+	struct t_rng *r = &f->rng;
+	__u64 id = f->nr_ids ? f->ids[t_rand_below(r, f->nr_ids < IDS ? f->nr_ids : IDS)] : 1;
 
-	switch (qt_rand_below(r, 8)) {
+	switch (t_rand_below(r, 8)) {
 	case 0:
-		return qt_rand(r);
+		return t_rand(r);
 	case 1:
-		return id ^ (1ULL << (34 + qt_rand_below(r, 30)));	/* generation */
+		return id ^ (1ULL << (34 + t_rand_below(r, 30)));	/* generation */
 	case 2:
-		return id ^ (1ULL << (32 + qt_rand_below(r, 2)));	/* clock */
+		return id ^ (1ULL << (32 + t_rand_below(r, 2)));	/* clock */
 	case 3:
-		return (id & ~0xffffffffULL) | (__u32)qt_rand(r);	/* slot */
+		return (id & ~0xffffffffULL) | (__u32)t_rand(r);	/* slot */
 	case 4:
-		return qt_rand_below(r, 3) ? 0 : ~0ULL;
+		return t_rand_below(r, 3) ? 0 : ~0ULL;
 	default:
 		return id;
 	}
 }
 
-static __s64 pick_time(struct qt_rng *r)
+static __s64 pick_time(struct t_rng *r)
 {
-	switch (qt_rand_below(r, 10)) {
+	switch (t_rand_below(r, 10)) {
 	case 0:
-		return INT64_MAX - qt_rand_below(r, 5000000000ULL);
+		return INT64_MAX - t_rand_below(r, 5000000000ULL);
 	case 1:
-		return INT64_MIN + qt_rand_below(r, 10);
+		return INT64_MIN + t_rand_below(r, 10);
 	case 2:
-		return -(__s64)qt_rand_below(r, 1000);
+		return -(__s64)t_rand_below(r, 1000);
 	case 3:
-		return (__s64)qt_rand(r);
+		return (__s64)t_rand(r);
 	case 4:
-		return qt_now(CLOCK_MONOTONIC) + qt_rand_below(r, 50 * NSEC_PER_MSEC);
+		return t_now(CLOCK_MONOTONIC) + t_rand_below(r, 50 * NSEC_PER_MSEC);
 	case 5:
 		return 0;
 	default:
-		return qt_rand_below(r, 50 * NSEC_PER_MSEC);
+		return t_rand_below(r, 50 * NSEC_PER_MSEC);
 	}
 }
 
@@ -114,18 +114,18 @@ static __s64 pick_time(struct qt_rng *r)
 static void mutate_op(struct fuzz *f, struct qtimer_op *op, int opcode)
 {
 	static const int clks[] = { 0, 1, 7, 2, 3, 4, 5, 6, 8, 11, 0xffff };
-	struct qt_rng *r = &f->rng;
-	int n = qt_rand_below(r, 4);
+	struct t_rng *r = &f->rng;
+	int n = t_rand_below(r, 4);
 
 	memset(op, 0, sizeof(*op));
 	op->opcode = opcode;
-	op->clockid = qt_chance(r, 80) ? clks[qt_rand_below(r, 3)] : clks[qt_rand_below(r, 11)];
-	op->flags = qt_chance(r, 70) ? (__u32)qt_rand_below(r, QTIMER_F_ALL + 1) & ~QTIMER_F_CANCEL_ON_SET : 0;
-	op->expires_ns = qt_rand_below(r, 50 * NSEC_PER_MSEC);
-	op->cookie = qt_rand(r);
+	op->clockid = t_chance(r, 80) ? clks[t_rand_below(r, 3)] : clks[t_rand_below(r, 11)];
+	op->flags = t_chance(r, 70) ? (__u32)t_rand_below(r, QTIMER_F_ALL + 1) & ~QTIMER_F_CANCEL_ON_SET : 0;
+	op->expires_ns = t_rand_below(r, 50 * NSEC_PER_MSEC);
+	op->cookie = t_rand(r);
 	if (opcode != QTIMER_OP_ARM && opcode)
 		op->id = pick_id(f);
-	if (opcode == QTIMER_OP_CANCEL || (opcode == QTIMER_OP_MODIFY && qt_chance(r, 80))) {
+	if (opcode == QTIMER_OP_CANCEL || (opcode == QTIMER_OP_MODIFY && t_chance(r, 80))) {
 		op->clockid = 0;
 		op->cookie = 0;
 		if (opcode == QTIMER_OP_CANCEL) {
@@ -134,13 +134,13 @@ static void mutate_op(struct fuzz *f, struct qtimer_op *op, int opcode)
 		}
 	}
 	while (n--) {
-		switch (qt_rand_below(r, 12)) {
+		switch (t_rand_below(r, 12)) {
 		case 0:
-			op->opcode = qt_rand_below(r, 3) ? qt_rand_below(r, 6) : (__u16)qt_rand(r);
+			op->opcode = t_rand_below(r, 3) ? t_rand_below(r, 6) : (__u16)t_rand(r);
 			break;
 		case 1:
-			op->flags = qt_chance(r, 50) ? (__u32)qt_rand(r) :
-				    1U << qt_rand_below(r, 32);
+			op->flags = t_chance(r, 50) ? (__u32)t_rand(r) :
+				    1U << t_rand_below(r, 32);
 			break;
 		case 2:
 			op->id = pick_id(f);
@@ -149,33 +149,33 @@ static void mutate_op(struct fuzz *f, struct qtimer_op *op, int opcode)
 			op->expires_ns = pick_time(r);
 			break;
 		case 4:
-			op->period_ns = qt_chance(r, 50) ? qt_rand_below(r, 3) :
+			op->period_ns = t_chance(r, 50) ? t_rand_below(r, 3) :
 					(__u64)pick_time(r);
 			break;
 		case 5:
-			op->slack_ns = QTIMER_SLACK_MAX_NS + qt_rand_below(r, 3) - 1;
+			op->slack_ns = QTIMER_SLACK_MAX_NS + t_rand_below(r, 3) - 1;
 			break;
 		case 6:
-			op->slack_ns = qt_rand(r);
+			op->slack_ns = t_rand(r);
 			break;
 		case 7:
-			op->cpu = f->nr_cpus + qt_rand_below(r, 3) - 1;
+			op->cpu = f->nr_cpus + t_rand_below(r, 3) - 1;
 			op->flags |= QTIMER_F_CPU;
 			break;
 		case 8:
-			op->cpu = qt_chance(r, 50) ? (__u32)qt_rand(r) : 4096;
+			op->cpu = t_chance(r, 50) ? (__u32)t_rand(r) : 4096;
 			break;
 		case 9:
-			op->reserved = qt_rand(r) | 1;
+			op->reserved = t_rand(r) | 1;
 			break;
 		case 10:
-			op->result = (__s32)qt_rand(r);
+			op->result = (__s32)t_rand(r);
 			break;
 		case 11:
 			op->flags |= QTIMER_F_CANCEL_ON_SET |
-				     (qt_chance(r, 50) ? QTIMER_F_ABSTIME : 0);
-			op->clockid = qt_chance(r, 70) ? CLOCK_REALTIME : op->clockid;
-			op->expires_ns = qt_now(CLOCK_REALTIME) + qt_rand_below(r, NSEC_PER_SEC);
+				     (t_chance(r, 50) ? QTIMER_F_ABSTIME : 0);
+			op->clockid = t_chance(r, 70) ? CLOCK_REALTIME : op->clockid;
+			op->expires_ns = t_now(CLOCK_REALTIME) + t_rand_below(r, NSEC_PER_SEC);
 			break;
 		}
 	}
@@ -184,26 +184,26 @@ static void mutate_op(struct fuzz *f, struct qtimer_op *op, int opcode)
 /* A pointer for an argument of @len bytes whose good contents are @good. */
 static void *pick_ptr(struct fuzz *f, const void *good, size_t len)
 {
-	struct qt_rng *r = &f->rng;
+	struct t_rng *r = &f->rng;
 	char *p;
 
-	switch (qt_rand_below(r, 14)) {
+	switch (t_rand_below(r, 14)) {
 	case 0:
 		return NULL;
 	case 1:
-		return f->hole + qt_rand_below(r, f->page);
+		return f->hole + t_rand_below(r, f->page);
 	case 2:
 		memcpy(f->ro, good, len < (size_t)f->page ? len : f->page);
 		return f->ro;
 	case 3:
-		return (void *)(0xffff888000000000ULL + qt_rand_below(r, 1 << 20) * 64);
+		return (void *)(0xffff888000000000ULL + t_rand_below(r, 1 << 20) * 64);
 	case 4:
 		/* Runs off the end of the mapping into the hole. */
-		p = f->edge + f->page - 1 - qt_rand_below(r, len > 1 ? len - 1 : 1);
+		p = f->edge + f->page - 1 - t_rand_below(r, len > 1 ? len - 1 : 1);
 		memcpy(p, good, f->edge + f->page - p);
 		return p;
 	case 5:
-		p = f->rw + 1 + qt_rand_below(r, 7);
+		p = f->rw + 1 + t_rand_below(r, 7);
 		memcpy(p, good, len);
 		return p;
 	default:
@@ -223,11 +223,11 @@ static void ro_unlock(struct fuzz *f)
 	mprotect(f->ro, f->page, PROT_READ | PROT_WRITE);
 }
 
-static int valid_clock(struct qt_rng *r)
+static int valid_clock(struct t_rng *r)
 {
 	static const int c[] = { CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME };
 
-	return c[qt_rand_below(r, 3)];
+	return c[t_rand_below(r, 3)];
 }
 
 static void note(struct fuzz *f, long ret, const char *what, unsigned long cmd)
@@ -240,7 +240,7 @@ static void note(struct fuzz *f, long ret, const char *what, unsigned long cmd)
 	f->errs[-ret & 255]++;
 	if (!errno_allowed(-ret)) {
 		f->bad++;
-		qt_diag("%s (cmd %#lx): undocumented errno %ld (%s)", what, cmd,
+		t_diag("%s (cmd %#lx): undocumented errno %ld (%s)", what, cmd,
 			-ret, strerror(-ret));
 	}
 }
@@ -258,21 +258,21 @@ static unsigned long pick_cmd(struct fuzz *f)
 	};
 	/* Types the VFS handles itself for any file (FIONBIO, FIFREEZE...). */
 	static const unsigned char vfs_types[] = { 0x00, 0x12, 0x15, 0x54, 0x58, 0x66, 0x94 };
-	struct qt_rng *r = &f->rng;
+	struct t_rng *r = &f->rng;
 	unsigned long cmd;
 	unsigned int i;
 
-	switch (qt_rand_below(r, 10)) {
+	switch (t_rand_below(r, 10)) {
 	case 0:
 	case 1:
-		return _IOC(qt_rand_below(r, 4), QTIMER_IOC_MAGIC, qt_rand_below(r, 8),
-			    qt_rand_below(r, 300));
+		return _IOC(t_rand_below(r, 4), QTIMER_IOC_MAGIC, t_rand_below(r, 8),
+			    t_rand_below(r, 300));
 	case 2:
-		return _IOC(qt_rand_below(r, 4), QTIMER_IOC_MAGIC, qt_rand_below(r, 256),
-			    qt_chance(r, 50) ? sizeof(struct qtimer_op) : qt_rand_below(r, 1 << 14));
+		return _IOC(t_rand_below(r, 4), QTIMER_IOC_MAGIC, t_rand_below(r, 256),
+			    t_chance(r, 50) ? sizeof(struct qtimer_op) : t_rand_below(r, 1 << 14));
 	case 3:
 		for (;;) {
-			cmd = (__u32)qt_rand(r);
+			cmd = (__u32)t_rand(r);
 			for (i = 0; i < sizeof(vfs_types); i++)
 				if (_IOC_TYPE(cmd) == vfs_types[i])
 					break;
@@ -280,27 +280,27 @@ static unsigned long pick_cmd(struct fuzz *f)
 				return cmd;
 		}
 	default:
-		return real[qt_rand_below(r, 5)];
+		return real[t_rand_below(r, 5)];
 	}
 }
 
 static void fuzz_submit(struct fuzz *f, int fd)
 {
 	static const __u32 nrs[] = { 0, 1, 2, 8, 9, 4095, 4096, 4097, 1U << 31, ~0U };
-	struct qt_rng *r = &f->rng;
+	struct t_rng *r = &f->rng;
 	struct qtimer_op *ops = (struct qtimer_op *)(f->rw + f->page);
 	struct qtimer_submit s, *sp;
 	__u32 nr, i, nfill;
 	long ret;
 
 	memset(&s, 0, sizeof(s));
-	nr = qt_chance(r, 60) ? 1 + qt_rand_below(r, 16) : nrs[qt_rand_below(r, 10)];
+	nr = t_chance(r, 60) ? 1 + t_rand_below(r, 16) : nrs[t_rand_below(r, 10)];
 	nfill = nr < OPS_MAX ? nr : OPS_MAX;
 	for (i = 0; i < nfill; i++)
-		mutate_op(f, &ops[i], 1 + qt_rand_below(r, 3));
+		mutate_op(f, &ops[i], 1 + t_rand_below(r, 3));
 	s.ops = (uintptr_t)ops;
 	s.nr = nr;
-	switch (qt_rand_below(r, 12)) {
+	switch (t_rand_below(r, 12)) {
 	case 0:
 		s.ops = 0;
 		break;
@@ -309,7 +309,7 @@ static void fuzz_submit(struct fuzz *f, int fd)
 		break;
 	case 2:
 		/* The array runs into the hole after a few ops. */
-		s.ops = (uintptr_t)(f->edge + f->page - sizeof(*ops) * (1 + qt_rand_below(r, 4)));
+		s.ops = (uintptr_t)(f->edge + f->page - sizeof(*ops) * (1 + t_rand_below(r, 4)));
 		memcpy((void *)(uintptr_t)s.ops, ops, f->edge + f->page - (char *)(uintptr_t)s.ops);
 		break;
 	case 3:
@@ -317,30 +317,30 @@ static void fuzz_submit(struct fuzz *f, int fd)
 		memcpy(f->ro, ops, f->page);
 		break;
 	case 4:
-		s.ops = qt_rand(r);
+		s.ops = t_rand(r);
 		break;
 	}
-	s.flags = qt_chance(r, 80) ? (__u32)qt_rand_below(r, 2) : (__u32)qt_rand(r);
-	if (qt_chance(r, 5))
-		s.pad = qt_rand(r);
-	if (qt_chance(r, 5))
-		s.reserved = qt_rand(r);
-	s.done = qt_rand(r);
+	s.flags = t_chance(r, 80) ? (__u32)t_rand_below(r, 2) : (__u32)t_rand(r);
+	if (t_chance(r, 5))
+		s.pad = t_rand(r);
+	if (t_chance(r, 5))
+		s.reserved = t_rand(r);
+	s.done = t_rand(r);
 	sp = pick_ptr(f, &s, sizeof(s));
 	ro_lock(f);
-	ret = qt_ioctl(fd, QTIMER_IOC_SUBMIT, sp);
+	ret = t_ioctl(fd, QTIMER_IOC_SUBMIT, sp);
 	ro_unlock(f);
 	note(f, ret, "SUBMIT", QTIMER_IOC_SUBMIT);
 	if (ret > (long)nr) {
 		f->bad++;
-		qt_diag("SUBMIT of %u ops returned %ld", nr, ret);
+		t_diag("SUBMIT of %u ops returned %ld", nr, ret);
 	}
 	if (ret > 0 && s.ops == (uintptr_t)ops) {
 		for (i = 0; i < (__u32)ret; i++) {
 			if (ops[i].result > 3 || (ops[i].result < 0 &&
 						  !errno_allowed(-ops[i].result))) {
 				f->bad++;
-				qt_diag("SUBMIT op %u: result %d", i, ops[i].result);
+				t_diag("SUBMIT op %u: result %d", i, ops[i].result);
 			}
 			if (ops[i].opcode == QTIMER_OP_ARM && !ops[i].result)
 				harvest(f, ops[i].id);
@@ -350,7 +350,7 @@ static void fuzz_submit(struct fuzz *f, int fd)
 
 static void fuzz_ioctl(struct fuzz *f, int fd)
 {
-	struct qt_rng *r = &f->rng;
+	struct t_rng *r = &f->rng;
 	unsigned long cmd = pick_cmd(f);
 	struct qtimer_op op;
 	void *p;
@@ -362,12 +362,12 @@ static void fuzz_ioctl(struct fuzz *f, int fd)
 	}
 	mutate_op(f, &op, cmd == QTIMER_IOC_ARM ? QTIMER_OP_ARM :
 		  cmd == QTIMER_IOC_CANCEL ? QTIMER_OP_CANCEL :
-		  cmd == QTIMER_IOC_MODIFY ? QTIMER_OP_MODIFY : qt_rand_below(r, 4));
-	if (qt_chance(r, 70))
+		  cmd == QTIMER_IOC_MODIFY ? QTIMER_OP_MODIFY : t_rand_below(r, 4));
+	if (t_chance(r, 70))
 		op.opcode = 0;
 	p = pick_ptr(f, &op, sizeof(op));
 	ro_lock(f);
-	ret = qt_ioctl(fd, cmd, p);
+	ret = t_ioctl(fd, cmd, p);
 	ro_unlock(f);
 	note(f, ret, "ioctl", cmd);
 	if (ret < 0)
@@ -377,23 +377,23 @@ static void fuzz_ioctl(struct fuzz *f, int fd)
 	} else if ((cmd == QTIMER_IOC_CANCEL || cmd == QTIMER_IOC_MODIFY) &&
 		   ret > 3) {
 		f->bad++;
-		qt_diag("cmd %#lx returned %ld", cmd, ret);
+		t_diag("cmd %#lx returned %ld", cmd, ret);
 	} else if (cmd != QTIMER_IOC_CANCEL && cmd != QTIMER_IOC_MODIFY && ret) {
 		f->bad++;
-		qt_diag("cmd %#lx returned %ld", cmd, ret);
+		t_diag("cmd %#lx returned %ld", cmd, ret);
 	}
 }
 
 static void fuzz_read(struct fuzz *f, int fd, bool blocking)
 {
 	static const size_t sizes[] = { 0, 1, 31, 32, 33, 64, 4096, 1UL << 31 };
-	struct qt_rng *r = &f->rng;
-	size_t len = qt_chance(r, 50) ? sizes[qt_rand_below(r, 8)] :
-		     qt_rand_below(r, 64 * 1024);
+	struct t_rng *r = &f->rng;
+	size_t len = t_chance(r, 50) ? sizes[t_rand_below(r, 8)] :
+		     t_rand_below(r, 64 * 1024);
 	char *buf;
 	ssize_t n;
 
-	switch (qt_rand_below(r, 10)) {
+	switch (t_rand_below(r, 10)) {
 	case 0:
 		buf = NULL;
 		break;
@@ -404,13 +404,13 @@ static void fuzz_read(struct fuzz *f, int fd, bool blocking)
 		buf = f->ro;
 		break;
 	case 3:
-		buf = f->edge + f->page - qt_rand_below(r, 100);
+		buf = f->edge + f->page - t_rand_below(r, 100);
 		break;
 	case 4:
 		buf = (char *)0xffff888000000000ULL;
 		break;
 	case 5:
-		buf = f->rw + f->rw_len - f->page + 1 + qt_rand_below(r, 31);
+		buf = f->rw + f->rw_len - f->page + 1 + t_rand_below(r, 31);
 		break;
 	default:
 		/* The whole area; whatever overflows hits the guard page. */
@@ -445,7 +445,7 @@ static void fuzz_read(struct fuzz *f, int fd, bool blocking)
 	}
 	if (n % sizeof(struct qtimer_record) || (size_t)n > len) {
 		f->bad++;
-		qt_diag("read of %zu returned %zd", len, n);
+		t_diag("read of %zu returned %zd", len, n);
 		return;
 	}
 	if (buf >= f->rw && buf < f->rw + f->rw_len &&
@@ -460,7 +460,7 @@ static void fuzz_read(struct fuzz *f, int fd, bool blocking)
 			    (!rec.count && !(rec.flags & QTIMER_REC_CANCELED)) ||
 			    !(__u32)rec.id || ((rec.id >> 32) & 3) == 3) {
 				f->bad++;
-				qt_diag("bad record: id %#llx flags %#x count %u",
+				t_diag("bad record: id %#llx flags %#x count %u",
 					(unsigned long long)rec.id, rec.flags,
 					rec.count);
 			}
@@ -475,18 +475,18 @@ static void fuzz_read(struct fuzz *f, int fd, bool blocking)
 static void fill(struct fuzz *f, int fd)
 {
 	struct qtimer_op *ops = (struct qtimer_op *)(f->rw + f->page);
-	int i, ret, nr = 1 + qt_rand_below(&f->rng, 2048);
+	int i, ret, nr = 1 + t_rand_below(&f->rng, 2048);
 
 	for (i = 0; i < nr; i++) {
-		ops[i] = qt_op(valid_clock(&f->rng), 0,
-			       qt_rand_below(&f->rng, 3600 * NSEC_PER_SEC), 0, i);
+		ops[i] = t_op(valid_clock(&f->rng), 0,
+			       t_rand_below(&f->rng, 3600 * NSEC_PER_SEC), 0, i);
 		ops[i].opcode = QTIMER_OP_ARM;
 	}
-	ret = qt_submit(fd, ops, nr, 0, NULL);
+	ret = t_submit(fd, ops, nr, 0, NULL);
 	note(f, ret, "SUBMIT (fill)", QTIMER_IOC_SUBMIT);
 	for (i = 0; i < ret; i++) {
 		note(f, ops[i].result, "SUBMIT (fill) op", QTIMER_IOC_SUBMIT);
-		if (!ops[i].result && qt_chance(&f->rng, 10))
+		if (!ops[i].result && t_chance(&f->rng, 10))
 			harvest(f, ops[i].id);
 	}
 }
@@ -498,20 +498,20 @@ static void fill(struct fuzz *f, int fd)
 static int liveness(struct fuzz *f)
 {
 	struct qtimer_record rec;
-	int fd = qt_open(O_NONBLOCK), ret = 0, k = 0;
+	int fd = t_open(O_NONBLOCK), ret = 0, k = 0;
 	__u64 id;
 
 	if (fd < 0)
 		return 1;
-	while ((ret = qt_arm(fd, CLOCK_MONOTONIC, 0, NSEC_PER_MSEC, 0, 4242,
+	while ((ret = t_arm(fd, CLOCK_MONOTONIC, 0, NSEC_PER_MSEC, 0, 4242,
 			     &id)) == -EDQUOT && k < NR_FDS) {
 		close(f->fds[k]);
-		f->fds[k] = qt_open(k ? O_NONBLOCK : 0);
+		f->fds[k] = t_open(k ? O_NONBLOCK : 0);
 		k++;
 	}
 	if (ret)
 		ret = 2;
-	else if (qt_collect(fd, &rec, 1, QT_ARRIVE_MS) != 1 || rec.id != id ||
+	else if (t_collect(fd, &rec, 1, QT_ARRIVE_MS) != 1 || rec.id != id ||
 		 rec.cookie != 4242)
 		ret = 3;
 	close(fd);
@@ -520,16 +520,16 @@ static int liveness(struct fuzz *f)
 
 FIXTURE(fuzz)
 {
-	struct qt_knob knobs[2];
+	struct t_knob knobs[2];
 	int nr_knobs;
 };
 
 FIXTURE_SETUP(fuzz)
 {
 	if (!geteuid() && !access(QT_PARAMS "max_timers_per_fd", W_OK)) {
-		ASSERT_EQ(0, qt_knob_set(&self->knobs[0],
+		ASSERT_EQ(0, t_knob_set(&self->knobs[0],
 					 QT_PARAMS "max_timers_per_fd", "3000"));
-		ASSERT_EQ(0, qt_knob_set(&self->knobs[1],
+		ASSERT_EQ(0, t_knob_set(&self->knobs[1],
 					 QT_PARAMS "max_timers_per_user", "10000"));
 		self->nr_knobs = 2;
 	}
@@ -540,26 +540,26 @@ FIXTURE_TEARDOWN(fuzz)
 	int i;
 
 	for (i = self->nr_knobs - 1; i >= 0; i--)
-		EXPECT_EQ(0, qt_knob_restore(&self->knobs[i]));
+		EXPECT_EQ(0, t_knob_restore(&self->knobs[i]));
 }
 
 TEST_F_TIMEOUT(fuzz, random_ops, 3700)
 {
-	int secs = qt_tunable("QT_FUZZ_SECONDS", 2 * qt_stress_seconds(5));
-	uint64_t seed = qt_tunable("QT_SEED", 0) ?: (uint64_t)qt_now(CLOCK_REALTIME);
+	int secs = t_tunable("QT_FUZZ_SECONDS", 2 * t_stress_seconds(5));
+	uint64_t seed = t_tunable("QT_SEED", 0) ?: (uint64_t)t_now(CLOCK_REALTIME);
 	struct sigaction sa = { .sa_handler = on_alarm };
 	static struct fuzz fz;
 	struct fuzz *f = &fz;
-	struct qt_fdinfo fi;
+	struct t_fdinfo fi;
 	__s64 end, next_live;
 	int i, e;
 
 	printf("# seed %llu (QT_SEED=%llu replays this run)\n",
 	       (unsigned long long)seed, (unsigned long long)seed);
 	fflush(stdout);
-	qt_rng_seed(&f->rng, seed);
+	t_rng_seed(&f->rng, seed);
 	f->page = sysconf(_SC_PAGESIZE);
-	f->nr_cpus = qt_nr_cpus();
+	f->nr_cpus = t_nr_cpus();
 	/* [rw: 300 KiB][guard] [ro] [hole] [edge][hole] */
 	f->rw_len = 300 * 1024;
 	f->rw = mmap(NULL, f->rw_len + f->page, PROT_READ | PROT_WRITE,
@@ -569,7 +569,7 @@ TEST_F_TIMEOUT(fuzz, random_ops, 3700)
 	f->ro = mmap(NULL, f->page, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, f->ro);
-	f->hole = qt_unmapped_page();
+	f->hole = t_unmapped_page();
 	ASSERT_NE(NULL, f->hole);
 	f->edge = mmap(NULL, 2 * f->page, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -578,38 +578,38 @@ TEST_F_TIMEOUT(fuzz, random_ops, 3700)
 	sigaction(SIGALRM, &sa, NULL);	/* no SA_RESTART: reads see EINTR */
 
 	for (i = 0; i < NR_FDS; i++) {
-		f->fds[i] = qt_open(i ? O_NONBLOCK : 0);
+		f->fds[i] = t_open(i ? O_NONBLOCK : 0);
 		ASSERT_LE(0, f->fds[i]);
 	}
-	end = qt_now(CLOCK_MONOTONIC) + (__s64)secs * NSEC_PER_SEC;
+	end = t_now(CLOCK_MONOTONIC) + (__s64)secs * NSEC_PER_SEC;
 	next_live = 0;
-	while (qt_now(CLOCK_MONOTONIC) < end) {
-		unsigned int p = qt_rand_below(&f->rng, 100);
-		int k = qt_rand_below(&f->rng, NR_FDS);
+	while (t_now(CLOCK_MONOTONIC) < end) {
+		unsigned int p = t_rand_below(&f->rng, 100);
+		int k = t_rand_below(&f->rng, NR_FDS);
 
 		if (p < 60) {
 			fuzz_ioctl(f, f->fds[k]);
 		} else if (p < 88) {
 			fuzz_read(f, f->fds[k], k == 0);
 		} else if (p < 92) {
-			note(f, qt_revents(f->fds[k]), "poll", 0);
-			note(f, qt_fdinfo(f->fds[k], &fi), "fdinfo", 0);
+			note(f, t_revents(f->fds[k]), "poll", 0);
+			note(f, t_fdinfo(f->fds[k], &fi), "fdinfo", 0);
 		} else if (p < 94) {
 			close(f->fds[k]);
-			f->fds[k] = qt_open(k ? O_NONBLOCK : 0);
+			f->fds[k] = t_open(k ? O_NONBLOCK : 0);
 			ASSERT_LE(0, f->fds[k]);
 		} else if (p < 95) {
 			fill(f, f->fds[k]);
 		} else {
 			/* Valid timers, so that records flow. */
-			note(f, qt_arm(f->fds[k], valid_clock(&f->rng), 0,
-				       qt_rand_below(&f->rng, 5 * NSEC_PER_MSEC),
-				       qt_chance(&f->rng, 10) ? NSEC_PER_MSEC : 0,
+			note(f, t_arm(f->fds[k], valid_clock(&f->rng), 0,
+				       t_rand_below(&f->rng, 5 * NSEC_PER_MSEC),
+				       t_chance(&f->rng, 10) ? NSEC_PER_MSEC : 0,
 				       0, NULL), "arm", QTIMER_IOC_ARM);
 		}
-		if (qt_now(CLOCK_MONOTONIC) >= next_live) {
+		if (t_now(CLOCK_MONOTONIC) >= next_live) {
 			ASSERT_EQ(0, liveness(f));
-			next_live = qt_now(CLOCK_MONOTONIC) + NSEC_PER_SEC;
+			next_live = t_now(CLOCK_MONOTONIC) + NSEC_PER_SEC;
 		}
 		ASSERT_EQ(0, f->bad);
 	}
@@ -617,9 +617,9 @@ TEST_F_TIMEOUT(fuzz, random_ops, 3700)
 	for (i = 0; i < NR_FDS; i++)
 		close(f->fds[i]);
 	/* Every timer went with its file. */
-	i = qt_open(0);
+	i = t_open(0);
 	ASSERT_LE(0, i);
-	ASSERT_EQ(0, qt_fdinfo(i, &fi));
+	ASSERT_EQ(0, t_fdinfo(i, &fi));
 	EXPECT_EQ(0, fi.user_timers);
 	close(i);
 

@@ -67,10 +67,10 @@ static void *reader_fn(void *arg)
 		__s64 now;
 		int n, i;
 
-		if (qt_wait_readable(g.fd, 20) != 1)
+		if (t_wait_readable(g.fd, 20) != 1)
 			continue;
-		n = qt_read(g.fd, recs, 256);
-		now = qt_now(CLOCK_MONOTONIC);
+		n = t_read(g.fd, recs, 256);
+		now = t_now(CLOCK_MONOTONIC);
 		if (n < 0) {
 			if (n != -EAGAIN)
 				g.errors++;
@@ -84,7 +84,7 @@ static void *reader_fn(void *arg)
 			g.records++;
 			if (now < r->expires_ns) {
 				g.early++;
-				qt_diag("early: cookie %llu expires %lld read %lld",
+				t_diag("early: cookie %llu expires %lld read %lld",
 					(unsigned long long)r->cookie,
 					(long long)r->expires_ns, (long long)now);
 			}
@@ -109,7 +109,7 @@ static void *reader_fn(void *arg)
 			    r->expires_ns == t->exp[1] ? 1 : -1;
 			if (v < 0) {
 				g.bad_expiry++;
-				qt_diag("cookie %llu expires %lld: no such schedule",
+				t_diag("cookie %llu expires %lld: no such schedule",
 					(unsigned long long)r->cookie,
 					(long long)r->expires_ns);
 				continue;
@@ -118,7 +118,7 @@ static void *reader_fn(void *arg)
 				g.bad_flags++;
 			if (t->fate[v] == F_VOID && v == 1 && t->zero) {
 				g.resurrected++;
-				qt_diag("cookie %llu: record after its LAST record (MODIFY returned 0 yet re-armed it)",
+				t_diag("cookie %llu: record after its LAST record (MODIFY returned 0 yet re-armed it)",
 					(unsigned long long)r->cookie);
 			} else if (t->fate[v] == F_PREVENTED || t->fate[v] == F_VOID) {
 				g.doubles++;
@@ -131,20 +131,20 @@ static void *reader_fn(void *arg)
 }
 
 struct armer {
-	struct qt_rng rng;
+	struct t_rng rng;
 	long mine[4096];
 	int nr_mine;
 };
 
-static int pick_cpu(struct qt_rng *rng)
+static int pick_cpu(struct t_rng *rng)
 {
-	unsigned int p = qt_rand_below(rng, 100);
+	unsigned int p = t_rand_below(rng, 100);
 
 	if (p < 40)
 		return -1;	/* unpinned */
 	if (p < 50 || !g.nr_cpus)
 		return 0;
-	return g.cpus[qt_rand_below(rng, g.nr_cpus)];
+	return g.cpus[t_rand_below(rng, g.nr_cpus)];
 }
 
 static void arm_batch(struct armer *a)
@@ -159,10 +159,10 @@ static void arm_batch(struct armer *a)
 		struct ht *t = &g.t[first + i];
 		int cpu = pick_cpu(&a->rng);
 
-		t->exp[0] = qt_now(CLOCK_MONOTONIC) +
-			    qt_rand_below(&a->rng, 300 * NSEC_PER_MSEC);
+		t->exp[0] = t_now(CLOCK_MONOTONIC) +
+			    t_rand_below(&a->rng, 300 * NSEC_PER_MSEC);
 		t->fate[0] = F_LIVE;
-		ops[i] = qt_op(CLOCK_MONOTONIC, QTIMER_F_ABSTIME, t->exp[0], 0,
+		ops[i] = t_op(CLOCK_MONOTONIC, QTIMER_F_ABSTIME, t->exp[0], 0,
 			       first + i);
 		ops[i].opcode = QTIMER_OP_ARM;
 		if (cpu >= 0) {
@@ -170,10 +170,10 @@ static void arm_batch(struct armer *a)
 			ops[i].cpu = cpu;
 		}
 	}
-	ret = qt_submit(g.fd, ops, 64, 0, NULL);
+	ret = t_submit(g.fd, ops, 64, 0, NULL);
 	if (ret != 64) {
 		g.errors++;
-		qt_diag("SUBMIT: %d", ret);
+		t_diag("SUBMIT: %d", ret);
 		return;
 	}
 	for (i = 0; i < 64; i++) {
@@ -189,7 +189,7 @@ static void arm_batch(struct armer *a)
 		if (ops[i].result) {
 			t->fate[0] = F_VOID;
 			g.errors++;
-			qt_diag("ARM on cpu %u: %d", ops[i].cpu, ops[i].result);
+			t_diag("ARM on cpu %u: %d", ops[i].cpu, ops[i].result);
 			continue;
 		}
 		t->id = ops[i].id;
@@ -201,18 +201,18 @@ static void arm_batch(struct armer *a)
 
 static void cancel_or_modify(struct armer *a)
 {
-	int k = qt_rand_below(&a->rng, a->nr_mine), ret, v;
+	int k = t_rand_below(&a->rng, a->nr_mine), ret, v;
 	struct ht *t = &g.t[a->mine[k]];
 
 	a->mine[k] = a->mine[--a->nr_mine];
 	v = t->cur;
-	if (v == 0 && qt_chance(&a->rng, 50)) {
-		t->exp[1] = qt_now(CLOCK_MONOTONIC) +
-			    qt_rand_below(&a->rng, 200 * NSEC_PER_MSEC) + 1;
+	if (v == 0 && t_chance(&a->rng, 50)) {
+		t->exp[1] = t_now(CLOCK_MONOTONIC) +
+			    t_rand_below(&a->rng, 200 * NSEC_PER_MSEC) + 1;
 		if (t->exp[1] == t->exp[0])
 			t->exp[1]++;
 		t->fate[1] = F_LIVE;
-		ret = qt_modify(g.fd, t->id, QTIMER_F_ABSTIME, t->exp[1], 0, 0);
+		ret = t_modify(g.fd, t->id, QTIMER_F_ABSTIME, t->exp[1], 0, 0);
 		g.modifies++;
 		if (ret > 0) {
 			t->fate[0] = F_PREVENTED;
@@ -224,29 +224,29 @@ static void cancel_or_modify(struct armer *a)
 			t->fate[1] = F_VOID;
 			if (!ret) {
 				g.zero++;
-				qt_diag("MODIFY of one-shot %d returned 0, not -ENOENT",
+				t_diag("MODIFY of one-shot %d returned 0, not -ENOENT",
 					(int)(t - g.t));
 			}
 		} else {
 			g.errors++;
-			qt_diag("MODIFY: %d", ret);
+			t_diag("MODIFY: %d", ret);
 		}
 		return;
 	}
-	ret = qt_cancel(g.fd, t->id);
+	ret = t_cancel(g.fd, t->id);
 	g.cancels++;
 	if (ret > 0)
 		t->fate[v] = F_PREVENTED;
 	else if (ret == -ENOENT || ret == 0) {
 		if (!ret) {
 			g.zero++;
-			qt_diag("CANCEL of one-shot %d returned 0, not -ENOENT",
+			t_diag("CANCEL of one-shot %d returned 0, not -ENOENT",
 				(int)(t - g.t));
 		}
 		t->fate[v] = F_GONE;
 	} else {
 		g.errors++;
-		qt_diag("CANCEL: %d", ret);
+		t_diag("CANCEL: %d", ret);
 	}
 }
 
@@ -256,29 +256,29 @@ static void *armer_fn(void *p)
 
 	while (!g.stop) {
 		arm_batch(a);
-		while (a->nr_mine > 256 || (a->nr_mine && qt_chance(&a->rng, 30)))
+		while (a->nr_mine > 256 || (a->nr_mine && t_chance(&a->rng, 30)))
 			cancel_or_modify(a);
-		qt_sleep_ns(qt_rand_below(&a->rng, 5 * NSEC_PER_MSEC));
+		t_sleep_ns(t_rand_below(&a->rng, 5 * NSEC_PER_MSEC));
 	}
 	return NULL;
 }
 
 static void *hotplug_fn(void *p)
 {
-	struct qt_rng *rng = p;
+	struct t_rng *rng = p;
 
 	while (!g.stop) {
-		int cpu = g.cpus[qt_rand_below(rng, g.nr_cpus)];
-		int ret = qt_cpu_set_online(cpu, !qt_cpu_online(cpu));
+		int cpu = g.cpus[t_rand_below(rng, g.nr_cpus)];
+		int ret = t_cpu_set_online(cpu, !t_cpu_online(cpu));
 
 		if (ret) {
 			g.errors++;
-			qt_diag("cpu%d online: %d", cpu, ret);
-			qt_sleep_ms(100);
+			t_diag("cpu%d online: %d", cpu, ret);
+			t_sleep_ms(100);
 		} else {
 			g.toggles++;
 		}
-		qt_sleep_ns(qt_rand_below(rng, 30 * NSEC_PER_MSEC));
+		t_sleep_ns(t_rand_below(rng, 30 * NSEC_PER_MSEC));
 	}
 	return NULL;
 }
@@ -294,11 +294,11 @@ FIXTURE_SETUP(hp)
 	int cpu;
 
 	memset(&g, 0, sizeof(g));
-	g.nr_all = qt_nr_cpus();
+	g.nr_all = t_nr_cpus();
 	for (cpu = 1; cpu < g.nr_all && g.nr_cpus < MAX_HP_CPUS; cpu++) {
 		unsigned long long v;
 
-		if (!qt_sysfs_read(qt_cpu_online_path(cpu, path, sizeof(path)), &v) &&
+		if (!t_sysfs_read(t_cpu_online_path(cpu, path, sizeof(path)), &v) &&
 		    v == 1 && !access(path, W_OK))
 			g.cpus[g.nr_cpus++] = cpu;
 	}
@@ -310,19 +310,19 @@ FIXTURE_TEARDOWN(hp)
 	int i;
 
 	for (i = 0; i < g.nr_cpus; i++)
-		if (!qt_cpu_online(g.cpus[i]))
-			EXPECT_EQ(0, qt_cpu_set_online(g.cpus[i], 1));
+		if (!t_cpu_online(g.cpus[i]))
+			EXPECT_EQ(0, t_cpu_set_online(g.cpus[i], 1));
 	if (g.t)
 		munmap(g.t, MAX_TIMERS * sizeof(*g.t));
 }
 
 TEST_F_TIMEOUT(hp, storm, 3700)
 {
-	int secs = qt_stress_seconds(5), i;
-	uint64_t seed = qt_tunable("QT_SEED", 0) ?: (uint64_t)qt_now(CLOCK_REALTIME);
+	int secs = t_stress_seconds(5), i;
+	uint64_t seed = t_tunable("QT_SEED", 0) ?: (uint64_t)t_now(CLOCK_REALTIME);
 	static struct armer armers[NR_ARMERS];
 	pthread_t at[NR_ARMERS], rt, ht;
-	struct qt_rng hrng;
+	struct t_rng hrng;
 	long missing = 0, prevented_delivered = 0, n;
 	__s64 deadline;
 
@@ -334,7 +334,7 @@ TEST_F_TIMEOUT(hp, storm, 3700)
 	g.t = mmap(NULL, MAX_TIMERS * sizeof(*g.t), PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, g.t);
-	g.fd = qt_open(O_NONBLOCK);
+	g.fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, g.fd);
 
 	/* A 10 ms ticker on CPU 0 and on each CPU that comes and goes. */
@@ -343,8 +343,8 @@ TEST_F_TIMEOUT(hp, storm, 3700)
 		int cpu = i ? g.cpus[i - 1] : 0;
 
 		k->period = 10 * NSEC_PER_MSEC;
-		k->first = qt_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_MSEC;
-		ASSERT_EQ(0, qt_arm_cpu(g.fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME,
+		k->first = t_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_MSEC;
+		ASSERT_EQ(0, t_arm_cpu(g.fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME,
 					k->first, k->period, (1ULL << 62) + i,
 					cpu, &k->id));
 		g.nr_ticks++;
@@ -352,25 +352,25 @@ TEST_F_TIMEOUT(hp, storm, 3700)
 
 	ASSERT_EQ(0, pthread_create(&rt, NULL, reader_fn, NULL));
 	for (i = 0; i < NR_ARMERS; i++) {
-		qt_rng_seed(&armers[i].rng, seed + i);
+		t_rng_seed(&armers[i].rng, seed + i);
 		ASSERT_EQ(0, pthread_create(&at[i], NULL, armer_fn, &armers[i]));
 	}
-	qt_rng_seed(&hrng, seed + 100);
+	t_rng_seed(&hrng, seed + 100);
 	ASSERT_EQ(0, pthread_create(&ht, NULL, hotplug_fn, &hrng));
 
-	qt_sleep_ns((__s64)secs * NSEC_PER_SEC);
+	t_sleep_ns((__s64)secs * NSEC_PER_SEC);
 	g.stop = 1;
 	pthread_join(ht, NULL);
 	for (i = 0; i < NR_ARMERS; i++)
 		pthread_join(at[i], NULL);
 	for (i = 0; i < g.nr_cpus; i++)
-		if (!qt_cpu_online(g.cpus[i]))
-			ASSERT_EQ(0, qt_cpu_set_online(g.cpus[i], 1));
+		if (!t_cpu_online(g.cpus[i]))
+			ASSERT_EQ(0, t_cpu_set_online(g.cpus[i], 1));
 
 	/* Everything armed is due within 300 ms; allow TCG a lot more. */
-	deadline = qt_now(CLOCK_MONOTONIC) + 15 * NSEC_PER_SEC;
+	deadline = t_now(CLOCK_MONOTONIC) + 15 * NSEC_PER_SEC;
 	do {
-		qt_sleep_ms(100);
+		t_sleep_ms(100);
 		missing = 0;
 		n = g.next < MAX_TIMERS ? g.next : MAX_TIMERS;
 		for (i = 0; i < n; i++) {
@@ -382,14 +382,14 @@ TEST_F_TIMEOUT(hp, storm, 3700)
 				    !t->delivered[v])
 					missing++;
 		}
-	} while (missing && qt_now(CLOCK_MONOTONIC) < deadline);
+	} while (missing && t_now(CLOCK_MONOTONIC) < deadline);
 
 	/* The tickers: one last record each, then they go. */
-	qt_sleep_ms(50);
+	t_sleep_ms(50);
 	/* 0 when the reader has the ticker's record just then. */
 	for (i = 0; i < g.nr_ticks; i++)
-		EXPECT_LE(0, qt_cancel(g.fd, g.tick[i].id));
-	qt_sleep_ms(100);
+		EXPECT_LE(0, t_cancel(g.fd, g.tick[i].id));
+	t_sleep_ms(100);
 	g.stop_reader = 1;
 	pthread_join(rt, NULL);
 
@@ -403,7 +403,7 @@ TEST_F_TIMEOUT(hp, storm, 3700)
 				prevented_delivered++;
 			if ((t->fate[v] == F_LIVE || t->fate[v] == F_GONE) &&
 			    !t->delivered[v])
-				qt_diag("cookie %d schedule %d (%lld) never delivered", i,
+				t_diag("cookie %d schedule %d (%lld) never delivered", i,
 					v, (long long)t->exp[v]);
 		}
 	}
@@ -433,7 +433,7 @@ TEST_F_TIMEOUT(hp, storm, 3700)
 			       (unsigned long long)k->sum, (long long)k->last,
 			       (long long)k->first);
 	}
-	EXPECT_EQ(0, qt_nothing_pending(g.fd));
+	EXPECT_EQ(0, t_nothing_pending(g.fd));
 	close(g.fd);
 }
 

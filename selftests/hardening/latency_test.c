@@ -165,7 +165,7 @@ static void *victim_fn(void *arg)
 	struct victim *v = arg;
 
 	while (!v->stop) {
-		__s64 target = qt_now(CLOCK_MONOTONIC) + LAT_SLEEP_NS;
+		__s64 target = t_now(CLOCK_MONOTONIC) + LAT_SLEEP_NS;
 		struct timespec ts = {
 			.tv_sec = target / NSEC_PER_SEC,
 			.tv_nsec = target % NSEC_PER_SEC,
@@ -176,7 +176,7 @@ static void *victim_fn(void *arg)
 		v->sleeping_until = target;
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
-		late = qt_now(CLOCK_MONOTONIC) - target;
+		late = t_now(CLOCK_MONOTONIC) - target;
 		w = v->win;
 		if (w) {
 			size_t i = w->nr;
@@ -235,17 +235,17 @@ static void window_begin(struct victim *v, struct lat_window *w)
  */
 static void window_end(struct victim *v, struct lat_window *w)
 {
-	__s64 deadline = qt_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC, until;
+	__s64 deadline = t_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC, until;
 	long seen = v->wakeups;
 	size_t i;
 
-	while (v->wakeups < seen + 2 && qt_now(CLOCK_MONOTONIC) < deadline)
-		qt_sleep_ms(1);
+	while (v->wakeups < seen + 2 && t_now(CLOCK_MONOTONIC) < deadline)
+		t_sleep_ms(1);
 	v->win = NULL;
 	until = v->sleeping_until;
 	i = w->nr;
 	if (v->wakeups < seen + 2 && until && i < MAX_SAMPLES) {
-		w->ns[i] = qt_now(CLOCK_MONOTONIC) - until;
+		w->ns[i] = t_now(CLOCK_MONOTONIC) - until;
 		w->nr = i + 1;
 	}
 }
@@ -283,13 +283,13 @@ static void window_stats(struct lat_window *w, struct lat_stats *s)
  */
 static const char *irqsoff_root(void)
 {
-	const char *root = qt_tracefs_root();
+	const char *root = t_tracefs_root();
 	char path[80], buf[512];
 
 	if (!root)
 		return NULL;
 	snprintf(path, sizeof(path), "%s/available_tracers", root);
-	if (qt_read_str(path, buf, sizeof(buf)) || !strstr(buf, "irqsoff"))
+	if (t_read_str(path, buf, sizeof(buf)) || !strstr(buf, "irqsoff"))
 		return NULL;
 	return root;
 }
@@ -299,7 +299,7 @@ static void irqsoff_write(const char *root, const char *file, const char *val)
 	char path[96];
 
 	snprintf(path, sizeof(path), "%s/%s", root, file);
-	qt_write_str(path, val);
+	t_write_str(path, val);
 }
 
 /* Start (again) from no maximum. */
@@ -325,7 +325,7 @@ static void irqsoff_report(struct __test_metadata *_metadata, const char *root,
 	if (!root)
 		return;
 	snprintf(path, sizeof(path), "%s/tracing_max_latency", root);
-	if (qt_read_str(path, max, sizeof(max)))
+	if (t_read_str(path, max, sizeof(max)))
 		return;
 	snprintf(path, sizeof(path), "%s/trace", root);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -346,7 +346,7 @@ static void irqsoff_report(struct __test_metadata *_metadata, const char *root,
 
 FIXTURE(latency)
 {
-	struct qt_knob knobs[2];
+	struct t_knob knobs[2];
 	int nr_knobs;
 	int nr_online;
 	int cpu;		/* the victim's, which the attacks run on */
@@ -358,7 +358,7 @@ FIXTURE(latency)
 	int fds[3];
 	__u64 *ids;
 	long nr_ids;
-	struct qt_ring ring;	/* fds[0]'s, for the ring's attack */
+	struct t_ring ring;	/* fds[0]'s, for the ring's attack */
 	__u64 left_cookie;	/* the record the ring's attack leaves to read() */
 	long ops;		/* what the attack did, for the log */
 	struct victim victim;
@@ -374,18 +374,18 @@ FIXTURE_SETUP(latency)
 	for (i = 0; i < 3; i++)
 		self->fds[i] = -1;
 	self->offline = -1;
-	self->n = qt_tunable("QT_LATENCY_TIMERS", qt_debug_kernel() ? 4096 : 1000000);
+	self->n = t_tunable("QT_LATENCY_TIMERS", t_debug_kernel() ? 4096 : 1000000);
 	if (self->n < 1)
 		self->n = 1;
 	self->floor_ns = LAT_FLOOR_NS;
-	if (qt_debug_kernel()) {
+	if (t_debug_kernel()) {
 		/* Its own clock sets took 30 ms with next to no timers. */
 		self->floor_ns = 2 * LAT_FLOOR_NS;
 		TH_LOG("a debug kernel: %ld timers, too few for all but freeing to be slow",
 		       self->n);
 	}
-	for (cpu = 0; cpu < qt_nr_cpus(); cpu++) {
-		if (!qt_cpu_online(cpu))
+	for (cpu = 0; cpu < t_nr_cpus(); cpu++) {
+		if (!t_cpu_online(cpu))
 			continue;
 		self->nr_online++;
 		self->cpu = cpu;
@@ -412,25 +412,25 @@ FIXTURE_SETUP(latency)
 	self->ids = calloc(self->nr_ids, sizeof(*self->ids));
 	ASSERT_NE(NULL, self->ids);
 
-	fd = qt_open(0);
+	fd = t_open(0);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_version(fd, &v));
+	ASSERT_EQ(0, t_version(fd, &v));
 	close(fd);
 	/* n and an attack's own timer in a file; three such files at most. */
 	if (v.max_timers_per_fd < (unsigned long long)self->n + 1) {
 		char buf[32];
 
 		snprintf(buf, sizeof(buf), "%ld", self->n + 1);
-		ASSERT_EQ(0, qt_knob_set(&self->knobs[self->nr_knobs++], PARAM_FD, buf));
+		ASSERT_EQ(0, t_knob_set(&self->knobs[self->nr_knobs++], PARAM_FD, buf));
 	}
 	if (v.max_timers_per_user < 3ULL * self->n + 3) {
 		char buf[32];
 
 		snprintf(buf, sizeof(buf), "%ld", 3 * self->n + 3);
-		ASSERT_EQ(0, qt_knob_set(&self->knobs[self->nr_knobs++], PARAM_USER, buf));
+		ASSERT_EQ(0, t_knob_set(&self->knobs[self->nr_knobs++], PARAM_USER, buf));
 	}
 	/* Everything but the attack itself runs off the victim's CPU. */
-	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
+	ASSERT_EQ(0, t_pin_self(self->home_cpu));
 }
 
 static void close_files(FIXTURE_DATA(latency) *self)
@@ -453,13 +453,13 @@ FIXTURE_TEARDOWN(latency)
 	if (tracer)
 		irqsoff_write(tracer, "current_tracer", "nop");
 	victim_stop(&self->victim);
-	qt_pin_self(0);
-	qt_ring_unmap(&self->ring);
+	t_pin_self(0);
+	t_ring_unmap(&self->ring);
 	if (self->offline >= 0)
-		EXPECT_EQ(0, qt_cpu_set_online(self->offline, 1));
+		EXPECT_EQ(0, t_cpu_set_online(self->offline, 1));
 	close_files(self);
 	for (i = self->nr_knobs - 1; i >= 0; i--)
-		EXPECT_EQ(0, qt_knob_restore(&self->knobs[i]));
+		EXPECT_EQ(0, t_knob_restore(&self->knobs[i]));
 	free(self->ids);
 	if (self->idle && self->idle != MAP_FAILED)
 		munmap(self->idle, sizeof(*self->idle));
@@ -493,7 +493,7 @@ static void arm_range_op(struct qtimer_op *op, long k, void *arg)
 	const struct arm_range *r = arg;
 
 	k += r->first;
-	*op = qt_op(CLOCK_MONOTONIC, QTIMER_F_ABSTIME | QTIMER_F_CPU,
+	*op = t_op(CLOCK_MONOTONIC, QTIMER_F_ABSTIME | QTIMER_F_CPU,
 		    scattered(r->base, r->span_ns, k), 0, k);
 	op->cpu = r->cpu;
 }
@@ -505,7 +505,7 @@ static int arm_range(FIXTURE_DATA(latency) *self, int fd, long first, long n,
 		.first = first, .cpu = cpu, .base = base, .span_ns = span_ns,
 	};
 
-	return qt_arm_many(fd, n, arm_range_op, &r, self->ids + first,
+	return t_arm_many(fd, n, arm_range_op, &r, self->ids + first,
 			   self->nr_ids - first);
 }
 
@@ -518,11 +518,11 @@ static long arm_file(struct __test_metadata *_metadata,
 		     FIXTURE_DATA(latency) *self, int slot, int cpu,
 		     __s64 base, __s64 span_ns)
 {
-	__s64 t = qt_now(CLOCK_MONOTONIC), took = 0;
+	__s64 t = t_now(CLOCK_MONOTONIC), took = 0;
 	long n = 0;
 	int fd;
 
-	fd = qt_open(0);
+	fd = t_open(0);
 	ASSERT_LE(0, fd);
 	self->fds[slot] = fd;
 	while (n < self->n && took < ARM_BUDGET_NS) {
@@ -530,7 +530,7 @@ static long arm_file(struct __test_metadata *_metadata,
 
 		ASSERT_EQ(0, arm_range(self, fd, n, step, cpu, base, span_ns));
 		n += step;
-		took = qt_now(CLOCK_MONOTONIC) - t;
+		took = t_now(CLOCK_MONOTONIC) - t;
 	}
 	TH_LOG("%ld timers on CPU %d armed in %.2f s%s", n, cpu,
 	       (double)took / NSEC_PER_SEC,
@@ -602,12 +602,12 @@ static void run_attack(struct __test_metadata *_metadata,
 	for (round = 1; round <= ROUNDS; round++) {
 		if (!a->idle)
 			a->prepare(_metadata, self);
-		qt_sleep_ms(100);
+		t_sleep_ms(100);
 		irqsoff_begin(tracer);
 		window_begin(&self->victim, self->idle);
 		if (a->idle)
 			a->idle(_metadata, self);
-		qt_sleep_ns(IDLE_NS);
+		t_sleep_ns(IDLE_NS);
 		window_end(&self->victim, self->idle);
 		irqsoff_report(_metadata, tracer, "idle");
 		if (a->idle)
@@ -616,9 +616,9 @@ static void run_attack(struct __test_metadata *_metadata,
 		self->ops = 0;
 		irqsoff_begin(tracer);
 		window_begin(&self->victim, self->attack);
-		ASSERT_EQ(0, qt_pin_self(self->cpu));
+		ASSERT_EQ(0, t_pin_self(self->cpu));
 		a->run(_metadata, self);
-		ASSERT_EQ(0, qt_pin_self(self->home_cpu));
+		ASSERT_EQ(0, t_pin_self(self->home_cpu));
 		window_end(&self->victim, self->attack);
 		irqsoff_report(_metadata, tracer, a->what);
 		if (tracer)
@@ -656,7 +656,7 @@ static void cancel_ids(struct __test_metadata *_metadata, int fd,
 			ops[i].opcode = QTIMER_OP_CANCEL;
 			ops[i].id = ids[done + i];
 		}
-		ASSERT_EQ(b, qt_submit(fd, ops, b, 0, NULL));
+		ASSERT_EQ(b, t_submit(fd, ops, b, 0, NULL));
 		for (i = 0; i < b; i++)
 			bad += ops[i].result != expect;
 		done += b;
@@ -669,7 +669,7 @@ static void prepare_far(struct __test_metadata *_metadata,
 			FIXTURE_DATA(latency) *self)
 {
 	self->n = arm_file(_metadata, self, 0, self->cpu,
-			   qt_now(CLOCK_MONOTONIC) + FAR_NS, FAR_NS);
+			   t_now(CLOCK_MONOTONIC) + FAR_NS, FAR_NS);
 }
 
 /*
@@ -680,7 +680,7 @@ static void prepare_far(struct __test_metadata *_metadata,
 static int monotonic_heap(int cpu, unsigned long long *entries,
 			  unsigned long long *dead)
 {
-	const char *buf = qt_stats_json(), *at;
+	const char *buf = t_stats_json(), *at;
 	char key[32];
 
 	if (!buf)
@@ -719,7 +719,7 @@ static long close_compact_cancels(long n)
 static unsigned long long wait_compacted(struct __test_metadata *_metadata,
 					 int cpu, unsigned long long left)
 {
-	__s64 deadline = qt_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
+	__s64 deadline = t_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
 	unsigned long long entries, dead;
 
 	do {
@@ -727,8 +727,8 @@ static unsigned long long wait_compacted(struct __test_metadata *_metadata,
 			TH_LOG("no heap stats from qtimerctl stats --json");
 		if (dead <= left)
 			break;
-		qt_sleep_ms(50);
-	} while (qt_now(CLOCK_MONOTONIC) < deadline);
+		t_sleep_ms(50);
+	} while (t_now(CLOCK_MONOTONIC) < deadline);
 	return dead;
 }
 
@@ -747,7 +747,7 @@ static unsigned long long close_compacts(struct __test_metadata *_metadata,
 	int other;
 
 	cancel_ids(_metadata, fd, ids, cancels, QTIMER_CANCEL_ARMED);
-	other = qt_open(0);
+	other = t_open(0);
 	ASSERT_LE(0, other);
 	close(other);
 	/* The compaction may miss a few, moved behind it (qt_base_compact_fn()). */
@@ -782,14 +782,14 @@ static void control_close_compacts(struct __test_metadata *_metadata,
 	int fd;
 
 	wait_compacted(_metadata, self->cpu, 64);
-	fd = qt_open(0);
+	fd = t_open(0);
 	ASSERT_LE(0, fd);
 	self->fds[1] = fd;
 	ASSERT_EQ(0, arm_range(self, fd, 0, CONTROL_TIMERS, self->cpu,
-			       qt_now(CLOCK_MONOTONIC) + FAR_NS, FAR_NS));
-	ASSERT_EQ(0, qt_pin_self(self->cpu));
+			       t_now(CLOCK_MONOTONIC) + FAR_NS, FAR_NS));
+	ASSERT_EQ(0, t_pin_self(self->cpu));
 	close_compacts(_metadata, fd, self->ids, CONTROL_TIMERS, self->cpu);
-	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
+	ASSERT_EQ(0, t_pin_self(self->home_cpu));
 	close(fd);
 	self->fds[1] = -1;
 }
@@ -826,12 +826,12 @@ static unsigned long long close_armed(struct __test_metadata *_metadata,
 static void run_close_armed(struct __test_metadata *_metadata,
 			    FIXTURE_DATA(latency) *self)
 {
-	__s64 t = qt_now(CLOCK_MONOTONIC);
+	__s64 t = t_now(CLOCK_MONOTONIC);
 	unsigned long long dead;
 
 	dead = close_armed(_metadata, self->fds[0], self->n, self->cpu);
 	self->fds[0] = -1;
-	self->ops = (qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
+	self->ops = (t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
 	ASSERT_GE(self->n / 64, dead)
 		TH_LOG("%llu of %ld dead heap entries left 10 s after the close",
 		       dead, self->n);
@@ -844,13 +844,13 @@ static void control_close_armed(struct __test_metadata *_metadata,
 	int fd;
 
 	wait_compacted(_metadata, self->cpu, 64);
-	fd = qt_open(0);
+	fd = t_open(0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, arm_range(self, fd, 0, CONTROL_TIMERS, self->cpu,
-			       qt_now(CLOCK_MONOTONIC) + FAR_NS, FAR_NS));
-	ASSERT_EQ(0, qt_pin_self(self->cpu));
+			       t_now(CLOCK_MONOTONIC) + FAR_NS, FAR_NS));
+	ASSERT_EQ(0, t_pin_self(self->cpu));
 	close_armed(_metadata, fd, CONTROL_TIMERS, self->cpu);
-	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
+	ASSERT_EQ(0, t_pin_self(self->home_cpu));
 }
 
 static const struct attack close_armed_attack = {
@@ -874,15 +874,15 @@ TEST_F_TIMEOUT(latency, close_of_every_timer, 300)
 static long modify_earlier(struct __test_metadata *_metadata, int fd, __u64 id,
 			   __s64 expires, long min_ops)
 {
-	__s64 deadline = qt_now(CLOCK_MONOTONIC) + ATTACK_NS;
+	__s64 deadline = t_now(CLOCK_MONOTONIC) + ATTACK_NS;
 	long ops = 0;
 
 	do {
 		expires -= NSEC_PER_USEC;
 		ASSERT_EQ(QTIMER_CANCEL_ARMED,
-			  qt_modify(fd, id, QTIMER_F_ABSTIME, expires, 0, 0));
+			  t_modify(fd, id, QTIMER_F_ABSTIME, expires, 0, 0));
 		ops++;
-	} while (qt_now(CLOCK_MONOTONIC) < deadline || ops < min_ops);
+	} while (t_now(CLOCK_MONOTONIC) < deadline || ops < min_ops);
 	return ops;
 }
 
@@ -901,11 +901,11 @@ static long modify_earlier_ops(FIXTURE_DATA(latency) *self)
 static void run_modify_earlier(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(latency) *self)
 {
-	__s64 expires = qt_now(CLOCK_MONOTONIC) + FAR_NS;
+	__s64 expires = t_now(CLOCK_MONOTONIC) + FAR_NS;
 	int fd = self->fds[0];
 	__u64 id;
 
-	ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, expires,
+	ASSERT_EQ(0, t_arm_cpu(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, expires,
 				0, self->n, self->cpu, &id));
 	self->ops = modify_earlier(_metadata, fd, id, expires,
 				   modify_earlier_ops(self));
@@ -923,19 +923,19 @@ static void run_modify_earlier(struct __test_metadata *_metadata,
 static void control_modify_earlier(struct __test_metadata *_metadata,
 				   FIXTURE_DATA(latency) *self)
 {
-	__s64 expires = qt_now(CLOCK_MONOTONIC) + FAR_NS;
-	int fd = qt_open(0);
+	__s64 expires = t_now(CLOCK_MONOTONIC) + FAR_NS;
+	int fd = t_open(0);
 	__u64 id;
 
 	ASSERT_LE(0, fd);
 	self->fds[1] = fd;
 	ASSERT_EQ(0, arm_range(self, fd, 0, CONTROL_TIMERS, self->cpu,
 			       expires + FAR_NS, FAR_NS));
-	ASSERT_EQ(0, qt_arm_cpu(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, expires,
+	ASSERT_EQ(0, t_arm_cpu(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, expires,
 				0, CONTROL_TIMERS, self->cpu, &id));
-	ASSERT_EQ(0, qt_pin_self(self->cpu));
+	ASSERT_EQ(0, t_pin_self(self->cpu));
 	modify_earlier(_metadata, fd, id, expires, modify_earlier_ops(self));
-	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
+	ASSERT_EQ(0, t_pin_self(self->home_cpu));
 	close(fd);
 	self->fds[1] = -1;
 }
@@ -965,12 +965,12 @@ static void prepare_unread(struct __test_metadata *_metadata,
 	__s64 t;
 
 	self->n = arm_file(_metadata, self, 0, self->cpu,
-			   qt_now(CLOCK_MONOTONIC) - NSEC_PER_MSEC, NSEC_PER_MSEC);
-	t = qt_now(CLOCK_MONOTONIC);
-	ASSERT_EQ(1, qt_wait_pending(self->fds[0], self->n, 120 * 1000))
+			   t_now(CLOCK_MONOTONIC) - NSEC_PER_MSEC, NSEC_PER_MSEC);
+	t = t_now(CLOCK_MONOTONIC);
+	ASSERT_EQ(1, t_wait_pending(self->fds[0], self->n, 120 * 1000))
 		TH_LOG("not all %ld fired within 120 s", self->n);
 	TH_LOG("all fired and queued %.2f s after arming",
-	       (double)(qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_SEC);
+	       (double)(t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_SEC);
 }
 
 /*
@@ -984,7 +984,7 @@ static void run_cancel_queued(struct __test_metadata *_metadata,
 	cancel_ids(_metadata, self->fds[0], self->ids, self->n,
 		   QTIMER_CANCEL_QUEUED);
 	self->ops = self->n;
-	EXPECT_EQ(0, qt_nothing_pending(self->fds[0]));
+	EXPECT_EQ(0, t_nothing_pending(self->fds[0]));
 }
 
 /*
@@ -1004,21 +1004,21 @@ static long read_in_one_call(struct __test_metadata *_metadata, int fd,
 static void control_unread(struct __test_metadata *_metadata,
 			   FIXTURE_DATA(latency) *self, enum unread_end how)
 {
-	__s64 deadline = qt_now(CLOCK_MONOTONIC) + IDLE_NS;
+	__s64 deadline = t_now(CLOCK_MONOTONIC) + IDLE_NS;
 	int fd = -1;
 
-	ASSERT_EQ(0, qt_pin_self(self->cpu));
+	ASSERT_EQ(0, t_pin_self(self->cpu));
 	do {
 		if (fd < 0) {
-			fd = qt_open(0);
+			fd = t_open(0);
 			ASSERT_LE(0, fd);
 			self->fds[1] = fd;
 		}
 		ASSERT_EQ(0, arm_range(self, fd, 0, CONTROL_TIMERS,
 				       self->home_cpu,
-				       qt_now(CLOCK_MONOTONIC) - NSEC_PER_MSEC,
+				       t_now(CLOCK_MONOTONIC) - NSEC_PER_MSEC,
 				       NSEC_PER_MSEC));
-		ASSERT_EQ(1, qt_wait_pending(fd, CONTROL_TIMERS, QT_ARRIVE_MS));
+		ASSERT_EQ(1, t_wait_pending(fd, CONTROL_TIMERS, QT_ARRIVE_MS));
 		if (how == CLOSE_UNREAD) {
 			close(fd);
 			fd = self->fds[1] = -1;
@@ -1029,8 +1029,8 @@ static void control_unread(struct __test_metadata *_metadata,
 			cancel_ids(_metadata, fd, self->ids, CONTROL_TIMERS,
 				   QTIMER_CANCEL_QUEUED);
 		}
-	} while (qt_now(CLOCK_MONOTONIC) < deadline);
-	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
+	} while (t_now(CLOCK_MONOTONIC) < deadline);
+	ASSERT_EQ(0, t_pin_self(self->home_cpu));
 	if (fd >= 0)
 		close(fd);
 	self->fds[1] = -1;
@@ -1059,11 +1059,11 @@ TEST_F_TIMEOUT(latency, cancel_sweeps_ready_queue, 300)
 static void run_close_unread(struct __test_metadata *_metadata,
 			     FIXTURE_DATA(latency) *self)
 {
-	__s64 t = qt_now(CLOCK_MONOTONIC);
+	__s64 t = t_now(CLOCK_MONOTONIC);
 
 	close(self->fds[0]);
 	self->fds[0] = -1;
-	self->ops = (qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
+	self->ops = (t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
 }
 
 static void control_close_unread(struct __test_metadata *_metadata,
@@ -1125,10 +1125,10 @@ static long read_in_one_call(struct __test_metadata *_metadata, int fd,
 static void run_read_in_one_call(struct __test_metadata *_metadata,
 				 FIXTURE_DATA(latency) *self)
 {
-	__s64 t = qt_now(CLOCK_MONOTONIC);
+	__s64 t = t_now(CLOCK_MONOTONIC);
 
 	EXPECT_EQ(self->n, read_in_one_call(_metadata, self->fds[0], self->n));
-	self->ops = (qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
+	self->ops = (t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
 }
 
 static void control_read_unread(struct __test_metadata *_metadata,
@@ -1171,10 +1171,10 @@ TEST_F_TIMEOUT(latency, signal_ends_a_long_read, 300)
 		SKIP(return, "%s", self->skip);
 	prepare_unread(_metadata, self);
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
-	t = qt_now(CLOCK_MONOTONIC);
+	t = t_now(CLOCK_MONOTONIC);
 	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
 	got = read_in_one_call(_metadata, self->fds[0], self->n);
-	t = qt_now(CLOCK_MONOTONIC) - t;
+	t = t_now(CLOCK_MONOTONIC) - t;
 	TH_LOG("%ld of %ld records in %.0f ms, a signal after 50", got,
 	       self->n, (double)t / NSEC_PER_MSEC);
 	if (got == self->n && t < 50 * NSEC_PER_MSEC)
@@ -1182,7 +1182,7 @@ TEST_F_TIMEOUT(latency, signal_ends_a_long_read, 300)
 	EXPECT_GT(self->n, got);
 	EXPECT_LT(0, got);
 	/* Nothing lost: the rest is still there. */
-	EXPECT_EQ(self->n - got, qt_fdinfo_get(self->fds[0], QT_FI_PENDING));
+	EXPECT_EQ(self->n - got, t_fdinfo_get(self->fds[0], QT_FI_PENDING));
 }
 
 /* The same through the ring's read(): the records wait for room in it. */
@@ -1190,13 +1190,13 @@ static void prepare_unread_then_ring(struct __test_metadata *_metadata,
 				     FIXTURE_DATA(latency) *self)
 {
 	prepare_unread(_metadata, self);
-	ASSERT_EQ(0, qt_ring_map(&self->ring, self->fds[0], 64));
+	ASSERT_EQ(0, t_ring_map(&self->ring, self->fds[0], 64));
 }
 
 static void restore_ring(struct __test_metadata *_metadata,
 			 FIXTURE_DATA(latency) *self)
 {
-	qt_ring_unmap(&self->ring);
+	t_ring_unmap(&self->ring);
 }
 
 static const struct attack ring_read_all = {
@@ -1224,9 +1224,9 @@ TEST_F_TIMEOUT(latency, ring_read_takes_every_record_in_one_call, 300)
 static void prepare_ghosts_ahead(struct __test_metadata *_metadata,
 				 FIXTURE_DATA(latency) *self)
 {
-	__s64 now = qt_now(CLOCK_MONOTONIC);
+	__s64 now = t_now(CLOCK_MONOTONIC);
 	long half = self->n / 2;
-	int fd = qt_open(0);
+	int fd = t_open(0);
 
 	ASSERT_LE(0, fd);
 	self->fds[0] = fd;
@@ -1234,10 +1234,10 @@ static void prepare_ghosts_ahead(struct __test_metadata *_metadata,
 			       now - 2 * NSEC_PER_MSEC, NSEC_PER_MSEC));
 	ASSERT_EQ(0, arm_range(self, fd, half, self->n - half, self->cpu,
 			       now - NSEC_PER_MSEC, NSEC_PER_MSEC));
-	ASSERT_EQ(1, qt_wait_pending(fd, self->n, 120 * 1000))
+	ASSERT_EQ(1, t_wait_pending(fd, self->n, 120 * 1000))
 		TH_LOG("not all %ld fired within 120 s", self->n);
 	cancel_ids(_metadata, fd, self->ids, half, QTIMER_CANCEL_QUEUED);
-	ASSERT_EQ(self->n - half, qt_fdinfo_get(fd, QT_FI_PENDING));
+	ASSERT_EQ(self->n - half, t_fdinfo_get(fd, QT_FI_PENDING));
 	TH_LOG("%ld cancelled records ahead of %ld unread ones", half,
 	       self->n - half);
 }
@@ -1247,10 +1247,10 @@ static void run_read_past_ghosts(struct __test_metadata *_metadata,
 				 FIXTURE_DATA(latency) *self)
 {
 	struct qtimer_record rec;
-	__s64 t = qt_now(CLOCK_MONOTONIC);
+	__s64 t = t_now(CLOCK_MONOTONIC);
 
 	ASSERT_EQ((ssize_t)sizeof(rec), read(self->fds[0], &rec, sizeof(rec)));
-	self->ops = (qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
+	self->ops = (t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
 	EXPECT_LE(self->n / 2, (long)rec.cookie);
 }
 
@@ -1315,8 +1315,8 @@ static void prepare_parked_readers(struct __test_metadata *_metadata,
 	struct uffdio_api api = { .api = UFFD_API };
 	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
 	long page = sysconf(_SC_PAGESIZE), nr, i, faults = 0;
-	__s64 now = qt_now(CLOCK_MONOTONIC);
-	int fd = qt_open(0);
+	__s64 now = t_now(CLOCK_MONOTONIC);
+	int fd = t_open(0);
 	pthread_attr_t attr;
 
 	ASSERT_LE(0, fd);
@@ -1328,7 +1328,7 @@ static void prepare_parked_readers(struct __test_metadata *_metadata,
 	ASSERT_LT(0, nr);
 	ASSERT_EQ(0, arm_range(self, fd, 0, nr * (PARKED_RECORDS + 16) + 16,
 			       self->home_cpu, now - NSEC_PER_MSEC, NSEC_PER_MSEC));
-	ASSERT_EQ(1, qt_wait_pending(fd, nr * (PARKED_RECORDS + 16) + 16,
+	ASSERT_EQ(1, t_wait_pending(fd, nr * (PARKED_RECORDS + 16) + 16,
 				     120 * 1000));
 
 	parked.uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
@@ -1375,10 +1375,10 @@ static void run_read_after_parked(struct __test_metadata *_metadata,
 				  FIXTURE_DATA(latency) *self)
 {
 	struct qtimer_record recs[16];
-	__s64 t = qt_now(CLOCK_MONOTONIC);
+	__s64 t = t_now(CLOCK_MONOTONIC);
 
 	ASSERT_EQ((ssize_t)sizeof(recs), read(self->fds[0], recs, sizeof(recs)));
-	self->ops = (qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
+	self->ops = (t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
 }
 
 /* Unpark them: closing the userfaultfd lets their faults through. */
@@ -1431,33 +1431,33 @@ static void prepare_parked_then_ring(struct __test_metadata *_metadata,
 	prepare_parked_readers(_metadata, self);
 	if (!parked.nr)
 		return;
-	ASSERT_EQ(0, qt_ring_map(&self->ring, self->fds[0], 64));
+	ASSERT_EQ(0, t_ring_map(&self->ring, self->fds[0], 64));
 }
 
 /* On the victim's CPU, arm a timer due at once there; wait for its record. */
 static void run_expire_after_parked(struct __test_metadata *_metadata,
 				    FIXTURE_DATA(latency) *self)
 {
-	__s64 t = qt_now(CLOCK_MONOTONIC);
+	__s64 t = t_now(CLOCK_MONOTONIC);
 	__u32 head;
 
 	ASSERT_NE(NULL, self->ring.map);
-	head = qt_ring_head(&self->ring);
-	ASSERT_EQ(0, qt_arm_cpu(self->fds[0], CLOCK_MONOTONIC, 0, 0, 0, 1,
+	head = t_ring_head(&self->ring);
+	ASSERT_EQ(0, t_arm_cpu(self->fds[0], CLOCK_MONOTONIC, 0, 0, 0, 1,
 				self->cpu, NULL));
 	/* The 16 records left unread move into the ring first, then it. */
-	while (qt_ring_head(&self->ring) - head < 17) {
-		ASSERT_GT(60 * NSEC_PER_SEC, qt_now(CLOCK_MONOTONIC) - t);
-		qt_sleep_ms(1);
+	while (t_ring_head(&self->ring) - head < 17) {
+		ASSERT_GT(60 * NSEC_PER_SEC, t_now(CLOCK_MONOTONIC) - t);
+		t_sleep_ms(1);
 	}
-	self->ops = (qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
+	self->ops = (t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
 }
 
 static void restore_parked_then_ring(struct __test_metadata *_metadata,
 				     FIXTURE_DATA(latency) *self)
 {
 	restore_parked(_metadata, self);
-	qt_ring_unmap(&self->ring);
+	t_ring_unmap(&self->ring);
 }
 
 static const struct attack parked_then_ring = {
@@ -1489,26 +1489,26 @@ TEST_F_TIMEOUT(latency, expirer_ends_what_parked_readers_consumed, 300)
 static long clock_sets(struct __test_metadata *_metadata, int fd,
 		       __u64 cookie)
 {
-	__s64 offset = qt_now(CLOCK_REALTIME) - qt_now(CLOCK_MONOTONIC);
-	__s64 deadline = qt_now(CLOCK_MONOTONIC) + ATTACK_NS;
+	__s64 offset = t_now(CLOCK_REALTIME) - t_now(CLOCK_MONOTONIC);
+	__s64 deadline = t_now(CLOCK_MONOTONIC) + ATTACK_NS;
 	long sets = 0;
 
 	do {
 		struct qtimer_record rec;
 		__u64 id;
 
-		ASSERT_EQ(0, qt_arm(fd, CLOCK_REALTIME,
+		ASSERT_EQ(0, t_arm(fd, CLOCK_REALTIME,
 				    QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
-				    qt_now(CLOCK_REALTIME) + FAR_NS, 0, cookie,
+				    t_now(CLOCK_REALTIME) + FAR_NS, 0, cookie,
 				    &id));
-		ASSERT_EQ(0, qt_set_realtime(qt_now(CLOCK_MONOTONIC) + offset +
+		ASSERT_EQ(0, t_set_realtime(t_now(CLOCK_MONOTONIC) + offset +
 					     (sets & 1) * NSEC_PER_MSEC));
 		/* The walk is over when the cancellation record is queued. */
-		ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
+		ASSERT_EQ(1, t_collect(fd, &rec, 1, QT_ARRIVE_MS));
 		ASSERT_EQ(id, rec.id);
 		ASSERT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, rec.flags);
 		sets++;
-	} while (qt_now(CLOCK_MONOTONIC) < deadline);
+	} while (t_now(CLOCK_MONOTONIC) < deadline);
 	return sets;
 }
 
@@ -1528,15 +1528,15 @@ static void run_clock_sets(struct __test_metadata *_metadata,
 static void control_clock_sets(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(latency) *self)
 {
-	int fd = qt_open(0);
+	int fd = t_open(0);
 
 	ASSERT_LE(0, fd);
 	self->fds[1] = fd;
 	ASSERT_EQ(0, arm_range(self, fd, 0, CONTROL_TIMERS, self->cpu,
-			       qt_now(CLOCK_MONOTONIC) + FAR_NS, FAR_NS));
-	ASSERT_EQ(0, qt_pin_self(self->cpu));
+			       t_now(CLOCK_MONOTONIC) + FAR_NS, FAR_NS));
+	ASSERT_EQ(0, t_pin_self(self->cpu));
 	clock_sets(_metadata, fd, CONTROL_TIMERS);
-	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
+	ASSERT_EQ(0, t_pin_self(self->home_cpu));
 	close(fd);
 	self->fds[1] = -1;
 }
@@ -1569,18 +1569,18 @@ static int watchers[WATCHERS];
 
 static void arm_cos_op(struct qtimer_op *op, long k, void *arg)
 {
-	*op = qt_op(CLOCK_REALTIME, QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
+	*op = t_op(CLOCK_REALTIME, QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
 		    *(__s64 *)arg, 0, k);
 }
 
 static int cos_file(struct __test_metadata *_metadata)
 {
-	__s64 when = qt_now(CLOCK_REALTIME) + FAR_NS;
-	int fd = qt_open(0);
+	__s64 when = t_now(CLOCK_REALTIME) + FAR_NS;
+	int fd = t_open(0);
 
 	if (fd < 0)
 		return fd;
-	if (qt_arm_many(fd, WATCHED_COS, arm_cos_op, &when, NULL, 0)) {
+	if (t_arm_many(fd, WATCHED_COS, arm_cos_op, &when, NULL, 0)) {
 		close(fd);
 		return -1;
 	}
@@ -1594,12 +1594,12 @@ static int cos_file(struct __test_metadata *_metadata)
 static void one_set(struct __test_metadata *_metadata,
 		    FIXTURE_DATA(latency) *self, int fd, unsigned int nr)
 {
-	__s64 offset = qt_now(CLOCK_REALTIME) - qt_now(CLOCK_MONOTONIC);
+	__s64 offset = t_now(CLOCK_REALTIME) - t_now(CLOCK_MONOTONIC);
 
-	ASSERT_EQ(0, qt_pin_self(self->cpu));
-	ASSERT_EQ(0, qt_set_realtime(qt_now(CLOCK_MONOTONIC) + offset));
-	ASSERT_EQ(1, qt_wait_pending(fd, nr, 60 * 1000));
-	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
+	ASSERT_EQ(0, t_pin_self(self->cpu));
+	ASSERT_EQ(0, t_set_realtime(t_now(CLOCK_MONOTONIC) + offset));
+	ASSERT_EQ(1, t_wait_pending(fd, nr, 60 * 1000));
+	ASSERT_EQ(0, t_pin_self(self->home_cpu));
 	self->ops++;
 }
 
@@ -1684,14 +1684,14 @@ static long nr_empty_cos;
 /* A file with one cancel-on-set timer, or with none left if @cancel. */
 static int cos_file_of_one(bool cancel)
 {
-	int fd = qt_open(0);
+	int fd = t_open(0);
 	__u64 id;
 
 	if (fd < 0)
 		return fd;
-	if (qt_arm(fd, CLOCK_REALTIME, QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
-		   qt_now(CLOCK_REALTIME) + FAR_NS, 0, 0, &id) ||
-	    (cancel && qt_cancel(fd, id) != QTIMER_CANCEL_ARMED)) {
+	if (t_arm(fd, CLOCK_REALTIME, QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
+		   t_now(CLOCK_REALTIME) + FAR_NS, 0, 0, &id) ||
+	    (cancel && t_cancel(fd, id) != QTIMER_CANCEL_ARMED)) {
 		close(fd);
 		return -1;
 	}
@@ -1713,7 +1713,7 @@ static void control_one_cos_file(struct __test_metadata *_metadata,
 static void prepare_empty_cos_files(struct __test_metadata *_metadata,
 				    FIXTURE_DATA(latency) *self)
 {
-	long n = qt_debug_kernel() ? EMPTY_COS_FILES_DEBUG : EMPTY_COS_FILES;
+	long n = t_debug_kernel() ? EMPTY_COS_FILES_DEBUG : EMPTY_COS_FILES;
 	struct rlimit rl = { n + 256, n + 256 };
 	long i;
 
@@ -1772,16 +1772,16 @@ TEST_F_TIMEOUT(latency, clock_set_walks_many_files, 300)
 static void cpu_offline(struct __test_metadata *_metadata,
 			FIXTURE_DATA(latency) *self)
 {
-	ASSERT_EQ(0, qt_pin_self(self->cpu));
+	ASSERT_EQ(0, t_pin_self(self->cpu));
 	self->offline = self->doomed_cpu;
-	ASSERT_EQ(0, qt_cpu_set_online(self->doomed_cpu, 0));
+	ASSERT_EQ(0, t_cpu_set_online(self->doomed_cpu, 0));
 }
 
 static void cpu_online(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(latency) *self)
 {
-	ASSERT_EQ(0, qt_pin_self(self->home_cpu));
-	ASSERT_EQ(0, qt_cpu_set_online(self->doomed_cpu, 1));
+	ASSERT_EQ(0, t_pin_self(self->home_cpu));
+	ASSERT_EQ(0, t_cpu_set_online(self->doomed_cpu, 1));
 	self->offline = -1;
 }
 
@@ -1798,7 +1798,7 @@ static void idle_cpu_cycles(struct __test_metadata *_metadata,
 	for (i = 0; i < 2; i++) {
 		cpu_offline(_metadata, self);
 		cpu_online(_metadata, self);
-		qt_sleep_ms(100);
+		t_sleep_ms(100);
 	}
 }
 
@@ -1813,16 +1813,16 @@ static void prepare_doomed_cpu(struct __test_metadata *_metadata,
 
 	for (i = 0; i < 3; i++)
 		self->n = arm_file(_metadata, self, i, self->doomed_cpu,
-				   qt_now(CLOCK_MONOTONIC) + FAR_NS, FAR_NS);
+				   t_now(CLOCK_MONOTONIC) + FAR_NS, FAR_NS);
 }
 
 static void run_cpu_offline(struct __test_metadata *_metadata,
 			    FIXTURE_DATA(latency) *self)
 {
-	__s64 t = qt_now(CLOCK_MONOTONIC);
+	__s64 t = t_now(CLOCK_MONOTONIC);
 
 	cpu_offline(_metadata, self);
-	self->ops = (qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
+	self->ops = (t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
 }
 
 static const struct attack doomed_cpu = {
@@ -1849,8 +1849,8 @@ TEST_F_TIMEOUT(latency, cpu_offline_merges_heap, 300)
 		snprintf(self->skip, sizeof(self->skip),
 			 "needs three online CPUs: the victim's, the one that goes, one more");
 	if (!self->skip[0]) {
-		qt_cpu_online_path(self->doomed_cpu, path, sizeof(path));
-		if (access(path, W_OK) || !qt_cpu_online(1))
+		t_cpu_online_path(self->doomed_cpu, path, sizeof(path));
+		if (access(path, W_OK) || !t_cpu_online(1))
 			snprintf(self->skip, sizeof(self->skip),
 				 "cpu%d cannot go offline, or cpu1 is offline",
 				 self->doomed_cpu);
@@ -1858,7 +1858,7 @@ TEST_F_TIMEOUT(latency, cpu_offline_merges_heap, 300)
 	if (!self->skip[0]) {
 		self->cpu = 0;
 		self->home_cpu = 1;
-		ASSERT_EQ(0, qt_pin_self(self->home_cpu));
+		ASSERT_EQ(0, t_pin_self(self->home_cpu));
 	}
 	run_attack(_metadata, self, &doomed_cpu);
 }
@@ -1894,7 +1894,7 @@ static void *rewinder_fn(void *arg)
 	struct rewinder *w = arg;
 	int i;
 
-	while (qt_now(CLOCK_MONOTONIC) < w->until) {
+	while (t_now(CLOCK_MONOTONIC) < w->until) {
 		for (i = 0; i < 1024; i++)
 			__atomic_store_n(w->tail_p, w->tail, __ATOMIC_RELEASE);
 		w->stores += i;
@@ -1911,36 +1911,36 @@ static void *rewinder_fn(void *arg)
 static void prepare_taken_ring(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(latency) *self)
 {
-	struct qt_ring *r = &self->ring;
+	struct t_ring *r = &self->ring;
 	__u32 entries = QTIMER_RING_MIN, head, i;
 	__u64 cookies = 0;
 	int fd;
 
 	while (entries < QTIMER_RING_MAX && 2 * (long)entries <= self->n)
 		entries *= 2;
-	fd = qt_open(0);
+	fd = t_open(0);
 	ASSERT_LE(0, fd);
 	self->fds[0] = fd;
-	ASSERT_EQ(0, qt_ring_map(r, fd, entries));
+	ASSERT_EQ(0, t_ring_map(r, fd, entries));
 	ASSERT_EQ(0, arm_range(self, fd, 0, entries + 1, self->home_cpu,
-			       qt_now(CLOCK_MONOTONIC) - NSEC_PER_MSEC,
+			       t_now(CLOCK_MONOTONIC) - NSEC_PER_MSEC,
 			       NSEC_PER_MSEC));
-	ASSERT_EQ(1, qt_ring_wait_pending(r, entries, 120 * 1000))
+	ASSERT_EQ(1, t_ring_wait_pending(r, entries, 120 * 1000))
 		TH_LOG("the ring of %u did not fill within 120 s", entries);
-	ASSERT_EQ(1, qt_ring_wait_overflow(r, 10 * 1000))
+	ASSERT_EQ(1, t_ring_wait_overflow(r, 10 * 1000))
 		TH_LOG("the last record never waited in the kernel");
-	head = qt_ring_head(r);
-	ASSERT_EQ(entries, head - qt_ring_tail(r));
-	for (i = qt_ring_tail(r); i != head; i++) {
+	head = t_ring_head(r);
+	ASSERT_EQ(entries, head - t_ring_tail(r));
+	for (i = t_ring_tail(r); i != head; i++) {
 		struct qtimer_record rec;
 
-		ASSERT_TRUE(qt_ring_claim(r, i, &rec));
+		ASSERT_TRUE(t_ring_claim(r, i, &rec));
 		cookies += rec.cookie;
 	}
 	/* The cookies are 0..entries: the one not in the ring waits. */
 	self->left_cookie = (__u64)entries * (entries + 1) / 2 - cookies;
 	TH_LOG("a ring of %u records, all claimed, the tail left at %u; record %llu waits",
-	       entries, qt_ring_tail(r), (unsigned long long)self->left_cookie);
+	       entries, t_ring_tail(r), (unsigned long long)self->left_cookie);
 }
 
 /*
@@ -1953,8 +1953,8 @@ static void run_ring_read_rewound(struct __test_metadata *_metadata,
 {
 	struct rewinder w = {
 		.tail_p = self->ring.tail,
-		.tail = qt_ring_tail(&self->ring),
-		.until = qt_now(CLOCK_MONOTONIC) + ATTACK_NS,
+		.tail = t_ring_tail(&self->ring),
+		.until = t_now(CLOCK_MONOTONIC) + ATTACK_NS,
 	};
 	struct qtimer_record rec[2];
 	pthread_attr_t attr;
@@ -1970,10 +1970,10 @@ static void run_ring_read_rewound(struct __test_metadata *_metadata,
 	ret = pthread_create(&w.thread, &attr, rewinder_fn, &w);
 	pthread_attr_destroy(&attr);
 	ASSERT_EQ(0, ret);
-	t = qt_now(CLOCK_MONOTONIC);
+	t = t_now(CLOCK_MONOTONIC);
 	n = read(self->fds[0], rec, sizeof(rec));
 	ret = errno;
-	self->ops = (qt_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
+	self->ops = (t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
 	pthread_join(w.thread, NULL);
 	TH_LOG("the other thread wrote the tail back %ld times", w.stores);
 	ASSERT_EQ((ssize_t)sizeof(rec[0]), n) TH_LOG("read(): %s", strerror(ret));
@@ -1984,7 +1984,7 @@ static void run_ring_read_rewound(struct __test_metadata *_metadata,
 static void unmap_ring(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(latency) *self)
 {
-	qt_ring_unmap(&self->ring);
+	t_ring_unmap(&self->ring);
 }
 
 static const struct attack ring_read_rewound = {
@@ -1997,7 +1997,7 @@ static const struct attack ring_read_rewound = {
 
 TEST_F_TIMEOUT(latency, ring_read_rewalks_taken_records, 300)
 {
-	if (!self->skip[0] && !qt_ring_offered())
+	if (!self->skip[0] && !t_ring_offered())
 		snprintf(self->skip, sizeof(self->skip), "no record ring");
 	run_attack(_metadata, self, &ring_read_rewound);
 }
@@ -2012,7 +2012,7 @@ TEST_F_TIMEOUT(latency, ring_read_rewalks_taken_records, 300)
 #define UPKEEP_TICKERS		128
 #define UPKEEP_EVERY_NS		(2 * NSEC_PER_MSEC)
 
-static struct qt_ring upkeep_rings[UPKEEP_FILES];
+static struct t_ring upkeep_rings[UPKEEP_FILES];
 static int upkeep_nr;
 static __s64 upkeep_start;	/* when the first one-shots are due */
 
@@ -2025,52 +2025,52 @@ static void upkeep_oneshot_op(struct qtimer_op *op, long k, void *arg)
 {
 	const struct upkeep_arm *a = arg;
 
-	*op = qt_op(CLOCK_MONOTONIC, QTIMER_F_ABSTIME | QTIMER_F_CPU,
+	*op = t_op(CLOCK_MONOTONIC, QTIMER_F_ABSTIME | QTIMER_F_CPU,
 		    a->start + k * UPKEEP_EVERY_NS, 0, k);
 	op->cpu = a->cpu;
 }
 
 static void upkeep_ticker_op(struct qtimer_op *op, long k, void *arg)
 {
-	*op = qt_op(CLOCK_MONOTONIC, QTIMER_F_CPU, 0, 1, k);
+	*op = t_op(CLOCK_MONOTONIC, QTIMER_F_CPU, 0, 1, k);
 	op->cpu = *(int *)arg;
 }
 
 static void prepare_upkeep(struct __test_metadata *_metadata,
 			   FIXTURE_DATA(latency) *self)
 {
-	int files = qt_debug_kernel() ? UPKEEP_FILES_DEBUG : UPKEEP_FILES, i;
+	int files = t_debug_kernel() ? UPKEEP_FILES_DEBUG : UPKEEP_FILES, i;
 	struct upkeep_arm a = { .cpu = self->cpu };
 	long shots = ATTACK_NS / UPKEEP_EVERY_NS;
 
 	for (upkeep_nr = 0; upkeep_nr < files; upkeep_nr++) {
-		struct qt_ring *r = &upkeep_rings[upkeep_nr];
-		int fd = qt_open(O_NONBLOCK);
+		struct t_ring *r = &upkeep_rings[upkeep_nr];
+		int fd = t_open(O_NONBLOCK);
 
 		ASSERT_LE(0, fd);
 		r->fd = fd;
-		ASSERT_EQ(0, qt_ring_map(r, fd, UPKEEP_TICKERS));
-		ASSERT_EQ(0, qt_arm_many(fd, UPKEEP_TICKERS, upkeep_ticker_op,
+		ASSERT_EQ(0, t_ring_map(r, fd, UPKEEP_TICKERS));
+		ASSERT_EQ(0, t_arm_many(fd, UPKEEP_TICKERS, upkeep_ticker_op,
 					 &self->home_cpu, NULL, 0));
 	}
 	for (i = 0; i < upkeep_nr; i++)
-		ASSERT_EQ(1, qt_ring_wait_pending(&upkeep_rings[i],
+		ASSERT_EQ(1, t_ring_wait_pending(&upkeep_rings[i],
 						  UPKEEP_TICKERS, QT_ARRIVE_MS))
 			TH_LOG("file %d: its tickers did not fill its ring", i);
 	/*
 	 * Due from when the attack starts, right after this, on: arming
 	 * takes about 10 ms a file under TCG, 400 ms on a debug kernel.
 	 */
-	a.start = qt_now(CLOCK_MONOTONIC) +
-		  upkeep_nr * (qt_debug_kernel() ? 800 : 20) * NSEC_PER_MSEC;
+	a.start = t_now(CLOCK_MONOTONIC) +
+		  upkeep_nr * (t_debug_kernel() ? 800 : 20) * NSEC_PER_MSEC;
 	upkeep_start = a.start;
 	for (i = 0; i < upkeep_nr; i++)
-		ASSERT_EQ(0, qt_arm_many(upkeep_rings[i].fd, shots,
+		ASSERT_EQ(0, t_arm_many(upkeep_rings[i].fd, shots,
 					 upkeep_oneshot_op, &a, NULL, 0));
 	/* Late: the first few rounds fired before the attack, the rest in it. */
-	if (qt_now(CLOCK_MONOTONIC) > a.start)
+	if (t_now(CLOCK_MONOTONIC) > a.start)
 		TH_LOG("arming ended %lld ms after the first one-shots were due",
-		       (qt_now(CLOCK_MONOTONIC) - a.start) / NSEC_PER_MSEC);
+		       (t_now(CLOCK_MONOTONIC) - a.start) / NSEC_PER_MSEC);
 	TH_LOG("%d files of %d tickers, %ld one-shots each", upkeep_nr,
 	       UPKEEP_TICKERS, shots);
 }
@@ -2089,8 +2089,8 @@ static void *advancer_fn(void *arg)
 
 	while (!adv->stop) {
 		for (i = 0; i < upkeep_nr; i++)
-			qt_ring_set_tail(&upkeep_rings[i],
-					 qt_ring_head(&upkeep_rings[i]));
+			t_ring_set_tail(&upkeep_rings[i],
+					 t_ring_head(&upkeep_rings[i]));
 		adv->moves += i;
 	}
 	return NULL;
@@ -2111,7 +2111,7 @@ static void run_upkeep(struct __test_metadata *_metadata,
 	ret = pthread_create(&adv.thread, &attr, advancer_fn, &adv);
 	pthread_attr_destroy(&attr);
 	ASSERT_EQ(0, ret);
-	qt_sleep_ns(upkeep_start + ATTACK_NS - qt_now(CLOCK_MONOTONIC));
+	t_sleep_ns(upkeep_start + ATTACK_NS - t_now(CLOCK_MONOTONIC));
 	adv.stop = true;
 	pthread_join(adv.thread, NULL);
 	self->ops = adv.moves;
@@ -2123,7 +2123,7 @@ static void restore_upkeep(struct __test_metadata *_metadata,
 	int i;
 
 	for (i = 0; i < upkeep_nr; i++) {
-		qt_ring_unmap(&upkeep_rings[i]);
+		t_ring_unmap(&upkeep_rings[i]);
 		close(upkeep_rings[i].fd);
 	}
 	upkeep_nr = 0;
@@ -2146,7 +2146,7 @@ static const struct attack upkeep = {
 
 TEST_F_TIMEOUT(latency, expirer_upkeep_of_many_rings, 300)
 {
-	if (!self->skip[0] && !qt_ring_offered())
+	if (!self->skip[0] && !t_ring_offered())
 		snprintf(self->skip, sizeof(self->skip), "no record ring");
 	run_attack(_metadata, self, &upkeep);
 }

@@ -41,14 +41,14 @@
 static int cos_file(bool empty)
 {
 	__u64 id;
-	int fd = qt_open(O_NONBLOCK);
+	int fd = t_open(O_NONBLOCK);
 
 	if (fd < 0)
 		return fd;
-	if (qt_arm(fd, CLOCK_REALTIME,
+	if (t_arm(fd, CLOCK_REALTIME,
 		   QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
-		   qt_now(CLOCK_REALTIME) + FAR_NS, 0, 1, &id) ||
-	    (empty && qt_cancel(fd, id) != QTIMER_CANCEL_ARMED)) {
+		   t_now(CLOCK_REALTIME) + FAR_NS, 0, 1, &id) ||
+	    (empty && t_cancel(fd, id) != QTIMER_CANCEL_ARMED)) {
 		close(fd);
 		return -1;
 	}
@@ -69,13 +69,13 @@ static void *prober_fn(void *arg)
 
 	while (!atomic_load(&p->stop)) {
 		struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
-		__s64 t0 = qt_now(CLOCK_MONOTONIC), t1, t2;
+		__s64 t0 = t_now(CLOCK_MONOTONIC), t1, t2;
 
 		poll(&pfd, 1, 0);
-		t1 = qt_now(CLOCK_MONOTONIC);
+		t1 = t_now(CLOCK_MONOTONIC);
 		if (read(p->fd, &rec, sizeof(rec)) < 0 && errno != EAGAIN)
 			break;
-		t2 = qt_now(CLOCK_MONOTONIC);
+		t2 = t_now(CLOCK_MONOTONIC);
 		if (t1 - t0 > p->worst_poll)
 			p->worst_poll = t1 - t0;
 		if (t2 - t1 > p->worst_read)
@@ -90,21 +90,21 @@ static __s64 probe_sets(struct __test_metadata *_metadata, int fd,
 			const char *what)
 {
 	struct prober p = { .fd = fd };
-	__s64 rt0 = qt_now(CLOCK_REALTIME), mono0 = qt_now(CLOCK_MONOTONIC);
+	__s64 rt0 = t_now(CLOCK_REALTIME), mono0 = t_now(CLOCK_MONOTONIC);
 	pthread_t thread;
 	int i, ret = 0;
 
 	if (pthread_create(&thread, NULL, prober_fn, &p))
 		return -1;
 	for (i = 0; i < SETS && !ret; i++) {
-		qt_sleep_ns(SET_EVERY_NS);
+		t_sleep_ns(SET_EVERY_NS);
 		/* A millisecond either way: a set must move the offset. */
-		ret = qt_set_realtime(qt_now(CLOCK_REALTIME) + (i % 2 ? -1 : 1) * NSEC_PER_MSEC);
+		ret = t_set_realtime(t_now(CLOCK_REALTIME) + (i % 2 ? -1 : 1) * NSEC_PER_MSEC);
 	}
-	qt_sleep_ns(SET_EVERY_NS);
+	t_sleep_ns(SET_EVERY_NS);
 	atomic_store(&p.stop, true);
 	pthread_join(thread, NULL);
-	qt_restore_realtime(rt0, mono0);
+	t_restore_realtime(rt0, mono0);
 	EXPECT_EQ(0, ret) TH_LOG("setting CLOCK_REALTIME: %s", strerror(-ret));
 	TH_LOG("%s: %ld calls, longest poll() %.2f ms, read() %.2f ms", what,
 	       p.calls, p.worst_poll / 1e6, p.worst_read / 1e6);
@@ -117,22 +117,22 @@ FIXTURE_TEARDOWN(nowait) {}
 
 TEST_F_TIMEOUT(nowait, zero_timeout_calls_during_clock_set_walks, 180)
 {
-	long n = qt_debug_kernel() ? EMPTY_FILES_DEBUG : EMPTY_FILES, i, nr = 0;
+	long n = t_debug_kernel() ? EMPTY_FILES_DEBUG : EMPTY_FILES, i, nr = 0;
 	struct rlimit rl = { n + 256, n + 256 };
 	__s64 control, attack, bound;
-	struct qt_ring r;
+	struct t_ring r;
 	int *fds, fd, round;
 
-	if (!qt_ring_offered())
+	if (!t_ring_offered())
 		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
-	if (qt_set_realtime(qt_now(CLOCK_REALTIME)) == -EPERM)
+	if (t_set_realtime(t_now(CLOCK_REALTIME)) == -EPERM)
 		SKIP(return, "cannot set CLOCK_REALTIME (needs CAP_SYS_TIME)");
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
 	fds = calloc(n, sizeof(*fds));
 	ASSERT_NE(NULL, fds);
 	fd = cos_file(false);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_ring_map(&r, fd, 64));
+	ASSERT_EQ(0, t_ring_map(&r, fd, 64));
 
 	for (round = 1; round <= 2; round++) {
 		control = probe_sets(_metadata, fd, "the file alone");
@@ -144,8 +144,8 @@ TEST_F_TIMEOUT(nowait, zero_timeout_calls_during_clock_set_walks, 180)
 		attack = probe_sets(_metadata, fd, "with the other files");
 		ASSERT_LE(0, attack);
 		bound = SLOW_FACTOR * control;
-		if (bound < SLOW_FLOOR_NS * (qt_debug_kernel() ? 2 : 1))
-			bound = SLOW_FLOOR_NS * (qt_debug_kernel() ? 2 : 1);
+		if (bound < SLOW_FLOOR_NS * (t_debug_kernel() ? 2 : 1))
+			bound = SLOW_FLOOR_NS * (t_debug_kernel() ? 2 : 1);
 		TH_LOG("round %d: %ld other files, longest call %.2f ms, bound %.2f ms",
 		       round, n, attack / 1e6, bound / 1e6);
 		if (attack <= bound)
@@ -159,7 +159,7 @@ TEST_F_TIMEOUT(nowait, zero_timeout_calls_during_clock_set_walks, 180)
 	for (i = 0; i < nr; i++)
 		close(fds[i]);
 	free(fds);
-	qt_ring_unmap(&r);
+	t_ring_unmap(&r);
 	close(fd);
 }
 

@@ -119,21 +119,21 @@ static ssize_t held_read_fail(struct held_read *h)
  */
 TEST(cancel_oneshot_while_its_record_is_copied)
 {
-	int fd = qt_open(0), ret;
+	int fd = t_open(0), ret;
 	struct qtimer_record rec;
 	struct held_read h;
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 77, &id));
-	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 77, &id));
+	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
 	HOLD_OR_SKIP(&h, fd);
-	ret = qt_cancel(fd, id);
+	ret = t_cancel(fd, id);
 	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
 	EXPECT_EQ(77, rec.cookie);
 	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
 	EXPECT_EQ(-ENOENT, ret);
-	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	EXPECT_EQ(-ENOENT, t_cancel(fd, id));
 	close(fd);
 }
 
@@ -146,20 +146,20 @@ TEST(cancel_oneshot_while_its_record_is_copied)
  */
 TEST(cancel_oneshot_whose_ring_claim_is_forged_back)
 {
-	int fd = qt_open(0), ret;
+	int fd = t_open(0), ret;
 	struct qtimer_record rec;
 	struct held_read h;
-	struct qt_ring r;
+	struct t_ring r;
 	__u32 idx;
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	if (!qt_ring_offered())
+	if (!t_ring_offered())
 		SKIP(return, "the module offers no ring");
-	ASSERT_EQ(0, qt_ring_map(&r, fd, 64));
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 91, &id));
-	ASSERT_EQ(1, qt_ring_wait_pending(&r, 1, QT_ARRIVE_MS));
-	idx = qt_ring_tail(&r) & (r.entries - 1);
+	ASSERT_EQ(0, t_ring_map(&r, fd, 64));
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 91, &id));
+	ASSERT_EQ(1, t_ring_wait_pending(&r, 1, QT_ARRIVE_MS));
+	idx = t_ring_tail(&r) & (r.entries - 1);
 	HOLD_OR_SKIP(&h, fd);
 	/* read() took it: TAKEN.  Forge READY back. */
 	ASSERT_EQ(QTIMER_REC_TAKEN,
@@ -167,13 +167,13 @@ TEST(cancel_oneshot_whose_ring_claim_is_forged_back)
 	__atomic_store_n(&r.recs[idx].flags,
 			 (r.recs[idx].flags & ~QTIMER_REC_CLAIM) | QTIMER_REC_READY,
 			 __ATOMIC_RELEASE);
-	ret = qt_cancel(fd, id);
+	ret = t_cancel(fd, id);
 	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
 	EXPECT_EQ(91, rec.cookie);
 	EXPECT_EQ(-ENOENT, ret)
 		TH_LOG("CANCEL said %d (QUEUED is %d) of a record read() returned",
 		       ret, QTIMER_CANCEL_QUEUED);
-	qt_ring_unmap(&r);
+	t_ring_unmap(&r);
 	close(fd);
 }
 
@@ -185,25 +185,25 @@ TEST(cancel_oneshot_whose_ring_claim_is_forged_back)
  */
 TEST(modify_oneshot_while_its_record_is_copied)
 {
-	int fd = qt_open(0), ret;
+	int fd = t_open(0), ret;
 	struct qtimer_record rec;
 	struct held_read h;
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 78, &id));
-	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 78, &id));
+	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
 	HOLD_OR_SKIP(&h, fd);
-	ret = qt_modify(fd, id, 0, 10 * NSEC_PER_MSEC, 0, 0);
+	ret = t_modify(fd, id, 0, 10 * NSEC_PER_MSEC, 0, 0);
 	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
 	EXPECT_EQ(78, rec.cookie);
 	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
 	EXPECT_EQ(-ENOENT, ret);
 	/* Nothing after a LAST record. */
-	EXPECT_EQ(0, qt_wait_readable(fd, 300))
+	EXPECT_EQ(0, t_wait_readable(fd, 300))
 		TH_LOG("a record of id %#llx came after its LAST record",
 		       (unsigned long long)id);
-	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	EXPECT_EQ(-ENOENT, t_cancel(fd, id));
 	close(fd);
 }
 
@@ -214,23 +214,23 @@ TEST(modify_oneshot_while_its_record_is_copied)
  */
 TEST(cancel_ticker_while_its_record_is_copied)
 {
-	int fd = qt_open(0), ret;
+	int fd = t_open(0), ret;
 	struct qtimer_record rec;
 	struct held_read h;
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 20 * NSEC_PER_MSEC,
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 20 * NSEC_PER_MSEC,
 			    79, &id));
-	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
 	HOLD_OR_SKIP(&h, fd);
-	ret = qt_cancel(fd, id);
+	ret = t_cancel(fd, id);
 	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
 	EXPECT_EQ(79, rec.cookie);
 	EXPECT_EQ(0, rec.flags);
 	EXPECT_EQ(0, ret);
-	EXPECT_EQ(0, qt_wait_readable(fd, 200));
-	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	EXPECT_EQ(0, t_wait_readable(fd, 200));
+	EXPECT_EQ(-ENOENT, t_cancel(fd, id));
 	close(fd);
 }
 
@@ -240,30 +240,30 @@ TEST(cancel_ticker_while_its_record_is_copied)
  */
 TEST(modify_ticker_while_its_record_is_copied)
 {
-	int fd = qt_open(0), ret;
+	int fd = t_open(0), ret;
 	struct qtimer_record rec;
 	struct held_read h;
 	__s64 t0;
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 10 * NSEC_PER_MSEC,
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 10 * NSEC_PER_MSEC,
 			    80, &id));
-	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
 	HOLD_OR_SKIP(&h, fd);
-	t0 = qt_now(CLOCK_MONOTONIC);
-	ret = qt_modify(fd, id, 0, 100 * NSEC_PER_MSEC, 0, 0);
+	t0 = t_now(CLOCK_MONOTONIC);
+	ret = t_modify(fd, id, 0, 100 * NSEC_PER_MSEC, 0, 0);
 	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
 	EXPECT_EQ(80, rec.cookie);
 	EXPECT_EQ(0, rec.flags);
 	EXPECT_LT(rec.expires_ns, t0);
 	EXPECT_EQ(0, ret);
 	/* The new schedule: a one-shot 100 ms after the modify. */
-	ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_collect(fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_LE(t0 + 100 * NSEC_PER_MSEC, rec.expires_ns);
 	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
-	EXPECT_EQ(0, qt_wait_readable(fd, 200));
+	EXPECT_EQ(0, t_wait_readable(fd, 200));
 	close(fd);
 }
 
@@ -275,23 +275,23 @@ TEST(modify_ticker_while_its_record_is_copied)
  */
 TEST(cancel_oneshot_then_its_copy_fails)
 {
-	int fd = qt_open(O_NONBLOCK);
+	int fd = t_open(O_NONBLOCK);
 	struct qtimer_record rec;
 	struct held_read h;
-	struct qt_fdinfo fi;
+	struct t_fdinfo fi;
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 82, &id));
-	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 82, &id));
+	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
 	HOLD_OR_SKIP(&h, fd);
-	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	EXPECT_EQ(-ENOENT, t_cancel(fd, id));
 	EXPECT_EQ(-EFAULT, held_read_fail(&h));
-	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1))
+	EXPECT_EQ(-EAGAIN, t_read(fd, &rec, 1))
 		TH_LOG("id %#llx: a record after CANCEL said -ENOENT (cookie %llu)",
 		       (unsigned long long)id, (unsigned long long)rec.cookie);
-	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
-	ASSERT_EQ(0, qt_fdinfo(fd, &fi));
+	EXPECT_EQ(-ENOENT, t_cancel(fd, id));
+	ASSERT_EQ(0, t_fdinfo(fd, &fi));
 	EXPECT_EQ(0, fi.timers);
 	EXPECT_EQ(0, fi.pending);
 	close(fd);
@@ -300,37 +300,37 @@ TEST(cancel_oneshot_then_its_copy_fails)
 /* The same with MODIFY, which must not bring the one-shot back either. */
 TEST(modify_oneshot_then_its_copy_fails)
 {
-	int fd = qt_open(O_NONBLOCK);
+	int fd = t_open(O_NONBLOCK);
 	struct qtimer_record rec;
 	struct held_read h;
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 83, &id));
-	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 83, &id));
+	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
 	HOLD_OR_SKIP(&h, fd);
-	EXPECT_EQ(-ENOENT, qt_modify(fd, id, 0, 10 * NSEC_PER_MSEC, 0, 0));
+	EXPECT_EQ(-ENOENT, t_modify(fd, id, 0, 10 * NSEC_PER_MSEC, 0, 0));
 	EXPECT_EQ(-EFAULT, held_read_fail(&h));
-	EXPECT_EQ(0, qt_wait_readable(fd, 200));
-	EXPECT_EQ(-EAGAIN, qt_read(fd, &rec, 1));
-	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	EXPECT_EQ(0, t_wait_readable(fd, 200));
+	EXPECT_EQ(-EAGAIN, t_read(fd, &rec, 1));
+	EXPECT_EQ(-ENOENT, t_cancel(fd, id));
 	close(fd);
 }
 
 /* A copy that fails with no CANCEL in between loses nothing. */
 TEST(oneshot_copy_fails_record_stays)
 {
-	int fd = qt_open(O_NONBLOCK);
+	int fd = t_open(O_NONBLOCK);
 	struct qtimer_record rec;
 	struct held_read h;
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 84, &id));
-	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 84, &id));
+	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
 	HOLD_OR_SKIP(&h, fd);
 	EXPECT_EQ(-EFAULT, held_read_fail(&h));
-	ASSERT_EQ(1, qt_read(fd, &rec, 1));
+	ASSERT_EQ(1, t_read(fd, &rec, 1));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
 	close(fd);
@@ -342,10 +342,10 @@ TEST(oneshot_copy_fails_record_stays)
  */
 static int set_realtime_now(void)
 {
-	int ret = qt_set_realtime(qt_now(CLOCK_REALTIME));
+	int ret = t_set_realtime(t_now(CLOCK_REALTIME));
 
 	if (!ret)
-		qt_sleep_ms(100);
+		t_sleep_ms(100);
 	return ret;
 }
 
@@ -358,13 +358,13 @@ static int set_realtime_now(void)
 static int cos_held_across_set(int fd, __u64 cookie, __u64 period,
 			       struct held_read *h, __u64 *id)
 {
-	int ret = qt_arm(fd, CLOCK_REALTIME,
+	int ret = t_arm(fd, CLOCK_REALTIME,
 			 QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
-			 qt_now(CLOCK_REALTIME), period, cookie, id);
+			 t_now(CLOCK_REALTIME), period, cookie, id);
 
 	if (ret)
 		return ret;
-	if (qt_wait_readable(fd, QT_ARRIVE_MS) != 1)
+	if (t_wait_readable(fd, QT_ARRIVE_MS) != 1)
 		return -ETIME;
 	ret = held_read_start(h, fd);
 	if (ret)
@@ -391,9 +391,9 @@ static void expect_gone(struct __test_metadata *_metadata, int fd, __u64 id)
 {
 	struct qtimer_record recs[4];
 
-	qt_sleep_ms(100);
-	EXPECT_EQ(-EAGAIN, qt_read(fd, recs, 4));
-	EXPECT_EQ(-ENOENT, qt_cancel(fd, id));
+	t_sleep_ms(100);
+	EXPECT_EQ(-EAGAIN, t_read(fd, recs, 4));
+	EXPECT_EQ(-ENOENT, t_cancel(fd, id));
 }
 
 /*
@@ -411,8 +411,8 @@ static void copy_fails_across_set(struct __test_metadata *_metadata, int fd,
 
 	COS_HELD_OR_SKIP(fd, cookie, period, &h, &id);
 	EXPECT_EQ(-EFAULT, held_read_fail(&h));
-	qt_sleep_ms(100);
-	got = qt_read(fd, recs, 4);
+	t_sleep_ms(100);
+	got = t_read(fd, recs, 4);
 	for (i = 0; i < got; i++)
 		TH_LOG("record %d: cookie %llu flags %#x count %u", i,
 		       (unsigned long long)recs[i].cookie, recs[i].flags,
@@ -448,8 +448,8 @@ static void copied_across_set(struct __test_metadata *_metadata, int fd,
 	if (!period) {
 		EXPECT_EQ(1, rec.count);
 	} else {
-		qt_sleep_ms(100);
-		ASSERT_EQ(1, qt_read(fd, recs, 4));
+		t_sleep_ms(100);
+		ASSERT_EQ(1, t_read(fd, recs, 4));
 		EXPECT_EQ(id, recs[0].id);
 		EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, recs[0].flags);
 		EXPECT_EQ(0, recs[0].count);
@@ -466,7 +466,7 @@ static void copied_across_set(struct __test_metadata *_metadata, int fd,
  */
 TEST(clock_set_while_a_tickers_record_is_copied)
 {
-	int fd = qt_open(O_NONBLOCK);
+	int fd = t_open(O_NONBLOCK);
 
 	ASSERT_LE(0, fd);
 	copied_across_set(_metadata, fd, 85, TICKER);
@@ -475,7 +475,7 @@ TEST(clock_set_while_a_tickers_record_is_copied)
 
 TEST(clock_set_while_a_tickers_record_is_copied_and_fails)
 {
-	int fd = qt_open(O_NONBLOCK);
+	int fd = t_open(O_NONBLOCK);
 
 	ASSERT_LE(0, fd);
 	copy_fails_across_set(_metadata, fd, 86, TICKER);
@@ -485,7 +485,7 @@ TEST(clock_set_while_a_tickers_record_is_copied_and_fails)
 /* (A one-shot's used to come back plain: the walk left it alone.) */
 TEST(clock_set_while_a_oneshots_record_is_copied_and_fails)
 {
-	int fd = qt_open(O_NONBLOCK);
+	int fd = t_open(O_NONBLOCK);
 
 	ASSERT_LE(0, fd);
 	copy_fails_across_set(_metadata, fd, 87, 0);
@@ -494,7 +494,7 @@ TEST(clock_set_while_a_oneshots_record_is_copied_and_fails)
 
 TEST(clock_set_while_a_oneshots_record_is_copied)
 {
-	int fd = qt_open(O_NONBLOCK);
+	int fd = t_open(O_NONBLOCK);
 
 	ASSERT_LE(0, fd);
 	copied_across_set(_metadata, fd, 88, 0);
@@ -510,9 +510,9 @@ TEST(clock_set_while_a_oneshots_record_is_copied)
 static int ringed_fd(void)
 {
 	struct qtimer_ring_setup s;
-	int fd = qt_open(O_NONBLOCK);
+	int fd = t_open(O_NONBLOCK);
 
-	if (fd >= 0 && qt_ring_setup(fd, 16, &s)) {
+	if (fd >= 0 && t_ring_setup(fd, 16, &s)) {
 		close(fd);
 		return -1;
 	}
@@ -520,7 +520,7 @@ static int ringed_fd(void)
 }
 
 #define RINGED_FD_OR_SKIP(fd) do {					\
-	if (!qt_ring_offered())						\
+	if (!t_ring_offered())						\
 		SKIP(return, "the module offers no ring");		\
 	fd = ringed_fd();						\
 	ASSERT_LE(0, fd);						\
@@ -565,17 +565,17 @@ TEST(ring_clock_set_while_a_tickers_record_is_copied)
 /* The last close of a file while a read() of it is mid-copy. */
 TEST(close_while_a_record_is_copied)
 {
-	int fd = qt_open(0), i;
+	int fd = t_open(0), i;
 	struct qtimer_record rec;
 	struct held_read h;
 
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 4; i++)
-		ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, 0,
+		ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0,
 				    i ? 0 : NSEC_PER_MSEC, 81 + i, NULL));
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, 0, NSEC_PER_SEC, 0, 90, NULL));
-	ASSERT_EQ(1, qt_wait_readable(fd, QT_ARRIVE_MS));
-	qt_sleep_ms(50);
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, NSEC_PER_SEC, 0, 90, NULL));
+	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
+	t_sleep_ms(50);
 	HOLD_OR_SKIP(&h, fd);
 	/* The read holds the file: this close is not the last reference. */
 	close(fd);

@@ -163,10 +163,10 @@ static void account(const struct qtimer_record *rec, uint64_t rticket,
 }
 
 /* Read what is there (O_NONBLOCK file) and account it. */
-int drain(int fd, struct qt_rng *rng, int reader)
+int drain(int fd, struct t_rng *rng, int reader)
 {
 	struct qtimer_record recs[64];
-	size_t want = 1 + qt_rand_below(rng, 64);
+	size_t want = 1 + t_rand_below(rng, 64);
 	uint64_t t = ticket();
 	__s64 now[3];
 	ssize_t n;
@@ -175,9 +175,9 @@ int drain(int fd, struct qt_rng *rng, int reader)
 	if (reader >= 0)
 		atomic_store(&sh->inflight[reader], t);
 	/* A length that is not a multiple of the record size is fine too. */
-	n = read(fd, recs, want * sizeof(recs[0]) + qt_rand_below(rng, 2) * 7);
+	n = read(fd, recs, want * sizeof(recs[0]) + t_rand_below(rng, 2) * 7);
 	for (i = 0; i < 3; i++)
-		now[i] = qt_now(clocks[i]);
+		now[i] = t_now(clocks[i]);
 	if (n < 0) {
 		if (errno != EAGAIN)
 			violation(V_ERRNO, "read: %s", strerror(errno));
@@ -196,9 +196,9 @@ int drain(int fd, struct qt_rng *rng, int reader)
 void *reader_fn(void *p)
 {
 	struct reader_arg *a = p;
-	struct qt_rng rng;
+	struct t_rng rng;
 
-	qt_rng_seed(&rng, a->seed);
+	t_rng_seed(&rng, a->seed);
 	while (!atomic_load(&sh->stop_readers)) {
 		struct pollfd pfd[2] = {
 			{ .fd = sh->fds[0], .events = POLLIN },

@@ -98,7 +98,7 @@ uint64_t ticket(void);
 void __attribute__((format(printf, 2, 3))) violation(int v, const char *fmt, ...);
 uint32_t ent_idx(const struct ent *e);
 uint64_t ent_cookie(struct ent *e);
-int drain(int fd, struct qt_rng *rng, int reader);
+int drain(int fd, struct t_rng *rng, int reader);
 void *reader_fn(void *p);
 
 #endif /* _QT_RACE_STRESS_H */

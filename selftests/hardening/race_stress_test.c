@@ -40,7 +40,7 @@
 
 struct worker {
 	int idx;
-	struct qt_rng rng;
+	struct t_rng rng;
 	uint32_t base;			/* first table slot */
 	uint32_t free[PER_WORKER];
 	int nr_free;
@@ -57,8 +57,8 @@ struct worker {
 static int fd_of(struct worker *w, int fdk)
 {
 	if (fdk == FD_PRIV)
-		return w->priv_dup >= 0 && qt_chance(&w->rng, 50) ? w->priv_dup : w->priv;
-	if (w->sdup >= 0 && w->sdup_k == fdk && qt_chance(&w->rng, 50))
+		return w->priv_dup >= 0 && t_chance(&w->rng, 50) ? w->priv_dup : w->priv;
+	if (w->sdup >= 0 && w->sdup_k == fdk && t_chance(&w->rng, 50))
 		return w->sdup;
 	return sh->fds[fdk];
 }
@@ -214,7 +214,7 @@ static void reap(struct worker *w, int budget)
 	int i;
 
 	for (i = 0; i < w->nr_live && budget > 0; budget--) {
-		int j = qt_rand_below(&w->rng, w->nr_live);
+		int j = t_rand_below(&w->rng, w->nr_live);
 		struct ent *e = &sh->tbl[w->live[j]];
 		bool over;
 
@@ -234,27 +234,27 @@ static void reap(struct worker *w, int budget)
 
 static __s64 pick_expiry(struct worker *w, int clockid, bool *abs)
 {
-	struct qt_rng *r = &w->rng;
-	unsigned int p = qt_rand_below(r, 100);
+	struct t_rng *r = &w->rng;
+	unsigned int p = t_rand_below(r, 100);
 	__s64 rel;
 
 	if (p < 60)
-		rel = qt_rand_below(r, 20 * NSEC_PER_MSEC);
+		rel = t_rand_below(r, 20 * NSEC_PER_MSEC);
 	else if (p < 85)
-		rel = 20 * NSEC_PER_MSEC + qt_rand_below(r, 180 * NSEC_PER_MSEC);
+		rel = 20 * NSEC_PER_MSEC + t_rand_below(r, 180 * NSEC_PER_MSEC);
 	else if (p < 95)
-		rel = NSEC_PER_SEC + qt_rand_below(r, 2 * NSEC_PER_SEC);
+		rel = NSEC_PER_SEC + t_rand_below(r, 2 * NSEC_PER_SEC);
 	else
-		rel = -(__s64)qt_rand_below(r, 10 * NSEC_PER_MSEC);	/* the past */
-	*abs = rel < 0 || qt_chance(r, 50);
-	return *abs ? qt_now(clockid) + rel : rel;
+		rel = -(__s64)t_rand_below(r, 10 * NSEC_PER_MSEC);	/* the past */
+	*abs = rel < 0 || t_chance(r, 50);
+	return *abs ? t_now(clockid) + rel : rel;
 }
 
 /* Fill @op for an ARM of @e; records the schedule. */
 static void prep_arm(struct worker *w, struct ent *e, struct qtimer_op *op,
 		     bool periodic, int fdk)
 {
-	int clockid = clocks[qt_rand_below(&w->rng, 3)];
+	int clockid = clocks[t_rand_below(&w->rng, 3)];
 	bool abs;
 	__s64 x;
 
@@ -264,8 +264,8 @@ static void prep_arm(struct worker *w, struct ent *e, struct qtimer_op *op,
 	e->fdk = fdk;
 	e->period = 0;
 	if (periodic) {
-		e->period = NSEC_PER_MSEC + qt_rand_below(&w->rng, 9 * NSEC_PER_MSEC);
-		x = qt_now(clockid) + qt_rand_below(&w->rng, 10 * NSEC_PER_MSEC);
+		e->period = NSEC_PER_MSEC + t_rand_below(&w->rng, 9 * NSEC_PER_MSEC);
+		x = t_now(clockid) + t_rand_below(&w->rng, 10 * NSEC_PER_MSEC);
 		abs = true;
 	} else {
 		x = pick_expiry(w, clockid, &abs);
@@ -276,17 +276,17 @@ static void prep_arm(struct worker *w, struct ent *e, struct qtimer_op *op,
 	op->expires_ns = x;
 	op->period_ns = e->period;
 	op->cookie = ent_cookie(e);
-	if (qt_chance(&w->rng, 15)) {
+	if (t_chance(&w->rng, 15)) {
 		op->flags |= QTIMER_F_CPU;
-		op->cpu = qt_rand_below(&w->rng, sh->nr_cpus);
+		op->cpu = t_rand_below(&w->rng, sh->nr_cpus);
 	}
-	if (qt_chance(&w->rng, 20))
-		op->slack_ns = qt_rand_below(&w->rng, NSEC_PER_MSEC);
+	if (t_chance(&w->rng, 20))
+		op->slack_ns = t_rand_below(&w->rng, NSEC_PER_MSEC);
 	if (abs) {
 		e->lo[0] = e->hi[0] = x;
 	} else {
 		/* The kernel adds its now, taken inside the call. */
-		e->lo[0] = qt_now(clockid) + x;
+		e->lo[0] = t_now(clockid) + x;
 		e->hi[0] = INT64_MAX;	/* set when the call returned */
 	}
 	e->fate[0] = F_LIVE;
@@ -298,7 +298,7 @@ static void arm_done(struct worker *w, struct ent *e, const struct qtimer_op *op
 		     int ret)
 {
 	if (!(op->flags & QTIMER_F_ABSTIME))
-		e->hi[0] = qt_now(e->clock) + op->expires_ns;
+		e->hi[0] = t_now(e->clock) + op->expires_ns;
 	if (ret) {
 		violation(V_ERRNO, "ARM: %s", strerror(-ret));
 		e->fate[0] = F_VOID;
@@ -316,9 +316,9 @@ static void arm_done(struct worker *w, struct ent *e, const struct qtimer_op *op
 static void prep_modify(struct worker *w, struct ent *e, struct qtimer_op *op)
 {
 	uint32_t v = e->cur + 1, u;
-	__s64 x = qt_now(e->clock) + qt_rand_below(&w->rng, 30 * NSEC_PER_MSEC);
+	__s64 x = t_now(e->clock) + t_rand_below(&w->rng, 30 * NSEC_PER_MSEC);
 
-	if (qt_chance(&w->rng, 10))
+	if (t_chance(&w->rng, 10))
 		x += NSEC_PER_SEC;
 	for (;;) {
 		bool clash = false;
@@ -335,8 +335,8 @@ static void prep_modify(struct worker *w, struct ent *e, struct qtimer_op *op)
 	op->id = atomic_load(&e->id);
 	op->flags = QTIMER_F_ABSTIME;
 	op->expires_ns = x;
-	if (qt_chance(&w->rng, 20))
-		op->slack_ns = qt_rand_below(&w->rng, NSEC_PER_MSEC);
+	if (t_chance(&w->rng, 20))
+		op->slack_ns = t_rand_below(&w->rng, NSEC_PER_MSEC);
 	e->lo[v] = e->hi[v] = x;
 	e->fate[v] = F_LIVE;
 	atomic_store(&e->nsched, v + 1);
@@ -377,7 +377,7 @@ static void cancel_done(struct ent *e, int ret, uint64_t t)
 	atomic_fetch_add(&sh->cancels, 1);
 	atomic_store(&e->ostate, O_WAIT);
 	if (e->kind == K_PERIODIC) {
-		e->cancel_ns = qt_now(e->clock);
+		e->cancel_ns = t_now(e->clock);
 		atomic_store(&e->ended[0], t);
 		atomic_store(&e->fate[0], F_ENDED);
 		if (ret == -ENOENT)
@@ -406,7 +406,7 @@ static struct ent *pick_live(struct worker *w, bool oneshot_only)
 	int tries;
 
 	for (tries = 0; tries < 8 && w->nr_live; tries++) {
-		struct ent *e = &sh->tbl[w->live[qt_rand_below(&w->rng, w->nr_live)]];
+		struct ent *e = &sh->tbl[w->live[t_rand_below(&w->rng, w->nr_live)]];
 
 		if (atomic_load(&e->ostate) != O_LIVE)
 			continue;
@@ -419,7 +419,7 @@ static struct ent *pick_live(struct worker *w, bool oneshot_only)
 
 static int pick_fdk(struct worker *w)
 {
-	unsigned int p = qt_rand_below(&w->rng, 100);
+	unsigned int p = t_rand_below(&w->rng, 100);
 
 	return p < 35 ? FD_S0 : p < 70 ? FD_S1 : FD_PRIV;
 }
@@ -433,8 +433,8 @@ static void op_arm(struct worker *w, bool periodic)
 	if (!e)
 		return;
 	prep_arm(w, e, &op, periodic, fdk);
-	op.opcode = qt_chance(&w->rng, 50) ? QTIMER_OP_ARM : 0;
-	ret = qt_arm_op(fd_of(w, fdk), &op);
+	op.opcode = t_chance(&w->rng, 50) ? QTIMER_OP_ARM : 0;
+	ret = t_arm_op(fd_of(w, fdk), &op);
 	arm_done(w, e, &op, ret);
 }
 
@@ -444,7 +444,7 @@ static void op_cancel(struct worker *w, struct ent *e)
 
 	if (!e)
 		return;
-	ret = qt_cancel(fd_of(w, e->fdk), atomic_load(&e->id));
+	ret = t_cancel(fd_of(w, e->fdk), atomic_load(&e->id));
 	cancel_done(e, ret, ticket());
 }
 
@@ -457,7 +457,7 @@ static void op_modify(struct worker *w, struct ent *e)
 		return;
 	prep_modify(w, e, &op);
 	op.opcode = 0;
-	ret = qt_ioctl(fd_of(w, e->fdk), QTIMER_IOC_MODIFY, &op);
+	ret = t_ioctl(fd_of(w, e->fdk), QTIMER_IOC_MODIFY, &op);
 	modify_done(e, ret, ticket());
 }
 
@@ -466,13 +466,13 @@ static void op_submit(struct worker *w)
 {
 	struct qtimer_op ops[16];
 	struct ent *ents[16];
-	int kinds[16], nr = 0, want = 1 + qt_rand_below(&w->rng, 16), i, ret;
+	int kinds[16], nr = 0, want = 1 + t_rand_below(&w->rng, 16), i, ret;
 	int tries = 0;
 	int fdk = pick_fdk(w);
 	uint64_t t;
 
 	while (nr < want && tries++ < 4 * want) {
-		unsigned int p = qt_rand_below(&w->rng, 100);
+		unsigned int p = t_rand_below(&w->rng, 100);
 		struct ent *e = NULL;
 		int j;
 
@@ -506,7 +506,7 @@ static void op_submit(struct worker *w)
 	}
 	if (!nr)
 		return;
-	ret = qt_submit(fd_of(w, fdk), ops, nr, 0, NULL);
+	ret = t_submit(fd_of(w, fdk), ops, nr, 0, NULL);
 	t = ticket();
 	atomic_fetch_add(&sh->submits, 1);
 	if (ret != nr)
@@ -553,7 +553,7 @@ static void op_close_private(struct worker *w)
 		live_remove(w, i);
 		ent_free(w, e);
 	}
-	w->priv = qt_open(O_NONBLOCK);
+	w->priv = t_open(O_NONBLOCK);
 	if (w->priv < 0)
 		violation(V_ERRNO, "open: %d", w->priv);
 	atomic_fetch_add(&sh->closes, 1);
@@ -590,27 +590,27 @@ static void op_fork(struct worker *w)
 		for (i = 0; i < FORK_TIMERS; i++) {
 			struct ent *e = ent_alloc(w);
 			struct qtimer_op op;
-			int fdk = qt_chance(&w->rng, 50) ? FD_S0 : FD_S1;
+			int fdk = t_chance(&w->rng, 50) ? FD_S0 : FD_S1;
 
 			prep_arm(w, e, &op, false, fdk);
-			arm_done(w, e, &op, qt_arm_op(sh->fds[fdk], &op));
+			arm_done(w, e, &op, t_arm_op(sh->fds[fdk], &op));
 		}
 		for (i = k; i < w->nr_live; i++) {
 			struct ent *e = &sh->tbl[w->live[i]];
 
-			if (qt_chance(&w->rng, 30))
+			if (t_chance(&w->rng, 30))
 				op_cancel(w, e);
-			else if (qt_chance(&w->rng, 30))
+			else if (t_chance(&w->rng, 30))
 				op_modify(w, e);
 		}
-		fd = qt_open(O_NONBLOCK);
+		fd = t_open(O_NONBLOCK);
 		if (fd < 0)
 			_exit(1);
 		for (i = 0; i < 3; i++)
-			if (qt_arm(fd, CLOCK_MONOTONIC, 0, i * NSEC_PER_MSEC, 0,
+			if (t_arm(fd, CLOCK_MONOTONIC, 0, i * NSEC_PER_MSEC, 0,
 				   i, NULL))
 				_exit(2);
-		n = qt_collect(fd, recs, 3, QT_ARRIVE_MS);
+		n = t_collect(fd, recs, 3, QT_ARRIVE_MS);
 		_exit(n == 3 ? 0 : 3);
 	}
 	w->nr_free -= FORK_TIMERS;
@@ -632,7 +632,7 @@ static void op_fork(struct worker *w)
 
 static void worker_init_fds(struct worker *w)
 {
-	w->priv = qt_open(O_NONBLOCK);
+	w->priv = t_open(O_NONBLOCK);
 	w->priv_dup = -1;
 	w->sdup = -1;
 }
@@ -645,7 +645,7 @@ static void *worker_fn(void *p)
 
 	worker_init_fds(w);
 	while (!atomic_load(&sh->stop)) {
-		unsigned int r = qt_rand_below(&w->rng, 1000);
+		unsigned int r = t_rand_below(&w->rng, 1000);
 
 		atomic_fetch_add(&sh->ops, 1);
 		if (r < 300)
@@ -665,7 +665,7 @@ static void *worker_fn(void *p)
 				close(w->sdup);
 				w->sdup = -1;
 			} else {
-				w->sdup_k = qt_rand_below(&w->rng, 2);
+				w->sdup_k = t_rand_below(&w->rng, 2);
 				w->sdup = dup(sh->fds[w->sdup_k]);
 				atomic_fetch_add(&sh->dups, 1);
 			}
@@ -683,7 +683,7 @@ static void *worker_fn(void *p)
 		} else if (r < 980) {
 			sched_yield();
 		} else {
-			qt_sleep_ns(qt_rand_below(&w->rng, 2 * NSEC_PER_MSEC));
+			t_sleep_ns(t_rand_below(&w->rng, 2 * NSEC_PER_MSEC));
 		}
 		reap(w, 4);
 	}
@@ -695,11 +695,11 @@ static void *worker_fn(void *p)
 		if (atomic_load(&e->ostate) != O_LIVE)
 			continue;
 		if (e->kind == K_PERIODIC ||
-		    e->lo[e->cur] > qt_now(e->clock) + 100 * NSEC_PER_MSEC)
+		    e->lo[e->cur] > t_now(e->clock) + 100 * NSEC_PER_MSEC)
 			op_cancel(w, e);
 	}
-	deadline = qt_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
-	while (qt_now(CLOCK_MONOTONIC) < deadline) {
+	deadline = t_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
+	while (t_now(CLOCK_MONOTONIC) < deadline) {
 		bool pending = false;
 
 		for (i = 0; i < w->nr_live; i++) {
@@ -710,7 +710,7 @@ static void *worker_fn(void *p)
 		}
 		if (!pending)
 			break;
-		if (qt_wait_readable(w->priv, 20) > 0)
+		if (t_wait_readable(w->priv, 20) > 0)
 			drain(w->priv, &w->rng, -1);
 	}
 	return NULL;
@@ -724,7 +724,7 @@ FIXTURE(race)
 
 FIXTURE_SETUP(race)
 {
-	int nr = qt_tunable("QT_RACE_WORKERS", NR_WORKERS_DEF);
+	int nr = t_tunable("QT_RACE_WORKERS", NR_WORKERS_DEF);
 
 	if (nr < 1 || nr > 64)
 		nr = NR_WORKERS_DEF;
@@ -734,10 +734,10 @@ FIXTURE_SETUP(race)
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, sh);
 	sh->nr_workers = nr;
-	sh->nr_cpus = qt_nr_cpus();
+	sh->nr_cpus = t_nr_cpus();
 	sh->diag_budget = 60;
-	sh->fds[0] = qt_open(O_NONBLOCK);
-	sh->fds[1] = qt_open(O_NONBLOCK);
+	sh->fds[0] = t_open(O_NONBLOCK);
+	sh->fds[1] = t_open(O_NONBLOCK);
 	ASSERT_LE(0, sh->fds[0]);
 	ASSERT_LE(0, sh->fds[1]);
 	self->workers = calloc(nr, sizeof(*self->workers));
@@ -770,11 +770,11 @@ static bool shared_pending(void)
 
 TEST_F_TIMEOUT(race, stress, 3700)
 {
-	int secs = qt_stress_seconds(5), nr = sh->nr_workers, i, v;
-	uint64_t seed = qt_tunable("QT_SEED", 0) ?: (uint64_t)qt_now(CLOCK_REALTIME);
+	int secs = t_stress_seconds(5), nr = sh->nr_workers, i, v;
+	uint64_t seed = t_tunable("QT_SEED", 0) ?: (uint64_t)t_now(CLOCK_REALTIME);
 	pthread_t wt[64], rt[NR_READERS];
 	struct reader_arg ra[NR_READERS];
-	struct qt_fdinfo fi;
+	struct t_fdinfo fi;
 	__s64 deadline;
 	uint32_t e;
 
@@ -790,30 +790,30 @@ TEST_F_TIMEOUT(race, stress, 3700)
 		struct worker *w = &self->workers[i];
 
 		w->idx = i;
-		qt_rng_seed(&w->rng, seed + i);
+		t_rng_seed(&w->rng, seed + i);
 		w->base = i * PER_WORKER;
 		for (e = 0; e < PER_WORKER; e++)
 			w->free[w->nr_free++] = w->base + PER_WORKER - 1 - e;
 		ASSERT_EQ(0, pthread_create(&wt[i], NULL, worker_fn, w));
 	}
-	qt_sleep_ns((__s64)secs * NSEC_PER_SEC);
+	t_sleep_ns((__s64)secs * NSEC_PER_SEC);
 	atomic_store(&sh->stop, 1);
 	for (i = 0; i < nr; i++)
 		pthread_join(wt[i], NULL);
 
 	/* Let the readers bring in what is still due on the shared files. */
-	deadline = qt_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
-	while (shared_pending() && qt_now(CLOCK_MONOTONIC) < deadline)
-		qt_sleep_ms(20);
+	deadline = t_now(CLOCK_MONOTONIC) + 10 * NSEC_PER_SEC;
+	while (shared_pending() && t_now(CLOCK_MONOTONIC) < deadline)
+		t_sleep_ms(20);
 	atomic_store(&sh->stop_readers, 1);
 	for (i = 0; i < NR_READERS; i++)
 		pthread_join(rt[i], NULL);
 
 	/* Anything still queued now was not expected: account it. */
 	{
-		struct qt_rng rng;
+		struct t_rng rng;
 
-		qt_rng_seed(&rng, seed);
+		t_rng_seed(&rng, seed);
 		for (i = 0; i < 2; i++)
 			while (drain(sh->fds[i], &rng, -1) > 0)
 				;
@@ -826,7 +826,7 @@ TEST_F_TIMEOUT(race, stress, 3700)
 			ent_verify(&sh->tbl[e], true);
 	/* Everything left on the shared files was cancelled or delivered. */
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, qt_fdinfo(sh->fds[i], &fi));
+		ASSERT_EQ(0, t_fdinfo(sh->fds[i], &fi));
 		if (fi.timers || fi.pending)
 			violation(V_FDINFO, "shared file %d: timers %lld pending %lld",
 				  i, fi.timers, fi.pending);

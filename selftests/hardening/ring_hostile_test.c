@@ -39,10 +39,10 @@
 
 static bool need_ring_and_cpus(struct __test_metadata *_metadata)
 {
-	if (!qt_ring_offered()) {
+	if (!t_ring_offered()) {
 		SKIP(return false, "no record ring: QTIMER_FEAT_RING not offered");
 	}
-	if (!qt_cpu_online(1)) {
+	if (!t_cpu_online(1)) {
 		SKIP(return false, "needs two online CPUs");
 	}
 	return true;
@@ -60,7 +60,7 @@ static void *flipper_fn(void *arg)
 {
 	struct flipper *f = arg;
 
-	qt_pin_self(1);
+	t_pin_self(1);
 	while (!atomic_load(&f->stop)) {
 		__u32 *w = atomic_load(&f->word);
 		int i;
@@ -79,31 +79,31 @@ TEST(cancel_against_a_bit_flipper)
 	struct flipper *f = &flipper;
 	int rounds = 2000, fd, i, voided = 0;
 	struct qtimer_record rec[4];
-	struct qt_ring r;
+	struct t_ring r;
 
 	if (!need_ring_and_cpus(_metadata))
 		return;
-	ASSERT_EQ(0, qt_pin_self(0));
-	fd = qt_open(O_NONBLOCK);
+	ASSERT_EQ(0, t_pin_self(0));
+	fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, qt_ring_map(&r, fd, 64));
+	ASSERT_EQ(0, t_ring_map(&r, fd, 64));
 	ASSERT_EQ(0, pthread_create(&f->thread, NULL, flipper_fn, f));
 	for (i = 0; i < rounds; i++) {
 		__u64 id;
-		long idx = qt_ring_fire_one(&r, i, &id);
+		long idx = t_ring_fire_one(&r, i, &id);
 		int ret, n;
 
 		ASSERT_LE(0, idx) TH_LOG("round %d: no record", i);
-		atomic_store(&f->word, &qt_ring_rec(&r, idx)->flags);
-		ret = qt_cancel(fd, id);
+		atomic_store(&f->word, &t_ring_rec(&r, idx)->flags);
+		ret = t_cancel(fd, id);
 		atomic_store(&f->word, NULL);
 		/* Nothing claims here: the record was there to void. */
 		ASSERT_EQ(QTIMER_CANCEL_QUEUED, ret) TH_LOG("round %d", i);
 		voided++;
-		ASSERT_EQ(QTIMER_REC_VOID, CLAIM(qt_ring_claim_of(&r, idx)))
+		ASSERT_EQ(QTIMER_REC_VOID, CLAIM(t_ring_claim_of(&r, idx)))
 			TH_LOG("round %d: CANCEL said voided, the record is still %#x",
-			       i, qt_ring_claim_of(&r, idx));
-		n = qt_read(fd, rec, 4);
+			       i, t_ring_claim_of(&r, idx));
+		n = t_read(fd, rec, 4);
 		ASSERT_EQ(-EAGAIN, n)
 			TH_LOG("round %d: read() returned %d records of a cancelled timer",
 			       i, n);
@@ -111,7 +111,7 @@ TEST(cancel_against_a_bit_flipper)
 	atomic_store(&f->stop, true);
 	pthread_join(f->thread, NULL);
 	TH_LOG("%d records voided under %ld flips", voided, atomic_load(&f->flips));
-	qt_ring_unmap(&r);
+	t_ring_unmap(&r);
 	close(fd);
 }
 
@@ -122,7 +122,7 @@ TEST(cancel_against_a_bit_flipper)
 #define G_SECONDS	3
 
 struct garbage {
-	struct qt_ring r;
+	struct t_ring r;
 	int fd;
 	__s64 until;
 	__u64 ids[G_ONESHOTS + G_TICKERS];
@@ -134,11 +134,11 @@ struct garbage {
 static void *garbage_writer_fn(void *arg)
 {
 	struct garbage *g = arg;
-	struct qt_rng rng;
+	struct t_rng rng;
 
-	qt_rng_seed(&rng, (uint64_t)qt_now(CLOCK_MONOTONIC) ^ (uintptr_t)&rng);
-	while (qt_now(CLOCK_MONOTONIC) < g->until) {
-		__u64 v = qt_rand(&rng);
+	t_rng_seed(&rng, (uint64_t)t_now(CLOCK_MONOTONIC) ^ (uintptr_t)&rng);
+	while (t_now(CLOCK_MONOTONIC) < g->until) {
+		__u64 v = t_rand(&rng);
 		__u32 word = (__u32)(v >> 32), idx = (__u32)v % g->r.entries;
 		__u32 *f = &g->r.recs[idx].flags, old;
 
@@ -172,12 +172,12 @@ static void *garbage_reader_fn(void *arg)
 	struct garbage *g = arg;
 	struct qtimer_record recs[64];
 
-	while (qt_now(CLOCK_MONOTONIC) < g->until) {
-		int n = qt_read(g->fd, recs, 64), i;
-		__s64 now = qt_now(CLOCK_MONOTONIC);
+	while (t_now(CLOCK_MONOTONIC) < g->until) {
+		int n = t_read(g->fd, recs, 64), i;
+		__s64 now = t_now(CLOCK_MONOTONIC);
 
 		if (n == -EAGAIN) {
-			qt_wait_readable(g->fd, 20);
+			t_wait_readable(g->fd, 20);
 			continue;
 		}
 		for (i = 0; i < n; i++) {
@@ -204,20 +204,20 @@ static void *garbage_reader_fn(void *arg)
 static void *garbage_canceller_fn(void *arg)
 {
 	struct garbage *g = arg;
-	struct qt_rng rng;
+	struct t_rng rng;
 
-	qt_rng_seed(&rng, 12345);
-	while (qt_now(CLOCK_MONOTONIC) < g->until) {
-		__u64 v = qt_rand(&rng);
+	t_rng_seed(&rng, 12345);
+	while (t_now(CLOCK_MONOTONIC) < g->until) {
+		__u64 v = t_rand(&rng);
 		long k = v % (G_ONESHOTS + G_TICKERS);
 		int ret;
 
 		if (k >= G_ONESHOTS) {
 			/* A ticker: pushed a little later, or its period changed. */
-			qt_modify(g->fd, g->ids[k], 0, NSEC_PER_MSEC,
+			t_modify(g->fd, g->ids[k], 0, NSEC_PER_MSEC,
 				  (v >> 40) % 3 ? NSEC_PER_MSEC : 1, 0);
 		} else if (atomic_load(&g->fate[k]) == 0) {
-			ret = qt_cancel(g->fd, g->ids[k]);
+			ret = t_cancel(g->fd, g->ids[k]);
 			/*
 			 * Taken back before any read: mark it; a read() that
 			 * returned it first already marked it 1.
@@ -240,11 +240,11 @@ static void fill_garbage(struct qtimer_op *op, long k, void *arg)
 
 	if (k < G_ONESHOTS) {
 		/* Spread over the run, on every CPU (no QTIMER_F_CPU). */
-		*op = qt_op(CLOCK_MONOTONIC, 0,
+		*op = t_op(CLOCK_MONOTONIC, 0,
 			    base + (k * G_SECONDS * NSEC_PER_SEC) / G_ONESHOTS,
 			    0, k);
 	} else {
-		*op = qt_op(CLOCK_MONOTONIC, 0, NSEC_PER_MSEC,
+		*op = t_op(CLOCK_MONOTONIC, 0, NSEC_PER_MSEC,
 			    k % 2 ? NSEC_PER_MSEC : 1, k);
 	}
 }
@@ -260,12 +260,12 @@ TEST(garbage_while_timers_fire)
 		return;
 	g = calloc(1, sizeof(*g));
 	ASSERT_NE(NULL, g);
-	g->fd = qt_open(O_NONBLOCK);
+	g->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, g->fd);
-	ASSERT_EQ(0, qt_ring_map(&g->r, g->fd, 64));
-	ASSERT_EQ(0, qt_arm_many(g->fd, G_ONESHOTS + G_TICKERS, fill_garbage,
+	ASSERT_EQ(0, t_ring_map(&g->r, g->fd, 64));
+	ASSERT_EQ(0, t_arm_many(g->fd, G_ONESHOTS + G_TICKERS, fill_garbage,
 				 &base, g->ids, G_ONESHOTS + G_TICKERS));
-	g->until = qt_now(CLOCK_MONOTONIC) + G_SECONDS * NSEC_PER_SEC;
+	g->until = t_now(CLOCK_MONOTONIC) + G_SECONDS * NSEC_PER_SEC;
 	ASSERT_EQ(0, pthread_create(&threads[0], NULL, garbage_writer_fn, g));
 	ASSERT_EQ(0, pthread_create(&threads[1], NULL, garbage_writer_fn, g));
 	ASSERT_EQ(0, pthread_create(&threads[2], NULL, garbage_reader_fn, g));
@@ -280,7 +280,7 @@ TEST(garbage_while_timers_fire)
 		TH_LOG("one-shots read after CANCEL took them back");
 	EXPECT_LT(0, atomic_load(&g->read_recs)) TH_LOG("read() returned nothing");
 	/* The file still works: a timer armed now arrives by read(). */
-	qt_ring_unmap(&g->r);
+	t_ring_unmap(&g->r);
 	close(g->fd);
 	free(g);
 }

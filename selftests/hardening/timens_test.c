@@ -29,7 +29,7 @@
 
 static int fork_into_timens(void)
 {
-	return qt_fork_into_timens("monotonic 100 0\nboottime 200 0\n");
+	return t_fork_into_timens("monotonic 100 0\nboottime 200 0\n");
 }
 
 #define CHECK(cond) QT_CHILD_CHECK(cond)
@@ -45,7 +45,7 @@ static int fork_into_timens(void)
 		body;							\
 		_exit(0);						\
 	}								\
-	ASSERT_EQ(0, qt_wait_child(__pid));				\
+	ASSERT_EQ(0, t_wait_child(__pid));				\
 } while (0)
 
 /* The namespace has these offsets in seconds ("%-10s %10lld %9ld" lines). */
@@ -83,14 +83,14 @@ static void child_many_absolute(void)
 	static int clk[N];
 	struct qtimer_record recs[N];
 	__s64 stamp[N], t0[2];
-	int fd = qt_open(O_NONBLOCK), i, n;
-	struct qt_rng rng;
+	int fd = t_open(O_NONBLOCK), i, n;
+	struct t_rng rng;
 
 	child_sees_offsets();
 	CHECK(fd >= 0);
-	qt_rng_seed(&rng, qt_now(CLOCK_MONOTONIC));
-	t0[0] = qt_now(CLOCK_MONOTONIC);
-	t0[1] = qt_now(CLOCK_BOOTTIME);
+	t_rng_seed(&rng, t_now(CLOCK_MONOTONIC));
+	t0[0] = t_now(CLOCK_MONOTONIC);
+	t0[1] = t_now(CLOCK_BOOTTIME);
 	/* The namespace's clocks really are ahead of the machine's uptime. */
 	CHECK(t0[0] >= OFF_MONO && t0[1] >= OFF_BOOT);
 	for (i = 0; i < N; i++) {
@@ -99,17 +99,17 @@ static void child_many_absolute(void)
 		clk[i] = c ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
 		/* The first two exactly 200 ms out, the rest 0-300 ms. */
 		when[i] = t0[c] + (i < 2 ? 200 * NSEC_PER_MSEC :
-				   (__s64)qt_rand_below(&rng, 300 * NSEC_PER_MSEC));
-		CHECK(!qt_arm(fd, clk[i], QTIMER_F_ABSTIME, when[i], 0, i, NULL));
+				   (__s64)t_rand_below(&rng, 300 * NSEC_PER_MSEC));
+		CHECK(!t_arm(fd, clk[i], QTIMER_F_ABSTIME, when[i], 0, i, NULL));
 	}
 	n = 0;
 	while (n < N) {
-		int got = qt_collect(fd, recs, N - n, 2 * QT_ARRIVE_MS);
+		int got = t_collect(fd, recs, N - n, 2 * QT_ARRIVE_MS);
 
 		CHECK(got > 0);
 		for (i = 0; i < got; i++) {
 			const struct qtimer_record *r = &recs[i];
-			__s64 now = qt_now(clk[r->cookie]);
+			__s64 now = t_now(clk[r->cookie]);
 
 			CHECK(r->cookie < N);
 			/* In the namespace's view, and never early in it. */
@@ -126,7 +126,7 @@ static void child_many_absolute(void)
 		CHECK(took >= 200 * NSEC_PER_MSEC);
 		CHECK(took < 200 * NSEC_PER_MSEC + 2 * QT_ARRIVE_MS * NSEC_PER_MSEC);
 	}
-	CHECK(!qt_nothing_pending(fd));
+	CHECK(!t_nothing_pending(fd));
 	close(fd);
 }
 
@@ -138,21 +138,21 @@ TEST(absolute_timers_in_namespace_view)
 static void child_relative_and_realtime(void)
 {
 	struct qtimer_record recs[3];
-	__s64 m0 = qt_now(CLOCK_MONOTONIC), r0 = qt_now(CLOCK_REALTIME), m1;
+	__s64 m0 = t_now(CLOCK_MONOTONIC), r0 = t_now(CLOCK_REALTIME), m1;
 	__s64 rwhen = r0 + 150 * NSEC_PER_MSEC;
-	int fd = qt_open(O_NONBLOCK), i;
+	int fd = t_open(O_NONBLOCK), i;
 
 	CHECK(fd >= 0);
-	CHECK(!qt_arm(fd, CLOCK_MONOTONIC, 0, 150 * NSEC_PER_MSEC, 0, 0, NULL));
-	CHECK(!qt_arm(fd, CLOCK_BOOTTIME, 0, 150 * NSEC_PER_MSEC, 0, 1, NULL));
+	CHECK(!t_arm(fd, CLOCK_MONOTONIC, 0, 150 * NSEC_PER_MSEC, 0, 0, NULL));
+	CHECK(!t_arm(fd, CLOCK_BOOTTIME, 0, 150 * NSEC_PER_MSEC, 0, 1, NULL));
 	/* Realtime is the same in every time namespace. */
-	CHECK(!qt_arm(fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, rwhen, 0, 2, NULL));
-	m1 = qt_now(CLOCK_MONOTONIC);
-	CHECK(qt_collect(fd, recs, 3, 2 * QT_ARRIVE_MS) == 3);
+	CHECK(!t_arm(fd, CLOCK_REALTIME, QTIMER_F_ABSTIME, rwhen, 0, 2, NULL));
+	m1 = t_now(CLOCK_MONOTONIC);
+	CHECK(t_collect(fd, recs, 3, 2 * QT_ARRIVE_MS) == 3);
 	for (i = 0; i < 3; i++) {
 		if (recs[i].cookie == 2) {
 			CHECK(recs[i].expires_ns == rwhen);
-			CHECK(qt_now(CLOCK_REALTIME) >= rwhen);
+			CHECK(t_now(CLOCK_REALTIME) >= rwhen);
 		} else if (recs[i].cookie == 0) {
 			/* Relative: now (namespace view) + 150 ms. */
 			CHECK(recs[i].expires_ns >= m0 + 150 * NSEC_PER_MSEC);
@@ -160,7 +160,7 @@ static void child_relative_and_realtime(void)
 		} else {
 			CHECK(recs[i].cookie == 1);
 			CHECK(recs[i].expires_ns >= OFF_BOOT);
-			CHECK(recs[i].expires_ns <= qt_now(CLOCK_BOOTTIME));
+			CHECK(recs[i].expires_ns <= t_now(CLOCK_BOOTTIME));
 		}
 	}
 	close(fd);
@@ -175,29 +175,29 @@ static void child_ticker_and_modify(void)
 {
 	const __s64 period = 20 * NSEC_PER_MSEC;
 	struct qtimer_record rec;
-	__s64 first = qt_now(CLOCK_BOOTTIME) + 30 * NSEC_PER_MSEC, when;
-	int fd = qt_open(O_NONBLOCK), i, ret;
+	__s64 first = t_now(CLOCK_BOOTTIME) + 30 * NSEC_PER_MSEC, when;
+	int fd = t_open(O_NONBLOCK), i, ret;
 	__u64 id, sum = 0;
 
 	CHECK(fd >= 0);
-	CHECK(!qt_arm(fd, CLOCK_BOOTTIME, QTIMER_F_ABSTIME, first, period, 5, &id));
+	CHECK(!t_arm(fd, CLOCK_BOOTTIME, QTIMER_F_ABSTIME, first, period, 5, &id));
 	for (i = 0; i < 5; i++) {
-		CHECK(qt_collect(fd, &rec, 1, QT_ARRIVE_MS) == 1);
+		CHECK(t_collect(fd, &rec, 1, QT_ARRIVE_MS) == 1);
 		CHECK(rec.id == id && !rec.flags);
 		sum += rec.count;
 		/* first + k * period, namespace view, counting every period. */
 		CHECK(rec.expires_ns == first + (__s64)(sum - 1) * period);
-		CHECK(qt_now(CLOCK_BOOTTIME) >= rec.expires_ns);
+		CHECK(t_now(CLOCK_BOOTTIME) >= rec.expires_ns);
 	}
 	/* MODIFY to an absolute one-shot in the namespace's view. */
-	when = qt_now(CLOCK_BOOTTIME) + 100 * NSEC_PER_MSEC;
-	ret = qt_modify(fd, id, QTIMER_F_ABSTIME, when, 0, 0);
+	when = t_now(CLOCK_BOOTTIME) + 100 * NSEC_PER_MSEC;
+	ret = t_modify(fd, id, QTIMER_F_ABSTIME, when, 0, 0);
 	CHECK(ret > 0);
 	/* A record of the old schedule may have been discarded, not read. */
-	CHECK(qt_collect(fd, &rec, 1, QT_ARRIVE_MS) == 1);
+	CHECK(t_collect(fd, &rec, 1, QT_ARRIVE_MS) == 1);
 	CHECK(rec.id == id && rec.expires_ns == when);
 	CHECK(rec.flags == QTIMER_REC_LAST);
-	CHECK(qt_now(CLOCK_BOOTTIME) >= when);
+	CHECK(t_now(CLOCK_BOOTTIME) >= when);
 	close(fd);
 }
 
@@ -214,14 +214,14 @@ TEST(ticker_and_modify_in_namespace_view)
 static void child_before_epoch(void)
 {
 	struct qtimer_record rec;
-	__s64 t0 = qt_now(CLOCK_MONOTONIC);
-	int fd = qt_open(O_NONBLOCK);
+	__s64 t0 = t_now(CLOCK_MONOTONIC);
+	int fd = t_open(O_NONBLOCK);
 
 	CHECK(fd >= 0);
-	CHECK(!qt_arm(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, NSEC_PER_SEC, 0, 9, NULL));
-	CHECK(qt_collect(fd, &rec, 1, QT_ARRIVE_MS) == 1);
-	CHECK(qt_now(CLOCK_MONOTONIC) - t0 < QT_ARRIVE_MS * NSEC_PER_MSEC);
-	CHECK(rec.expires_ns <= qt_now(CLOCK_MONOTONIC));
+	CHECK(!t_arm(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, NSEC_PER_SEC, 0, 9, NULL));
+	CHECK(t_collect(fd, &rec, 1, QT_ARRIVE_MS) == 1);
+	CHECK(t_now(CLOCK_MONOTONIC) - t0 < QT_ARRIVE_MS * NSEC_PER_MSEC);
+	CHECK(rec.expires_ns <= t_now(CLOCK_MONOTONIC));
 	CHECK(rec.flags == QTIMER_REC_LAST);
 	close(fd);
 }
@@ -239,7 +239,7 @@ TEST(absolute_before_namespace_epoch_fires_now)
 TEST(record_is_in_the_readers_view)
 {
 	struct qtimer_record rec;
-	int fd = qt_open(O_NONBLOCK), pipefd[2];
+	int fd = t_open(O_NONBLOCK), pipefd[2];
 	__s64 host_when, ns_when = 0;
 	int pid, status;
 
@@ -250,31 +250,31 @@ TEST(record_is_in_the_readers_view)
 		SKIP(return, "no time namespaces (CONFIG_TIME_NS) or no privilege");
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		__s64 w = qt_now(CLOCK_MONOTONIC) + 300 * NSEC_PER_MSEC;
+		__s64 w = t_now(CLOCK_MONOTONIC) + 300 * NSEC_PER_MSEC;
 
-		CHECK(!qt_arm(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, w, 0, 1, NULL));
+		CHECK(!t_arm(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, w, 0, 1, NULL));
 		CHECK(write(pipefd[1], &w, sizeof(w)) == sizeof(w));
 		_exit(0);
 	}
 	ASSERT_EQ(sizeof(ns_when), read(pipefd[0], &ns_when, sizeof(ns_when)));
-	ASSERT_EQ(0, qt_wait_child(pid));
-	ASSERT_EQ(1, qt_collect(fd, &rec, 1, QT_ARRIVE_MS));
+	ASSERT_EQ(0, t_wait_child(pid));
+	ASSERT_EQ(1, t_collect(fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(1, rec.cookie);
 	EXPECT_EQ(ns_when - OFF_MONO, rec.expires_ns);
-	EXPECT_LE(rec.expires_ns, qt_now(CLOCK_MONOTONIC));
+	EXPECT_LE(rec.expires_ns, t_now(CLOCK_MONOTONIC));
 
-	host_when = qt_now(CLOCK_MONOTONIC) + 300 * NSEC_PER_MSEC;
-	ASSERT_EQ(0, qt_arm(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, host_when,
+	host_when = t_now(CLOCK_MONOTONIC) + 300 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, host_when,
 			    0, 2, NULL));
 	/* A second child in the same namespace reads it. */
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		CHECK(qt_now(CLOCK_MONOTONIC) >= OFF_MONO);
-		CHECK(qt_collect(fd, &rec, 1, QT_ARRIVE_MS) == 1);
+		CHECK(t_now(CLOCK_MONOTONIC) >= OFF_MONO);
+		CHECK(t_collect(fd, &rec, 1, QT_ARRIVE_MS) == 1);
 		CHECK(rec.cookie == 2);
 		CHECK(rec.expires_ns == host_when + OFF_MONO);
-		CHECK(rec.expires_ns <= qt_now(CLOCK_MONOTONIC));
+		CHECK(rec.expires_ns <= t_now(CLOCK_MONOTONIC));
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -297,37 +297,37 @@ static void child_behind_host(void)
 				      INT64_MAX - NSEC_PER_SEC + 1 };
 	static const int clocks[] = { CLOCK_MONOTONIC, CLOCK_BOOTTIME };
 	struct qtimer_record rec;
-	struct qt_fdinfo fi;
-	int fd = qt_open(O_NONBLOCK);
+	struct t_fdinfo fi;
+	int fd = t_open(O_NONBLOCK);
 	unsigned int i, c;
 	__u64 id;
 
 	CHECK(fd >= 0);
 	child_sees_offsets_of(-1, -1);
-	CHECK(!qt_arm(fd, CLOCK_MONOTONIC, 0, 300 * NSEC_PER_MSEC, 0, 7, &id));
+	CHECK(!t_arm(fd, CLOCK_MONOTONIC, 0, 300 * NSEC_PER_MSEC, 0, 7, &id));
 	for (c = 0; c < 2; c++) {
 		for (i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
-			CHECK(qt_arm(fd, clocks[c], QTIMER_F_ABSTIME, huge[i],
+			CHECK(t_arm(fd, clocks[c], QTIMER_F_ABSTIME, huge[i],
 				     0, 1, NULL) == -EOVERFLOW);
 		}
 	}
 	for (i = 0; i < sizeof(huge) / sizeof(huge[0]); i++)
-		CHECK(qt_modify(fd, id, QTIMER_F_ABSTIME, huge[i], 0, 0) == -EOVERFLOW);
-	CHECK(!qt_fdinfo(fd, &fi));
+		CHECK(t_modify(fd, id, QTIMER_F_ABSTIME, huge[i], 0, 0) == -EOVERFLOW);
+	CHECK(!t_fdinfo(fd, &fi));
 	CHECK(fi.timers == 1);
 	/* The refused MODIFYs left the timer as it was: it fires on time. */
-	CHECK(qt_collect(fd, &rec, 1, QT_ARRIVE_MS) == 1);
+	CHECK(t_collect(fd, &rec, 1, QT_ARRIVE_MS) == 1);
 	CHECK(rec.cookie == 7 && rec.flags == QTIMER_REC_LAST);
-	CHECK(qt_now(CLOCK_MONOTONIC) >= rec.expires_ns);
-	qt_sleep_ms(100);
-	CHECK(!qt_nothing_pending(fd));
+	CHECK(t_now(CLOCK_MONOTONIC) >= rec.expires_ns);
+	t_sleep_ms(100);
+	CHECK(!t_nothing_pending(fd));
 	close(fd);
 }
 
 TEST(absolute_expiry_overflow_in_namespace_behind_host)
 {
 	RUN_IN_TIMENS_OFFSETS(
-		qt_fork_into_timens("monotonic -1 0\nboottime -1 0\n"),
+		t_fork_into_timens("monotonic -1 0\nboottime -1 0\n"),
 		child_behind_host());
 }
 

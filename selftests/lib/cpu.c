@@ -15,7 +15,7 @@
  * Cached: glibc reads sysfs on every get_nprocs_conf(), far too slow for a
  * per-timer loop under TCG.
  */
-int qt_nr_cpus(void)
+int t_nr_cpus(void)
 {
 	static int nr;
 
@@ -24,7 +24,7 @@ int qt_nr_cpus(void)
 	return nr;
 }
 
-int qt_pin_self(int cpu)
+int t_pin_self(int cpu)
 {
 	cpu_set_t set;
 
@@ -33,7 +33,7 @@ int qt_pin_self(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
-int qt_allowed_cpus(int *cpus, int max)
+int t_allowed_cpus(int *cpus, int max)
 {
 	cpu_set_t set;
 	int cpu, n = 0;
@@ -46,42 +46,42 @@ int qt_allowed_cpus(int *cpus, int max)
 	return n;
 }
 
-char *qt_cpu_online_path(int cpu, char *buf, size_t len)
+char *t_cpu_online_path(int cpu, char *buf, size_t len)
 {
 	snprintf(buf, len, "/sys/devices/system/cpu/cpu%d/online", cpu);
 	return buf;
 }
 
 /* CPU 0 usually has no online file: it cannot go. */
-bool qt_cpu_online(int cpu)
+bool t_cpu_online(int cpu)
 {
 	char path[96];
 	unsigned long long v = 1;
 
 	if (cpu == 0)
 		return true;
-	if (qt_sysfs_read(qt_cpu_online_path(cpu, path, sizeof(path)), &v))
-		return cpu < qt_nr_cpus();
+	if (t_sysfs_read(t_cpu_online_path(cpu, path, sizeof(path)), &v))
+		return cpu < t_nr_cpus();
 	return v == 1;
 }
 
 /* A hotplug operation under way elsewhere makes the write fail for a while. */
-int qt_cpu_set_online(int cpu, int on)
+int t_cpu_set_online(int cpu, int on)
 {
 	char path[96];
 	int tries, ret = 0;
 
-	qt_cpu_online_path(cpu, path, sizeof(path));
+	t_cpu_online_path(cpu, path, sizeof(path));
 	for (tries = 0; tries < 50; tries++) {
-		ret = qt_sysfs_write(path, on);
+		ret = t_sysfs_write(path, on);
 		if (ret != -EBUSY && ret != -EAGAIN)
 			break;
-		qt_sleep_ms(20);
+		t_sleep_ms(20);
 	}
 	return ret;
 }
 
-int qt_proc_stat(int cpu, struct qt_cpu_stat *st)
+int t_proc_stat(int cpu, struct t_cpu_stat *st)
 {
 	char line[256], want[16];
 	size_t len;
@@ -111,10 +111,10 @@ int qt_proc_stat(int cpu, struct qt_cpu_stat *st)
 }
 
 /* Steal is time the host took the vCPU away: not busy, but not ours. */
-int qt_cpu_ticks(int cpu, unsigned long long *busy, unsigned long long *total)
+int t_cpu_ticks(int cpu, unsigned long long *busy, unsigned long long *total)
 {
-	struct qt_cpu_stat st;
-	int ret = qt_proc_stat(cpu, &st);
+	struct t_cpu_stat st;
+	int ret = t_proc_stat(cpu, &st);
 
 	*busy = *total = 0;
 	if (ret)

@@ -26,7 +26,7 @@ static bool qt_fdinfo_vfs_key(const char *key)
 	       !strcmp(key, "mnt_id") || !strcmp(key, "ino");
 }
 
-int qt_fdinfo_read(int fd, struct qt_fdinfo *fi)
+int t_fdinfo_read(int fd, struct t_fdinfo *fi)
 {
 	char path[64], copy[sizeof(fi->text)], *line, *save, *tab;
 	unsigned int i;
@@ -68,9 +68,9 @@ int qt_fdinfo_read(int fd, struct qt_fdinfo *fi)
 	return 0;
 }
 
-int qt_fdinfo(int fd, struct qt_fdinfo *fi)
+int t_fdinfo(int fd, struct t_fdinfo *fi)
 {
-	int ret = qt_fdinfo_read(fd, fi);
+	int ret = t_fdinfo_read(fd, fi);
 	int i;
 
 	if (ret)
@@ -81,16 +81,16 @@ int qt_fdinfo(int fd, struct qt_fdinfo *fi)
 	return 0;
 }
 
-const char *qt_fdinfo_key_name(enum qt_fdinfo_key key)
+const char *t_fdinfo_key_name(enum t_fdinfo_key key)
 {
 	return key < QT_FI_NR ? qt_fdinfo_keys[key] : NULL;
 }
 
-long long qt_fdinfo_get(int fd, enum qt_fdinfo_key key)
+long long t_fdinfo_get(int fd, enum t_fdinfo_key key)
 {
-	struct qt_fdinfo fi;
+	struct t_fdinfo fi;
 
-	if (qt_fdinfo_read(fd, &fi) || !fi.seen[key])
+	if (t_fdinfo_read(fd, &fi) || !fi.seen[key])
 		return QT_FI_MISSING;
 	return fi.v[key];
 }
@@ -99,20 +99,20 @@ long long qt_fdinfo_get(int fd, enum qt_fdinfo_key key)
  * The "pending" count only paces the test: if the key is not there, this
  * falls back to a generous sleep, and the test's own checks still decide.
  */
-int qt_wait_pending(int fd, unsigned int n, int timeout_ms)
+int t_wait_pending(int fd, unsigned int n, int timeout_ms)
 {
-	__s64 deadline = qt_now(CLOCK_MONOTONIC) + timeout_ms * NSEC_PER_MSEC;
+	__s64 deadline = t_now(CLOCK_MONOTONIC) + timeout_ms * NSEC_PER_MSEC;
 
 	do {
-		long long pending = qt_fdinfo_get(fd, QT_FI_PENDING);
+		long long pending = t_fdinfo_get(fd, QT_FI_PENDING);
 
 		if (pending == QT_FI_MISSING) {
-			qt_sleep_ms(300);
+			t_sleep_ms(300);
 			return 1;
 		}
 		if (pending >= n)
 			return 1;
-		qt_sleep_ms(5);
-	} while (qt_now(CLOCK_MONOTONIC) < deadline);
+		t_sleep_ms(5);
+	} while (t_now(CLOCK_MONOTONIC) < deadline);
 	return 0;
 }

@@ -67,99 +67,99 @@
  * ticker whose record is queued also counts as ARMED is left open by the
  * header, so tests that do not control timing accept either.
  */
-bool qt_mask_ok(int mask);
+bool t_mask_ok(int mask);
 
-int qt_open(int extra_flags);
-int qt_ioctl(int fd, unsigned long cmd, void *arg);
-int qt_version(int fd, struct qtimer_version *v);
+int t_open(int extra_flags);
+int t_ioctl(int fd, unsigned long cmd, void *arg);
+int t_version(int fd, struct qtimer_version *v);
 
 /* A valid relative one-shot on @clockid with no cpu, slack or period. */
-struct qtimer_op qt_op(int clockid, __u32 flags, __s64 expires_ns,
+struct qtimer_op t_op(int clockid, __u32 flags, __s64 expires_ns,
 		       __u64 period_ns, __u64 cookie);
-int qt_arm_op(int fd, struct qtimer_op *op);
+int t_arm_op(int fd, struct qtimer_op *op);
 /* Arms a timer and returns 0 (id in *id, if id is not NULL) or -errno. */
-int qt_arm(int fd, int clockid, __u32 flags, __s64 expires_ns,
+int t_arm(int fd, int clockid, __u32 flags, __s64 expires_ns,
 	   __u64 period_ns, __u64 cookie, __u64 *id);
 /* Same, on the heap of @cpu (QTIMER_F_CPU). */
-int qt_arm_cpu(int fd, int clockid, __u32 flags, __s64 expires_ns,
+int t_arm_cpu(int fd, int clockid, __u32 flags, __s64 expires_ns,
 	       __u64 period_ns, __u64 cookie, __u32 cpu, __u64 *id);
 /*
  * Arms a one-shot at absolute CLOCK_MONOTONIC @when on CPU 0's heap (only
  * one heap fires in deadline order).
  */
-int qt_arm_at_cpu0(int fd, __s64 when, __u64 cookie, __u64 *id);
+int t_arm_at_cpu0(int fd, __s64 when, __u64 cookie, __u64 *id);
 
-/* Makes op @k of the timers qt_arm_many() arms (its opcode is set after). */
-typedef void qt_fill_op_fn(struct qtimer_op *op, long k, void *arg);
+/* Makes op @k of the timers t_arm_many() arms (its opcode is set after). */
+typedef void t_fill_op_fn(struct qtimer_op *op, long k, void *arg);
 /*
  * Arms @n timers, op k made by @fill, in SUBMIT batches of
  * QTIMER_SUBMIT_MAX that stop at the first failure; the id of timer k goes
  * to ids[k] while k < @nr_ids.  Returns 0 or the first failure's -errno.
  */
-int qt_arm_many(int fd, long n, qt_fill_op_fn *fill, void *arg,
+int t_arm_many(int fd, long n, t_fill_op_fn *fill, void *arg,
 		__u64 *ids, long nr_ids);
 /*
- * For qt_arm_many(): a CLOCK_MONOTONIC one-shot due *(__s64 *)@arg ns from
+ * For t_arm_many(): a CLOCK_MONOTONIC one-shot due *(__s64 *)@arg ns from
  * now (NULL or 0: at once), cookie k.
  */
-qt_fill_op_fn qt_fill_in_ns;
+t_fill_op_fn t_fill_in_ns;
 
 /* Both return the QTIMER_CANCEL_* mask or -errno. */
-int qt_cancel(int fd, __u64 id);
-int qt_modify(int fd, __u64 id, __u32 flags, __s64 expires_ns,
+int t_cancel(int fd, __u64 id);
+int t_modify(int fd, __u64 id, __u32 flags, __s64 expires_ns,
 	      __u64 period_ns, __u64 slack_ns);
 /*
  * QTIMER_IOC_GET of @id into *@op (zeroed but for the id first): the state
  * mask or -errno.
  */
-int qt_get(int fd, __u64 id, struct qtimer_op *op);
+int t_get(int fd, __u64 id, struct qtimer_op *op);
 /* Returns the number of ops processed or -errno; *done gets the kernel's. */
-int qt_submit(int fd, struct qtimer_op *ops, __u32 nr, __u32 flags,
+int t_submit(int fd, struct qtimer_op *ops, __u32 nr, __u32 flags,
 	      __u32 *done);
 
 /* The number of whole records read (0..max) or -errno. */
-int qt_read(int fd, struct qtimer_record *recs, size_t max);
+int t_read(int fd, struct qtimer_record *recs, size_t max);
 /* 1 when poll() reports EPOLLIN within @timeout_ms, 0 if not, or -errno. */
-int qt_wait_readable(int fd, int timeout_ms);
+int t_wait_readable(int fd, int timeout_ms);
 /* The revents poll() reports right now. */
-int qt_revents(int fd);
+int t_revents(int fd);
 /*
  * Reads until @want records have arrived or @timeout_ms of CLOCK_MONOTONIC
  * passed, and returns how many arrived (or -errno); see ioctl.c for @stamp,
  * the never-early check.
  */
-int qt_collect_stamped(int fd, struct qtimer_record *recs, int want,
+int t_collect_stamped(int fd, struct qtimer_record *recs, int want,
 		       int timeout_ms, int clockid, __s64 *stamp);
-int qt_collect(int fd, struct qtimer_record *recs, int want, int timeout_ms);
+int t_collect(int fd, struct qtimer_record *recs, int want, int timeout_ms);
 /*
  * Nothing pending right now: no EPOLLIN and an O_NONBLOCK read gets
  * -EAGAIN.  Returns 0, or 1 (poll) / 2 (read) for what said otherwise.
  */
-int qt_nothing_pending(int fd);
+int t_nothing_pending(int fd);
 /* Index of the record with @cookie in recs[0..n), or -1. */
-int qt_find_cookie(const struct qtimer_record *recs, int n, __u64 cookie);
+int t_find_cookie(const struct qtimer_record *recs, int n, __u64 cookie);
 /* A page the kernel can neither read nor write (mapped, then unmapped). */
-void *qt_unmapped_page(void);
+void *t_unmapped_page(void);
 /*
  * A page holding a copy of @len bytes of @src, which the kernel can read
- * but not write; NULL on failure.  Free it with qt_readonly_free().
+ * but not write; NULL on failure.  Free it with t_readonly_free().
  */
-void *qt_readonly_copy(const void *src, size_t len);
-void qt_readonly_free(void *p);
+void *t_readonly_copy(const void *src, size_t len);
+void t_readonly_free(void *p);
 
 /* --- /proc/self/fdinfo/<fd> (fdinfo.c) ---------------------------------- */
 
-/* The keys the engine's show_fdinfo prints, in this order of qt_fdinfo.v. */
-enum qt_fdinfo_key {
+/* The keys the engine's show_fdinfo prints, in this order of t_fdinfo.v. */
+enum t_fdinfo_key {
 	QT_FI_TIMERS, QT_FI_PENDING, QT_FI_REALTIME, QT_FI_MONOTONIC,
 	QT_FI_BOOTTIME, QT_FI_USER_TIMERS, QT_FI_MAX_PER_FD, QT_FI_MAX_PER_USER,
 	QT_FI_NR
 };
 
-/* What qt_fdinfo_get() returns for a missing key: no count is this. */
+/* What t_fdinfo_get() returns for a missing key: no count is this. */
 #define QT_FI_MISSING	(-1000LL)
 
-struct qt_fdinfo {
+struct t_fdinfo {
 	union {
 		long long v[QT_FI_NR];	/* -1 where not seen */
 		struct {
@@ -175,104 +175,104 @@ struct qt_fdinfo {
 };
 
 /* Parses the file: 0 or -errno (fi->seen says which keys were there). */
-int qt_fdinfo_read(int fd, struct qt_fdinfo *fi);
+int t_fdinfo_read(int fd, struct t_fdinfo *fi);
 /* Same, and -ENODATA when a count (timers .. user_timers) is missing. */
-int qt_fdinfo(int fd, struct qt_fdinfo *fi);
+int t_fdinfo(int fd, struct t_fdinfo *fi);
 /* "timers", "pending", ...: @key as the file names it. */
-const char *qt_fdinfo_key_name(enum qt_fdinfo_key key);
+const char *t_fdinfo_key_name(enum t_fdinfo_key key);
 /* The value of @key, or QT_FI_MISSING. */
-long long qt_fdinfo_get(int fd, enum qt_fdinfo_key key);
+long long t_fdinfo_get(int fd, enum t_fdinfo_key key);
 /*
  * Waits until at least @n records are pending on @fd, to set up a test that
  * needs them queued at once: 1 when they are there (or presumed, see
  * fdinfo.c), 0 on timeout.
  */
-int qt_wait_pending(int fd, unsigned int n, int timeout_ms);
+int t_wait_pending(int fd, unsigned int n, int timeout_ms);
 
 /* --- sysfs, debugfs, procfs, tracefs (sysfs.c) -------------------------- */
 
 /* Small text files: the whole value, trailing newline and blanks cut. */
-int qt_read_str(const char *path, char *buf, size_t len);
-int qt_write_str(const char *path, const char *val);
+int t_read_str(const char *path, char *buf, size_t len);
+int t_write_str(const char *path, const char *val);
 /* One unsigned number; 0 or -errno. */
-int qt_sysfs_read(const char *path, unsigned long long *val);
-int qt_sysfs_write(const char *path, unsigned long long val);
+int t_sysfs_read(const char *path, unsigned long long *val);
+int t_sysfs_write(const char *path, unsigned long long val);
 /* A module parameter: its value or -1; 0 or -errno. */
-long long qt_param_get(const char *name);
-int qt_param_set(const char *name, long long val);
+long long t_param_get(const char *name);
+int t_param_set(const char *name, long long val);
 
 /*
  * A global knob changed for a test and put back in its teardown (which the
  * harness runs after a failed ASSERT too).
  */
-struct qt_knob {
+struct t_knob {
 	char path[160];
 	char saved[128];
 	bool changed;
 };
 
-int qt_knob_set(struct qt_knob *k, const char *path, const char *val);
-int qt_knob_restore(struct qt_knob *k);
+int t_knob_set(struct t_knob *k, const char *path, const char *val);
+int t_knob_restore(struct t_knob *k);
 
 /* Where tracefs is mounted ("/sys/kernel/tracing" or debugfs's), or NULL. */
-const char *qt_tracefs_root(void);
+const char *t_tracefs_root(void);
 /* A kernel with kmemleak or fault injection: a debug kernel. */
-bool qt_debug_kernel(void);
+bool t_debug_kernel(void);
 /* Under KVM (kvm-clock is offered), not QEMU's TCG: see sysfs.c. */
-bool qt_fast_machine(void);
+bool t_fast_machine(void);
 
 /* --- CPUs (cpu.c) ------------------------------------------------------- */
 
 /* CPUs the kernel may have, online or not (cached). */
-int qt_nr_cpus(void);
-int qt_pin_self(int cpu);
+int t_nr_cpus(void);
+int t_pin_self(int cpu);
 /*
  * The CPUs the calling thread may run on now (its affinity, which keeps it
  * inside its cpuset), lowest first, at most @max of them in cpus[]: how
  * many, or -errno.  Ask before pinning: a pinned thread has one.
  */
-int qt_allowed_cpus(int *cpus, int max);
-char *qt_cpu_online_path(int cpu, char *buf, size_t len);
-bool qt_cpu_online(int cpu);
+int t_allowed_cpus(int *cpus, int max);
+char *t_cpu_online_path(int cpu, char *buf, size_t len);
+bool t_cpu_online(int cpu);
 /* Takes @cpu offline (0) or online (1), retrying while hotplug is busy. */
-int qt_cpu_set_online(int cpu, int on);
+int t_cpu_set_online(int cpu, int on);
 
 /* One "cpu" line of /proc/stat, in USER_HZ ticks. */
-struct qt_cpu_stat {
+struct t_cpu_stat {
 	unsigned long long user, nice, system, idle, iowait, irq, softirq,
 			   steal;
 };
 
 /* @cpu's line (-1: the "cpu" line of all of them): 0 or -errno. */
-int qt_proc_stat(int cpu, struct qt_cpu_stat *st);
+int t_proc_stat(int cpu, struct t_cpu_stat *st);
 /*
  * Ticks of @cpu (-1: all CPUs) so far: *busy counts user, nice, system,
  * irq and softirq time, *total adds idle, iowait and steal.
  */
-int qt_cpu_ticks(int cpu, unsigned long long *busy, unsigned long long *total);
+int t_cpu_ticks(int cpu, unsigned long long *busy, unsigned long long *total);
 
 /* --- clocks, processes, time namespaces (proc.c) ------------------------ */
 
-__s64 qt_now(int clockid);
-void qt_sleep_ns(__s64 ns);
-void qt_sleep_ms(int ms);
+__s64 t_now(int clockid);
+void t_sleep_ns(__s64 ns);
+void t_sleep_ms(int ms);
 /*
  * Spins for @ns of CLOCK_MONOTONIC: for the races that start one side a
  * little after the other, finer than a sleep's wakeup.
  */
-void qt_busy_wait_ns(__s64 ns);
+void t_busy_wait_ns(__s64 ns);
 /* Sets CLOCK_REALTIME to @ns: 0 or -errno. */
-int qt_set_realtime(__s64 ns);
+int t_set_realtime(__s64 ns);
 /* Puts CLOCK_REALTIME back: @rt0 plus the CLOCK_MONOTONIC time since @mono0. */
-int qt_restore_realtime(__s64 rt0, __s64 mono0);
+int t_restore_realtime(__s64 rt0, __s64 mono0);
 
 /*
  * Steps CLOCK_REALTIME by @delta, in a kselftest_harness test whose fixture
  * has a bool stepped (its teardown puts the clock back with
- * qt_restore_realtime()); SKIPs the test without CAP_SYS_TIME.
+ * t_restore_realtime()); SKIPs the test without CAP_SYS_TIME.
  */
 #define QT_STEP_REALTIME(delta) do {					\
-	int __r = qt_set_realtime(qt_now(CLOCK_REALTIME) + (delta));	\
+	int __r = t_set_realtime(t_now(CLOCK_REALTIME) + (delta));	\
 									\
 	if (__r == -EPERM)						\
 		SKIP(return, "cannot set CLOCK_REALTIME (needs CAP_SYS_TIME)"); \
@@ -281,9 +281,9 @@ int qt_restore_realtime(__s64 rt0, __s64 mono0);
 } while (0)
 
 /* The exit status of child @pid, 128 + the signal that killed it, or -1. */
-int qt_wait_child(pid_t pid);
-/* What qt_run() saw of a program. */
-struct qt_run {
+int t_wait_child(pid_t pid);
+/* What t_run() saw of a program. */
+struct t_run {
 	int status;		/* exit status, 128 + signal; 126: no unshare or setuid */
 	char out[65536];	/* stdout, cut to fit */
 	char err[8192];		/* stderr, cut to fit */
@@ -295,22 +295,22 @@ struct qt_run {
  * and no supplementary groups unless @uid is 0, waits for it and keeps its
  * output.  0, or -errno when it could not start.
  */
-int qt_run(struct qt_run *r, uid_t uid, int unshare_flags, char *const argv[]);
+int t_run(struct t_run *r, uid_t uid, int unshare_flags, char *const argv[]);
 /* fork + exec + wait of /bin/true: nanoseconds, or -errno. */
-__s64 qt_spawn_true_ns(void);
+__s64 t_spawn_true_ns(void);
 
-/* What qt_fork_into_timens() returns where time namespaces are not there. */
+/* What t_fork_into_timens() returns where time namespaces are not there. */
 #define QT_NO_TIMENS	1
 /*
  * Forks a child into a fresh time namespace with offsets @offs (lines of
  * /proc/self/timens_offsets): its pid to the parent, 0 in the child,
  * -errno, or QT_NO_TIMENS without CONFIG_TIME_NS or the privilege.
  */
-int qt_fork_into_timens(const char *offs);
+int t_fork_into_timens(const char *offs);
 /*
  * A check in a forked child, where the harness's asserts do not reach the
  * parent: a failure says where on stderr and exits with its line number
- * (mod 254, never 0), which qt_wait_child() turns into a failure.
+ * (mod 254, never 0), which t_wait_child() turns into a failure.
  */
 #define QT_CHILD_CHECK(cond) do {					\
 	if (!(cond)) {							\
@@ -324,14 +324,14 @@ int qt_fork_into_timens(const char *offs);
  * A tunable: the environment variable @name, else a "@name=value" word on
  * the kernel command line, else @def (see proc.c).
  */
-long qt_tunable(const char *name, long def);
+long t_tunable(const char *name, long def);
 /* Seconds a stress loop runs: QT_STRESS_SECONDS, or the suite's default. */
-int qt_stress_seconds(int def);
+int t_stress_seconds(int def);
 /*
  * What `qtimerctl stats --json` printed (the module's counters per base
  * and in total), in a static buffer, or NULL if it failed (see proc.c).
  */
-const char *qt_stats_json(void);
+const char *t_stats_json(void);
 
 /* --- the record ring (ring.c) ------------------------------------------ */
 
@@ -339,7 +339,7 @@ const char *qt_stats_json(void);
  * A file's ring as RING_SETUP described it and mmap() mapped it, and what
  * the consumer saw while it consumed (so that a test can assert on it).
  */
-struct qt_ring {
+struct t_ring {
 	int fd;
 	__u32 entries;
 	struct qtimer_ring_setup setup;	/* as RING_SETUP returned it */
@@ -347,7 +347,7 @@ struct qt_ring {
 	size_t map_len;
 	__u32 *head, *tail, *flags;
 	struct qtimer_record *recs;
-	/* Counted by qt_ring_consume(). */
+	/* Counted by t_ring_consume(). */
 	long claimed;		/* records it claimed READY -> TAKEN */
 	long skipped;		/* records in [tail, head) that were not READY */
 	__u32 max_pending;	/* the largest head - tail it found */
@@ -355,36 +355,36 @@ struct qt_ring {
 };
 
 /* Whether the module offers the ring (VERSION's QTIMER_FEAT_RING). */
-bool qt_ring_offered(void);
+bool t_ring_offered(void);
 /* RING_SETUP of @entries, every other field zero: 0 or -errno. */
-int qt_ring_setup(int fd, __u32 entries, struct qtimer_ring_setup *s);
+int t_ring_setup(int fd, __u32 entries, struct qtimer_ring_setup *s);
 /*
  * RING_SETUP of @entries on @fd, then mmap() of it as the header says
  * (MAP_SHARED, read and write, offset 0, mmap_size bytes): 0 or -errno,
  * -ERANGE if the layout RING_SETUP returned does not fit in mmap_size.
  */
-int qt_ring_map(struct qt_ring *r, int fd, __u32 entries);
+int t_ring_map(struct t_ring *r, int fd, __u32 entries);
 /* munmap() (if mapped); leaves the file alone. */
-void qt_ring_unmap(struct qt_ring *r);
+void t_ring_unmap(struct t_ring *r);
 /* Whether the layout in @s fits @entries records in mmap_size bytes. */
-bool qt_ring_layout_ok(const struct qtimer_ring_setup *s, __u32 entries);
+bool t_ring_layout_ok(const struct qtimer_ring_setup *s, __u32 entries);
 
 /* head (acquire), tail and the ring's flags word as the mapping has them. */
-__u32 qt_ring_head(const struct qt_ring *r);
-__u32 qt_ring_tail(const struct qt_ring *r);
-__u32 qt_ring_flags(const struct qt_ring *r);
+__u32 t_ring_head(const struct t_ring *r);
+__u32 t_ring_tail(const struct t_ring *r);
+__u32 t_ring_flags(const struct t_ring *r);
 /* Stores the consumer's tail with release semantics. */
-void qt_ring_set_tail(struct qt_ring *r, __u32 tail);
+void t_ring_set_tail(struct t_ring *r, __u32 tail);
 /* The slot of free-running index @idx. */
-struct qtimer_record *qt_ring_rec(const struct qt_ring *r, __u32 idx);
+struct qtimer_record *t_ring_rec(const struct t_ring *r, __u32 idx);
 /* The claim bits (QTIMER_REC_CLAIM) of slot @idx, read atomically. */
-__u32 qt_ring_claim_of(const struct qt_ring *r, __u32 idx);
+__u32 t_ring_claim_of(const struct t_ring *r, __u32 idx);
 /*
  * Claims slot @idx READY -> TAKEN with the header's compare-and-swap,
  * without moving tail: true and a copy in *out (flags as after the claim)
  * if it won, false if the slot was not READY.
  */
-bool qt_ring_claim(struct qt_ring *r, __u32 idx, struct qtimer_record *out);
+bool t_ring_claim(struct t_ring *r, __u32 idx, struct qtimer_record *out);
 /*
  * The header's consumer, once: claims the READY records of [tail, head)
  * into out[0..max), skips the rest, and stores the tail after the last
@@ -392,57 +392,57 @@ bool qt_ring_claim(struct qt_ring *r, __u32 idx, struct qtimer_record *out);
  * head - tail exceeds the ring (the kernel published records it has no
  * room for).
  */
-int qt_ring_consume(struct qt_ring *r, struct qtimer_record *out, int max);
+int t_ring_consume(struct t_ring *r, struct qtimer_record *out, int max);
 /*
  * Consumes until @want records are claimed or @timeout_ms passed, calling
  * poll() whenever the ring is empty, as the header tells a consumer to:
- * how many it claimed, or -errno.  @stamp as for qt_collect_stamped(): the
+ * how many it claimed, or -errno.  @stamp as for t_collect_stamped(): the
  * time on @clockid right after the claims that got record i.
  */
-int qt_ring_collect(struct qt_ring *r, struct qtimer_record *out, int want,
+int t_ring_collect(struct t_ring *r, struct qtimer_record *out, int want,
 		    int timeout_ms, int clockid, __s64 *stamp);
 /*
  * Waits, without a system call on the file (so without moving records
  * that wait in the kernel or re-arming a ticker), until head - tail >= @n:
  * 1, or 0 on timeout.
  */
-int qt_ring_wait_pending(const struct qt_ring *r, __u32 n, int timeout_ms);
+int t_ring_wait_pending(const struct t_ring *r, __u32 n, int timeout_ms);
 /*
  * Waits, without a system call on the file, until the ring's flags say
  * QTIMER_RING_OVERFLOW (records wait in the kernel): 1, or 0 on timeout.
  */
-int qt_ring_wait_overflow(const struct qt_ring *r, int timeout_ms);
+int t_ring_wait_overflow(const struct t_ring *r, int timeout_ms);
 /*
  * Arms a one-shot that fires at once and waits until its record is in the
  * ring: its slot's index, or -1 if it never came.
  */
-long qt_ring_fire_one(struct qt_ring *r, __u64 cookie, __u64 *id);
+long t_ring_fire_one(struct t_ring *r, __u64 cookie, __u64 *id);
 /* Nothing arrives in the ring for @ms, with poll() called meanwhile. */
-bool qt_ring_stays_empty(struct qt_ring *r, int ms);
+bool t_ring_stays_empty(struct t_ring *r, int ms);
 
 /* --- a seedable PRNG (rng.c) -------------------------------------------- */
 
 /* xorshift64*: small, fast, reproducible from a printed seed. */
-struct qt_rng {
+struct t_rng {
 	uint64_t s;
 };
 
-void qt_rng_seed(struct qt_rng *r, uint64_t seed);
-uint64_t qt_rand(struct qt_rng *r);
+void t_rng_seed(struct t_rng *r, uint64_t seed);
+uint64_t t_rand(struct t_rng *r);
 /* Uniform in [0, n), n > 0. */
-uint64_t qt_rand_below(struct qt_rng *r, uint64_t n);
-bool qt_chance(struct qt_rng *r, unsigned int percent);
+uint64_t t_rand_below(struct t_rng *r, uint64_t n);
+bool t_chance(struct t_rng *r, unsigned int percent);
 /* order[0..n) becomes a random permutation of 0..n-1 (Fisher-Yates). */
-void qt_shuffle(int *order, int n, struct qt_rng *r);
+void t_shuffle(int *order, int n, struct t_rng *r);
 
 /*
  * "# " diagnostics on stderr, a bounded number per process, so that a
  * broken engine cannot flood the console.
  */
-extern _Atomic int qt_diag_budget;
+extern _Atomic int t_diag_budget;
 
-#define qt_diag(fmt, ...) do {						\
-	if (atomic_fetch_sub(&qt_diag_budget, 1) > 0)			\
+#define t_diag(fmt, ...) do {						\
+	if (atomic_fetch_sub(&t_diag_budget, 1) > 0)			\
 		fprintf(stderr, "# " fmt "\n", ##__VA_ARGS__);		\
 } while (0)
 

@@ -10,32 +10,32 @@
 
 #include "helpers.h"
 
-bool qt_mask_ok(int mask)
+bool t_mask_ok(int mask)
 {
 	return mask > 0 && !(mask & ~(QTIMER_CANCEL_ARMED | QTIMER_CANCEL_QUEUED));
 }
 
-int qt_open(int extra_flags)
+int t_open(int extra_flags)
 {
 	int fd = open(QT_DEV, O_RDWR | O_CLOEXEC | extra_flags);
 
 	return fd < 0 ? -errno : fd;
 }
 
-int qt_ioctl(int fd, unsigned long cmd, void *arg)
+int t_ioctl(int fd, unsigned long cmd, void *arg)
 {
 	int ret = ioctl(fd, cmd, arg);
 
 	return ret < 0 ? -errno : ret;
 }
 
-int qt_version(int fd, struct qtimer_version *v)
+int t_version(int fd, struct qtimer_version *v)
 {
 	memset(v, 0, sizeof(*v));
-	return qt_ioctl(fd, QTIMER_IOC_VERSION, v);
+	return t_ioctl(fd, QTIMER_IOC_VERSION, v);
 }
 
-struct qtimer_op qt_op(int clockid, __u32 flags, __s64 expires_ns,
+struct qtimer_op t_op(int clockid, __u32 flags, __s64 expires_ns,
 		       __u64 period_ns, __u64 cookie)
 {
 	struct qtimer_op op;
@@ -49,45 +49,45 @@ struct qtimer_op qt_op(int clockid, __u32 flags, __s64 expires_ns,
 	return op;
 }
 
-int qt_arm_op(int fd, struct qtimer_op *op)
+int t_arm_op(int fd, struct qtimer_op *op)
 {
-	return qt_ioctl(fd, QTIMER_IOC_ARM, op);
+	return t_ioctl(fd, QTIMER_IOC_ARM, op);
 }
 
-int qt_arm(int fd, int clockid, __u32 flags, __s64 expires_ns,
+int t_arm(int fd, int clockid, __u32 flags, __s64 expires_ns,
 	   __u64 period_ns, __u64 cookie, __u64 *id)
 {
-	struct qtimer_op op = qt_op(clockid, flags, expires_ns, period_ns, cookie);
-	int ret = qt_arm_op(fd, &op);
+	struct qtimer_op op = t_op(clockid, flags, expires_ns, period_ns, cookie);
+	int ret = t_arm_op(fd, &op);
 
 	if (!ret && id)
 		*id = op.id;
 	return ret;
 }
 
-int qt_arm_cpu(int fd, int clockid, __u32 flags, __s64 expires_ns,
+int t_arm_cpu(int fd, int clockid, __u32 flags, __s64 expires_ns,
 	       __u64 period_ns, __u64 cookie, __u32 cpu, __u64 *id)
 {
-	struct qtimer_op op = qt_op(clockid, flags | QTIMER_F_CPU, expires_ns,
+	struct qtimer_op op = t_op(clockid, flags | QTIMER_F_CPU, expires_ns,
 				    period_ns, cookie);
 	int ret;
 
 	op.cpu = cpu;
-	ret = qt_arm_op(fd, &op);
+	ret = t_arm_op(fd, &op);
 	if (!ret && id)
 		*id = op.id;
 	return ret;
 }
 
-int qt_arm_at_cpu0(int fd, __s64 when, __u64 cookie, __u64 *id)
+int t_arm_at_cpu0(int fd, __s64 when, __u64 cookie, __u64 *id)
 {
-	return qt_arm_cpu(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, when, 0,
+	return t_arm_cpu(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, when, 0,
 			  cookie, 0, id);
 }
 
-void qt_fill_in_ns(struct qtimer_op *op, long k, void *arg)
+void t_fill_in_ns(struct qtimer_op *op, long k, void *arg)
 {
-	*op = qt_op(CLOCK_MONOTONIC, 0, arg ? *(__s64 *)arg : 0, 0, k);
+	*op = t_op(CLOCK_MONOTONIC, 0, arg ? *(__s64 *)arg : 0, 0, k);
 }
 
 /*
@@ -96,7 +96,7 @@ void qt_fill_in_ns(struct qtimer_op *op, long k, void *arg)
  * after the op that failed, which it counts as processed, so every
  * processed op's result is looked at, the last of a batch included.
  */
-int qt_arm_many(int fd, long n, qt_fill_op_fn *fill, void *arg,
+int t_arm_many(int fd, long n, t_fill_op_fn *fill, void *arg,
 		__u64 *ids, long nr_ids)
 {
 	struct qtimer_op *ops = calloc(QTIMER_SUBMIT_MAX, sizeof(*ops));
@@ -113,7 +113,7 @@ int qt_arm_many(int fd, long n, qt_fill_op_fn *fill, void *arg,
 			fill(&ops[i], done + i, arg);
 			ops[i].opcode = QTIMER_OP_ARM;
 		}
-		ret = qt_submit(fd, ops, b, QTIMER_SUBMIT_STOP_ON_ERROR, NULL);
+		ret = t_submit(fd, ops, b, QTIMER_SUBMIT_STOP_ON_ERROR, NULL);
 		if (ret < 0)
 			break;
 		for (i = 0; i < ret; i++)
@@ -136,23 +136,23 @@ int qt_arm_many(int fd, long n, qt_fill_op_fn *fill, void *arg,
 	return ret;
 }
 
-int qt_get(int fd, __u64 id, struct qtimer_op *op)
+int t_get(int fd, __u64 id, struct qtimer_op *op)
 {
 	memset(op, 0, sizeof(*op));
 	op->id = id;
-	return qt_ioctl(fd, QTIMER_IOC_GET, op);
+	return t_ioctl(fd, QTIMER_IOC_GET, op);
 }
 
-int qt_cancel(int fd, __u64 id)
+int t_cancel(int fd, __u64 id)
 {
 	struct qtimer_op op;
 
 	memset(&op, 0, sizeof(op));
 	op.id = id;
-	return qt_ioctl(fd, QTIMER_IOC_CANCEL, &op);
+	return t_ioctl(fd, QTIMER_IOC_CANCEL, &op);
 }
 
-int qt_modify(int fd, __u64 id, __u32 flags, __s64 expires_ns,
+int t_modify(int fd, __u64 id, __u32 flags, __s64 expires_ns,
 	      __u64 period_ns, __u64 slack_ns)
 {
 	struct qtimer_op op;
@@ -163,10 +163,10 @@ int qt_modify(int fd, __u64 id, __u32 flags, __s64 expires_ns,
 	op.expires_ns = expires_ns;
 	op.period_ns = period_ns;
 	op.slack_ns = slack_ns;
-	return qt_ioctl(fd, QTIMER_IOC_MODIFY, &op);
+	return t_ioctl(fd, QTIMER_IOC_MODIFY, &op);
 }
 
-int qt_submit(int fd, struct qtimer_op *ops, __u32 nr, __u32 flags,
+int t_submit(int fd, struct qtimer_op *ops, __u32 nr, __u32 flags,
 	      __u32 *done)
 {
 	struct qtimer_submit s;
@@ -177,13 +177,13 @@ int qt_submit(int fd, struct qtimer_op *ops, __u32 nr, __u32 flags,
 	s.nr = nr;
 	s.flags = flags;
 	s.done = 0xdeadbeef;
-	ret = qt_ioctl(fd, QTIMER_IOC_SUBMIT, &s);
+	ret = t_ioctl(fd, QTIMER_IOC_SUBMIT, &s);
 	if (done)
 		*done = s.done;
 	return ret;
 }
 
-int qt_read(int fd, struct qtimer_record *recs, size_t max)
+int t_read(int fd, struct qtimer_record *recs, size_t max)
 {
 	ssize_t n = read(fd, recs, max * sizeof(*recs));
 
@@ -194,7 +194,7 @@ int qt_read(int fd, struct qtimer_record *recs, size_t max)
 	return n / sizeof(*recs);
 }
 
-int qt_wait_readable(int fd, int timeout_ms)
+int t_wait_readable(int fd, int timeout_ms)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	int ret = poll(&pfd, 1, timeout_ms);
@@ -204,7 +204,7 @@ int qt_wait_readable(int fd, int timeout_ms)
 	return ret > 0 && (pfd.revents & POLLIN);
 }
 
-int qt_revents(int fd)
+int t_revents(int fd)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN | POLLOUT | POLLPRI };
 	int ret = poll(&pfd, 1, 0);
@@ -221,30 +221,30 @@ int qt_revents(int fd)
  * taken after the read, not after the poll, because a periodic timer's
  * pending record may count a further expiration between the two.)
  */
-int qt_collect_stamped(int fd, struct qtimer_record *recs, int want,
+int t_collect_stamped(int fd, struct qtimer_record *recs, int want,
 		       int timeout_ms, int clockid, __s64 *stamp)
 {
-	__s64 deadline = qt_now(CLOCK_MONOTONIC) + timeout_ms * NSEC_PER_MSEC;
+	__s64 deadline = t_now(CLOCK_MONOTONIC) + timeout_ms * NSEC_PER_MSEC;
 	int got = 0;
 
 	while (got < want) {
-		__s64 left = deadline - qt_now(CLOCK_MONOTONIC);
+		__s64 left = deadline - t_now(CLOCK_MONOTONIC);
 		__s64 now;
 		int ret, i;
 
 		if (left < 0)
 			left = 0;
-		ret = qt_wait_readable(fd, (int)(left / NSEC_PER_MSEC));
+		ret = t_wait_readable(fd, (int)(left / NSEC_PER_MSEC));
 		if (ret < 0)
 			return ret;
 		if (!ret)
 			break;
-		ret = qt_read(fd, recs + got, want - got);
+		ret = t_read(fd, recs + got, want - got);
 		if (ret == -EAGAIN)
 			continue;
 		if (ret < 0)
 			return ret;
-		now = qt_now(clockid);
+		now = t_now(clockid);
 		for (i = 0; stamp && i < ret; i++)
 			stamp[got + i] = now;
 		got += ret;
@@ -252,29 +252,29 @@ int qt_collect_stamped(int fd, struct qtimer_record *recs, int want,
 	return got;
 }
 
-int qt_collect(int fd, struct qtimer_record *recs, int want, int timeout_ms)
+int t_collect(int fd, struct qtimer_record *recs, int want, int timeout_ms)
 {
-	return qt_collect_stamped(fd, recs, want, timeout_ms, CLOCK_MONOTONIC,
+	return t_collect_stamped(fd, recs, want, timeout_ms, CLOCK_MONOTONIC,
 				  NULL);
 }
 
 /* The O_NONBLOCK flag is set for the read only. */
-int qt_nothing_pending(int fd)
+int t_nothing_pending(int fd)
 {
 	struct qtimer_record rec;
 	int fl = fcntl(fd, F_GETFL);
-	int revents = qt_revents(fd);
+	int revents = t_revents(fd);
 	int ret;
 
 	if (revents & POLLIN)
 		return 1;
 	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	ret = qt_read(fd, &rec, 1);
+	ret = t_read(fd, &rec, 1);
 	fcntl(fd, F_SETFL, fl);
 	return ret == -EAGAIN ? 0 : 2;
 }
 
-int qt_find_cookie(const struct qtimer_record *recs, int n, __u64 cookie)
+int t_find_cookie(const struct qtimer_record *recs, int n, __u64 cookie)
 {
 	int i;
 
@@ -284,7 +284,7 @@ int qt_find_cookie(const struct qtimer_record *recs, int n, __u64 cookie)
 	return -1;
 }
 
-void *qt_unmapped_page(void)
+void *t_unmapped_page(void)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	void *p = mmap(NULL, pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -295,7 +295,7 @@ void *qt_unmapped_page(void)
 	return p;
 }
 
-void *qt_readonly_copy(const void *src, size_t len)
+void *t_readonly_copy(const void *src, size_t len)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	void *p;
@@ -314,7 +314,7 @@ void *qt_readonly_copy(const void *src, size_t len)
 	return p;
 }
 
-void qt_readonly_free(void *p)
+void t_readonly_free(void *p)
 {
 	munmap(p, sysconf(_SC_PAGESIZE));
 }

@@ -16,7 +16,7 @@
 
 #include "helpers.h"
 
-__s64 qt_now(int clockid)
+__s64 t_now(int clockid)
 {
 	struct timespec ts;
 
@@ -24,7 +24,7 @@ __s64 qt_now(int clockid)
 	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
-void qt_sleep_ns(__s64 ns)
+void t_sleep_ns(__s64 ns)
 {
 	struct timespec ts = {
 		.tv_sec = ns / NSEC_PER_SEC,
@@ -35,20 +35,20 @@ void qt_sleep_ns(__s64 ns)
 		;
 }
 
-void qt_sleep_ms(int ms)
+void t_sleep_ms(int ms)
 {
-	qt_sleep_ns((__s64)ms * NSEC_PER_MSEC);
+	t_sleep_ns((__s64)ms * NSEC_PER_MSEC);
 }
 
-void qt_busy_wait_ns(__s64 ns)
+void t_busy_wait_ns(__s64 ns)
 {
-	__s64 until = qt_now(CLOCK_MONOTONIC) + ns;
+	__s64 until = t_now(CLOCK_MONOTONIC) + ns;
 
-	while (qt_now(CLOCK_MONOTONIC) < until)
+	while (t_now(CLOCK_MONOTONIC) < until)
 		;
 }
 
-int qt_set_realtime(__s64 ns)
+int t_set_realtime(__s64 ns)
 {
 	struct timespec ts = {
 		.tv_sec = ns / NSEC_PER_SEC,
@@ -58,12 +58,12 @@ int qt_set_realtime(__s64 ns)
 	return clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
 }
 
-int qt_restore_realtime(__s64 rt0, __s64 mono0)
+int t_restore_realtime(__s64 rt0, __s64 mono0)
 {
-	return qt_set_realtime(rt0 + qt_now(CLOCK_MONOTONIC) - mono0);
+	return t_set_realtime(rt0 + t_now(CLOCK_MONOTONIC) - mono0);
 }
 
-int qt_wait_child(pid_t pid)
+int t_wait_child(pid_t pid)
 {
 	int status;
 
@@ -85,7 +85,7 @@ static void qt_run_slurp(int fd, char *buf, size_t len)
  * memfds, not pipes: the child's output never has to be drained while it
  * runs, so a chatty program cannot block on a full pipe.
  */
-int qt_run(struct qt_run *r, uid_t uid, int unshare_flags, char *const argv[])
+int t_run(struct t_run *r, uid_t uid, int unshare_flags, char *const argv[])
 {
 	int out, err, ret = 0;
 	pid_t pid;
@@ -113,7 +113,7 @@ int qt_run(struct qt_run *r, uid_t uid, int unshare_flags, char *const argv[])
 		execvp(argv[0], argv);
 		_exit(127);
 	}
-	r->status = qt_wait_child(pid);
+	r->status = t_wait_child(pid);
 	qt_run_slurp(out, r->out, sizeof(r->out));
 	qt_run_slurp(err, r->err, sizeof(r->err));
 	return 0;
@@ -130,10 +130,10 @@ out:
  * do this quickly, which is how the hardening suites tell that it still
  * responds while the module is under load.
  */
-__s64 qt_spawn_true_ns(void)
+__s64 t_spawn_true_ns(void)
 {
 	static char *const argv[] = { "/bin/true", NULL };
-	__s64 start = qt_now(CLOCK_MONOTONIC);
+	__s64 start = t_now(CLOCK_MONOTONIC);
 	int status;
 	pid_t pid;
 
@@ -148,14 +148,14 @@ __s64 qt_spawn_true_ns(void)
 		return -errno;
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		return -ECHILD;
-	return qt_now(CLOCK_MONOTONIC) - start;
+	return t_now(CLOCK_MONOTONIC) - start;
 }
 
 /*
  * The offsets can only be written before the first process enters the
  * namespace, hence unshare(), write, then fork().
  */
-int qt_fork_into_timens(const char *offs)
+int t_fork_into_timens(const char *offs)
 {
 	ssize_t len = strlen(offs);
 	int fd, ret;
@@ -180,7 +180,7 @@ int qt_fork_into_timens(const char *offs)
  * hands QT_STRESS_SECONDS and friends over on the kernel command line
  * (run.sh --cmdline).
  */
-long qt_tunable(const char *name, long def)
+long t_tunable(const char *name, long def)
 {
 	char buf[4096], *p, *end;
 	size_t len = strlen(name);
@@ -211,14 +211,14 @@ long qt_tunable(const char *name, long def)
 	return def;
 }
 
-int qt_stress_seconds(int def)
+int t_stress_seconds(int def)
 {
-	long v = qt_tunable("QT_STRESS_SECONDS", def);
+	long v = t_tunable("QT_STRESS_SECONDS", def);
 
 	return v < 1 ? 1 : v > 3600 ? 3600 : (int)v;
 }
 
-const char *qt_stats_json(void)
+const char *t_stats_json(void)
 {
 	static char buf[1 << 16];
 	FILE *f = popen("qtimerctl stats --json 2>/dev/null", "r");

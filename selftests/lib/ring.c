@@ -16,24 +16,24 @@
 
 #include "helpers.h"
 
-bool qt_ring_offered(void)
+bool t_ring_offered(void)
 {
 	struct qtimer_version v;
-	int fd = qt_open(0);
+	int fd = t_open(0);
 	bool ret;
 
 	if (fd < 0)
 		return false;
-	ret = !qt_version(fd, &v) && (v.features & QTIMER_FEAT_RING);
+	ret = !t_version(fd, &v) && (v.features & QTIMER_FEAT_RING);
 	close(fd);
 	return ret;
 }
 
-int qt_ring_setup(int fd, __u32 entries, struct qtimer_ring_setup *s)
+int t_ring_setup(int fd, __u32 entries, struct qtimer_ring_setup *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->entries = entries;
-	return qt_ioctl(fd, QTIMER_IOC_RING_SETUP, s);
+	return t_ioctl(fd, QTIMER_IOC_RING_SETUP, s);
 }
 
 /* [off, off + len) lies inside the mapping and is aligned for its type. */
@@ -47,7 +47,7 @@ static bool qt_ring_spans_overlap(__u64 a, __u64 alen, __u64 b, __u64 blen)
 	return a < b + blen && b < a + alen;
 }
 
-bool qt_ring_layout_ok(const struct qtimer_ring_setup *s, __u32 entries)
+bool t_ring_layout_ok(const struct qtimer_ring_setup *s, __u32 entries)
 {
 	const __u64 recs_len = (__u64)entries * sizeof(struct qtimer_record);
 	const __u64 word = sizeof(__u32);
@@ -67,18 +67,18 @@ bool qt_ring_layout_ok(const struct qtimer_ring_setup *s, __u32 entries)
 	return true;
 }
 
-int qt_ring_map(struct qt_ring *r, int fd, __u32 entries)
+int t_ring_map(struct t_ring *r, int fd, __u32 entries)
 {
 	char *p;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
-	ret = qt_ring_setup(fd, entries, &r->setup);
+	ret = t_ring_setup(fd, entries, &r->setup);
 	if (ret)
 		return ret;
 	/* Never touch a word the mapping does not hold. */
-	if (!qt_ring_layout_ok(&r->setup, entries))
+	if (!t_ring_layout_ok(&r->setup, entries))
 		return -ERANGE;
 	p = mmap(NULL, r->setup.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 fd, 0);
@@ -94,48 +94,48 @@ int qt_ring_map(struct qt_ring *r, int fd, __u32 entries)
 	return 0;
 }
 
-void qt_ring_unmap(struct qt_ring *r)
+void t_ring_unmap(struct t_ring *r)
 {
 	if (r->map)
 		munmap(r->map, r->map_len);
 	r->map = NULL;
 }
 
-__u32 qt_ring_head(const struct qt_ring *r)
+__u32 t_ring_head(const struct t_ring *r)
 {
 	return __atomic_load_n(r->head, __ATOMIC_ACQUIRE);
 }
 
 /* Only the consumer writes tail, and a ring has one consumer at a time. */
-__u32 qt_ring_tail(const struct qt_ring *r)
+__u32 t_ring_tail(const struct t_ring *r)
 {
 	return __atomic_load_n(r->tail, __ATOMIC_RELAXED);
 }
 
-__u32 qt_ring_flags(const struct qt_ring *r)
+__u32 t_ring_flags(const struct t_ring *r)
 {
 	return __atomic_load_n(r->flags, __ATOMIC_ACQUIRE);
 }
 
-void qt_ring_set_tail(struct qt_ring *r, __u32 tail)
+void t_ring_set_tail(struct t_ring *r, __u32 tail)
 {
 	__atomic_store_n(r->tail, tail, __ATOMIC_RELEASE);
 }
 
-struct qtimer_record *qt_ring_rec(const struct qt_ring *r, __u32 idx)
+struct qtimer_record *t_ring_rec(const struct t_ring *r, __u32 idx)
 {
 	return &r->recs[idx & (r->entries - 1)];
 }
 
-__u32 qt_ring_claim_of(const struct qt_ring *r, __u32 idx)
+__u32 t_ring_claim_of(const struct t_ring *r, __u32 idx)
 {
-	return __atomic_load_n(&qt_ring_rec(r, idx)->flags, __ATOMIC_ACQUIRE) &
+	return __atomic_load_n(&t_ring_rec(r, idx)->flags, __ATOMIC_ACQUIRE) &
 	       QTIMER_REC_CLAIM;
 }
 
-bool qt_ring_claim(struct qt_ring *r, __u32 idx, struct qtimer_record *out)
+bool t_ring_claim(struct t_ring *r, __u32 idx, struct qtimer_record *out)
 {
-	struct qtimer_record *rec = qt_ring_rec(r, idx);
+	struct qtimer_record *rec = t_ring_rec(r, idx);
 	__u32 f = __atomic_load_n(&rec->flags, __ATOMIC_RELAXED);
 	__u32 taken = (f & ~QTIMER_REC_CLAIM) | QTIMER_REC_TAKEN;
 
@@ -152,45 +152,45 @@ bool qt_ring_claim(struct qt_ring *r, __u32 idx, struct qtimer_record *out)
 	return true;
 }
 
-int qt_ring_consume(struct qt_ring *r, struct qtimer_record *out, int max)
+int t_ring_consume(struct t_ring *r, struct qtimer_record *out, int max)
 {
-	__u32 head = qt_ring_head(r);
-	__u32 tail = qt_ring_tail(r);
+	__u32 head = t_ring_head(r);
+	__u32 tail = t_ring_tail(r);
 	int got = 0;
 
-	if (qt_ring_flags(r) & QTIMER_RING_OVERFLOW)
+	if (t_ring_flags(r) & QTIMER_RING_OVERFLOW)
 		r->overflow_seen = true;
 	if (head - tail > r->max_pending)
 		r->max_pending = head - tail;
 	if (head - tail > r->entries)
 		return -EOVERFLOW;
 	while (tail != head && got < max) {
-		if (qt_ring_claim(r, tail, &out[got]))
+		if (t_ring_claim(r, tail, &out[got]))
 			got++;
 		else
 			r->skipped++;
 		tail++;
 	}
-	qt_ring_set_tail(r, tail);
+	t_ring_set_tail(r, tail);
 	r->claimed += got;
 	return got;
 }
 
-int qt_ring_collect(struct qt_ring *r, struct qtimer_record *out, int want,
+int t_ring_collect(struct t_ring *r, struct qtimer_record *out, int want,
 		    int timeout_ms, int clockid, __s64 *stamp)
 {
-	__s64 deadline = qt_now(CLOCK_MONOTONIC) + timeout_ms * NSEC_PER_MSEC;
+	__s64 deadline = t_now(CLOCK_MONOTONIC) + timeout_ms * NSEC_PER_MSEC;
 	int got = 0;
 
 	while (got < want) {
 		__s64 left;
 		int ret, i;
 
-		ret = qt_ring_consume(r, out + got, want - got);
+		ret = t_ring_consume(r, out + got, want - got);
 		if (ret < 0)
 			return ret;
 		if (ret) {
-			__s64 now = qt_now(clockid);
+			__s64 now = t_now(clockid);
 
 			for (i = 0; stamp && i < ret; i++)
 				stamp[got + i] = now;
@@ -203,10 +203,10 @@ int qt_ring_collect(struct qt_ring *r, struct qtimer_record *out, int want,
 		 * EPOLLIN for a record that a racing CANCEL then voids, so
 		 * the deadline, not poll(), ends the loop.
 		 */
-		left = deadline - qt_now(CLOCK_MONOTONIC);
+		left = deadline - t_now(CLOCK_MONOTONIC);
 		if (left <= 0)
 			break;
-		ret = qt_wait_readable(r->fd, (int)((left + NSEC_PER_MSEC - 1) /
+		ret = t_wait_readable(r->fd, (int)((left + NSEC_PER_MSEC - 1) /
 						     NSEC_PER_MSEC));
 		if (ret < 0)
 			return ret;
@@ -214,45 +214,45 @@ int qt_ring_collect(struct qt_ring *r, struct qtimer_record *out, int want,
 	return got;
 }
 
-int qt_ring_wait_pending(const struct qt_ring *r, __u32 n, int timeout_ms)
+int t_ring_wait_pending(const struct t_ring *r, __u32 n, int timeout_ms)
 {
-	__s64 deadline = qt_now(CLOCK_MONOTONIC) + timeout_ms * NSEC_PER_MSEC;
+	__s64 deadline = t_now(CLOCK_MONOTONIC) + timeout_ms * NSEC_PER_MSEC;
 
-	while (qt_ring_head(r) - qt_ring_tail(r) < n) {
-		if (qt_now(CLOCK_MONOTONIC) > deadline)
+	while (t_ring_head(r) - t_ring_tail(r) < n) {
+		if (t_now(CLOCK_MONOTONIC) > deadline)
 			return 0;
-		qt_sleep_ms(1);
+		t_sleep_ms(1);
 	}
 	return 1;
 }
 
-int qt_ring_wait_overflow(const struct qt_ring *r, int timeout_ms)
+int t_ring_wait_overflow(const struct t_ring *r, int timeout_ms)
 {
-	__s64 deadline = qt_now(CLOCK_MONOTONIC) + timeout_ms * NSEC_PER_MSEC;
+	__s64 deadline = t_now(CLOCK_MONOTONIC) + timeout_ms * NSEC_PER_MSEC;
 
-	while (!(qt_ring_flags(r) & QTIMER_RING_OVERFLOW)) {
-		if (qt_now(CLOCK_MONOTONIC) > deadline)
+	while (!(t_ring_flags(r) & QTIMER_RING_OVERFLOW)) {
+		if (t_now(CLOCK_MONOTONIC) > deadline)
 			return 0;
-		qt_sleep_ms(1);
+		t_sleep_ms(1);
 	}
 	return 1;
 }
 
-long qt_ring_fire_one(struct qt_ring *r, __u64 cookie, __u64 *id)
+long t_ring_fire_one(struct t_ring *r, __u64 cookie, __u64 *id)
 {
-	__u32 idx = qt_ring_head(r);
-	__u32 want = idx - qt_ring_tail(r) + 1;
+	__u32 idx = t_ring_head(r);
+	__u32 want = idx - t_ring_tail(r) + 1;
 
-	if (qt_arm(r->fd, CLOCK_MONOTONIC, 0, 0, 0, cookie, id) ||
-	    !qt_ring_wait_pending(r, want, QT_ARRIVE_MS))
+	if (t_arm(r->fd, CLOCK_MONOTONIC, 0, 0, 0, cookie, id) ||
+	    !t_ring_wait_pending(r, want, QT_ARRIVE_MS))
 		return -1;
 	return idx;
 }
 
-bool qt_ring_stays_empty(struct qt_ring *r, int ms)
+bool t_ring_stays_empty(struct t_ring *r, int ms)
 {
-	__u32 head = qt_ring_head(r);
+	__u32 head = t_ring_head(r);
 
-	qt_wait_readable(r->fd, ms);
-	return qt_ring_head(r) == head && qt_ring_tail(r) == head;
+	t_wait_readable(r->fd, ms);
+	return t_ring_head(r) == head && t_ring_tail(r) == head;
 }

@@ -19,7 +19,7 @@
 #define LOW(f)		((f) & ~QTIMER_REC_CLAIM)
 
 #define SKIP_WITHOUT_RING() do {					\
-	if (!qt_ring_offered())						\
+	if (!t_ring_offered())						\
 		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered"); \
 } while (0)
 
@@ -33,16 +33,16 @@
 FIXTURE(ring)
 {
 	int fd;		/* O_NONBLOCK */
-	struct qt_ring r;
+	struct t_ring r;
 };
 
 FIXTURE_SETUP(ring)
 {
 	int ret;
 
-	self->fd = qt_open(O_NONBLOCK);
+	self->fd = t_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
-	ret = qt_ring_map(&self->r, self->fd, 64);
+	ret = t_ring_map(&self->r, self->fd, 64);
 	if (ret == -ENOTTY)
 		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
 	ASSERT_EQ(0, ret);
@@ -50,7 +50,7 @@ FIXTURE_SETUP(ring)
 
 FIXTURE_TEARDOWN(ring)
 {
-	qt_ring_unmap(&self->r);
+	t_ring_unmap(&self->r);
 	if (self->fd >= 0)
 		close(self->fd);
 }

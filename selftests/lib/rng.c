@@ -7,14 +7,14 @@
  */
 #include "helpers.h"
 
-_Atomic int qt_diag_budget = 40;
+_Atomic int t_diag_budget = 40;
 
-void qt_rng_seed(struct qt_rng *r, uint64_t seed)
+void t_rng_seed(struct t_rng *r, uint64_t seed)
 {
 	r->s = seed ? seed : 0x9e3779b97f4a7c15ULL;
 }
 
-uint64_t qt_rand(struct qt_rng *r)
+uint64_t t_rand(struct t_rng *r)
 {
 	r->s ^= r->s >> 12;
 	r->s ^= r->s << 25;
@@ -22,24 +22,24 @@ uint64_t qt_rand(struct qt_rng *r)
 	return r->s * 0x2545f4914f6cdd1dULL;
 }
 
-uint64_t qt_rand_below(struct qt_rng *r, uint64_t n)
+uint64_t t_rand_below(struct t_rng *r, uint64_t n)
 {
-	return qt_rand(r) % n;
+	return t_rand(r) % n;
 }
 
-bool qt_chance(struct qt_rng *r, unsigned int percent)
+bool t_chance(struct t_rng *r, unsigned int percent)
 {
-	return qt_rand_below(r, 100) < percent;
+	return t_rand_below(r, 100) < percent;
 }
 
-void qt_shuffle(int *order, int n, struct qt_rng *r)
+void t_shuffle(int *order, int n, struct t_rng *r)
 {
 	int k;
 
 	for (k = 0; k < n; k++)
 		order[k] = k;
 	for (k = n - 1; k > 0; k--) {
-		int j = qt_rand_below(r, k + 1), t = order[k];
+		int j = t_rand_below(r, k + 1), t = order[k];
 
 		order[k] = order[j];
 		order[j] = t;

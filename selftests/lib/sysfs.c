@@ -10,7 +10,7 @@
  */
 #include "helpers.h"
 
-int qt_read_str(const char *path, char *buf, size_t len)
+int t_read_str(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
@@ -27,7 +27,7 @@ int qt_read_str(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-int qt_write_str(const char *path, const char *val)
+int t_write_str(const char *path, const char *val)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	ssize_t n, len = strlen(val);
@@ -41,7 +41,7 @@ int qt_write_str(const char *path, const char *val)
 	return n == len ? 0 : -EIO;
 }
 
-int qt_sysfs_read(const char *path, unsigned long long *val)
+int t_sysfs_read(const char *path, unsigned long long *val)
 {
 	FILE *f = fopen(path, "re");
 	int ret;
@@ -53,7 +53,7 @@ int qt_sysfs_read(const char *path, unsigned long long *val)
 	return ret;
 }
 
-int qt_sysfs_write(const char *path, unsigned long long val)
+int t_sysfs_write(const char *path, unsigned long long val)
 {
 	char buf[32];
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -67,46 +67,46 @@ int qt_sysfs_write(const char *path, unsigned long long val)
 	return ret;
 }
 
-long long qt_param_get(const char *name)
+long long t_param_get(const char *name)
 {
 	char path[128], buf[32];
 
 	snprintf(path, sizeof(path), QT_PARAMS "%s", name);
-	if (qt_read_str(path, buf, sizeof(buf)))
+	if (t_read_str(path, buf, sizeof(buf)))
 		return -1;
 	return strtoll(buf, NULL, 10);
 }
 
-int qt_param_set(const char *name, long long val)
+int t_param_set(const char *name, long long val)
 {
 	char path[128], buf[32];
 
 	snprintf(path, sizeof(path), QT_PARAMS "%s", name);
 	snprintf(buf, sizeof(buf), "%lld\n", val);
-	return qt_write_str(path, buf);
+	return t_write_str(path, buf);
 }
 
-int qt_knob_set(struct qt_knob *k, const char *path, const char *val)
+int t_knob_set(struct t_knob *k, const char *path, const char *val)
 {
 	int ret;
 
 	snprintf(k->path, sizeof(k->path), "%s", path);
 	k->changed = false;
-	ret = qt_read_str(path, k->saved, sizeof(k->saved));
+	ret = t_read_str(path, k->saved, sizeof(k->saved));
 	if (ret)
 		return ret;
-	ret = qt_write_str(path, val);
+	ret = t_write_str(path, val);
 	if (!ret)
 		k->changed = true;
 	return ret;
 }
 
-int qt_knob_restore(struct qt_knob *k)
+int t_knob_restore(struct t_knob *k)
 {
 	int ret = 0;
 
 	if (k->changed)
-		ret = qt_write_str(k->path, k->saved);
+		ret = t_write_str(k->path, k->saved);
 	k->changed = false;
 	return ret;
 }
@@ -116,7 +116,7 @@ int qt_knob_restore(struct qt_knob *k)
  * tracing/ (an automount of the same), and the guest may mount either.
  * "instances" is there wherever tracefs is mounted.
  */
-const char *qt_tracefs_root(void)
+const char *t_tracefs_root(void)
 {
 	static const char *const roots[] = {
 		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
@@ -138,7 +138,7 @@ const char *qt_tracefs_root(void)
  * lockdep, kmemleak): under TCG it arms a timer in 0.2-0.9 ms, against
  * 1-2 us on a stock one, so the suites size their storms down there.
  */
-bool qt_debug_kernel(void)
+bool t_debug_kernel(void)
 {
 	return !access("/sys/kernel/debug/kmemleak", F_OK) ||
 	       !access("/sys/kernel/debug/failslab", F_OK);
@@ -149,11 +149,11 @@ bool qt_debug_kernel(void)
  * metal.  Under TCG guest time advances unevenly and everything is 10-50x
  * slower, so latency bounds are relaxed there (never correctness checks).
  */
-bool qt_fast_machine(void)
+bool t_fast_machine(void)
 {
 	char buf[256];
 
-	if (qt_read_str("/sys/devices/system/clocksource/clocksource0/available_clocksource",
+	if (t_read_str("/sys/devices/system/clocksource/clocksource0/available_clocksource",
 			buf, sizeof(buf)))
 		return false;
 	return strstr(buf, "kvm-clock") != NULL;

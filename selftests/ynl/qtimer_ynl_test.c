@@ -46,7 +46,7 @@ static const char *ynl_root(void)
  * cli.py --spec qtimer.yaml --output-json, then @args.  Byte code is not
  * written: the tree is shared by the root and nobody runs.
  */
-static int ynl_run(struct qt_run *r, uid_t uid, const char *const *args)
+static int ynl_run(struct t_run *r, uid_t uid, const char *const *args)
 {
 	static char python[PATH_MAX], cli[PATH_MAX], spec[PATH_MAX];
 	const char *argv[32] = { python, "-B", cli, "--spec", spec,
@@ -60,10 +60,10 @@ static int ynl_run(struct qt_run *r, uid_t uid, const char *const *args)
 	for (i = 0; args[i] && n < 31; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	return qt_run(r, uid, 0, (char *const *)argv);
+	return t_run(r, uid, 0, (char *const *)argv);
 }
 
-static int qtimerctl_run(struct qt_run *r, uid_t uid, const char *const *args)
+static int qtimerctl_run(struct t_run *r, uid_t uid, const char *const *args)
 {
 	const char *argv[32] = { getenv("QTIMERCTL") ?: "qtimerctl" };
 	int i, n = 1;
@@ -71,7 +71,7 @@ static int qtimerctl_run(struct qt_run *r, uid_t uid, const char *const *args)
 	for (i = 0; args[i] && n < 31; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	return qt_run(r, uid, 0, (char *const *)argv);
+	return t_run(r, uid, 0, (char *const *)argv);
 }
 
 #define YNL(r, uid, ...) ynl_run(r, uid, (const char *const []){ __VA_ARGS__, NULL })
@@ -79,7 +79,7 @@ static int qtimerctl_run(struct qt_run *r, uid_t uid, const char *const *args)
 	qtimerctl_run(r, uid, (const char *const []){ __VA_ARGS__, NULL })
 
 /* A failed run, for the log: what it printed. */
-static void show_run(const char *what, const struct qt_run *r)
+static void show_run(const char *what, const struct t_run *r)
 {
 	fprintf(stderr, "# %s: status %d\n# stdout: %.2000s\n# stderr: %.2000s\n",
 		what, r->status, r->out, r->err);
@@ -312,7 +312,7 @@ static unsigned long long field(const struct fields *fs, const char *key)
 /* What the caps are now, through qtimerctl; false if it failed. */
 static bool config_now(struct fields *cfg)
 {
-	static struct qt_run r;
+	static struct t_run r;
 
 	if (QTIMERCTL(&r, 0, "config", "get", "--json") || r.status ||
 	    fields_of(r.out, "", cfg)) {
@@ -355,7 +355,7 @@ static bool lists_op(const char *out, const char *op, const char *mode)
  */
 TEST(spec_loads_and_lists_the_ops)
 {
-	static struct qt_run r;
+	static struct t_run r;
 
 	NEED_TOOLS();
 	ASSERT_EQ(0, YNL(&r, 0, "--list-ops"));
@@ -375,7 +375,7 @@ TEST(spec_loads_and_lists_the_ops)
 TEST(get_config_agrees)
 {
 	static struct fields ynl, ctl;
-	static struct qt_run r;
+	static struct t_run r;
 
 	NEED_TOOLS();
 	ASSERT_TRUE(config_now(&ctl));
@@ -386,9 +386,9 @@ TEST(get_config_agrees)
 	ASSERT_EQ(0, fields_of(r.out, "", &ynl));
 	EXPECT_EQ(2, ynl.nr);
 	EXPECT_TRUE(fields_agree("get-config", &ynl, &ctl));
-	EXPECT_EQ(qt_param_get("max_timers_per_fd"),
+	EXPECT_EQ(t_param_get("max_timers_per_fd"),
 		  field(&ynl, "max-timers-per-fd"));
-	EXPECT_EQ(qt_param_get("max_timers_per_user"),
+	EXPECT_EQ(t_param_get("max_timers_per_user"),
 		  field(&ynl, "max-timers-per-user"));
 }
 
@@ -396,7 +396,7 @@ TEST(get_config_agrees)
 TEST(get_config_as_nobody)
 {
 	static struct fields ynl, ctl;
-	static struct qt_run r;
+	static struct t_run r;
 
 	NEED_TOOLS();
 	ASSERT_TRUE(config_now(&ctl));
@@ -416,14 +416,14 @@ TEST(get_config_as_nobody)
 
 /* The caps, put back after each test that sets them. */
 FIXTURE(caps) {
-	struct qt_knob per_fd, per_user;
+	struct t_knob per_fd, per_user;
 };
 
 FIXTURE_SETUP(caps)
 {
 	static const char *const names[] = { "max_timers_per_fd",
 					      "max_timers_per_user" };
-	struct qt_knob *knobs[] = { &self->per_fd, &self->per_user };
+	struct t_knob *knobs[] = { &self->per_fd, &self->per_user };
 	char path[160], now[32];
 	int i;
 
@@ -431,22 +431,22 @@ FIXTURE_SETUP(caps)
 	/* Writing the current value back arms the restore. */
 	for (i = 0; i < 2; i++) {
 		snprintf(path, sizeof(path), QT_PARAMS "%s", names[i]);
-		ASSERT_EQ(0, qt_read_str(path, now, sizeof(now)));
-		ASSERT_EQ(0, qt_knob_set(knobs[i], path, now));
+		ASSERT_EQ(0, t_read_str(path, now, sizeof(now)));
+		ASSERT_EQ(0, t_knob_set(knobs[i], path, now));
 	}
 }
 
 FIXTURE_TEARDOWN(caps)
 {
-	qt_knob_restore(&self->per_fd);
-	qt_knob_restore(&self->per_user);
+	t_knob_restore(&self->per_fd);
+	t_knob_restore(&self->per_user);
 }
 
 TEST_F(caps, set_config_as_root)
 {
 	static struct fields before, after;
 	unsigned long long fd_cap;
-	static struct qt_run r;
+	static struct t_run r;
 	char json[128];
 
 	RETURN_IF_SETUP_SKIPPED();
@@ -464,7 +464,7 @@ TEST_F(caps, set_config_as_root)
 	EXPECT_EQ(fd_cap, field(&after, "max-timers-per-fd"));
 	EXPECT_EQ(field(&before, "max-timers-per-user"),
 		  field(&after, "max-timers-per-user"));
-	EXPECT_EQ(fd_cap, qt_param_get("max_timers_per_fd"));
+	EXPECT_EQ(fd_cap, t_param_get("max_timers_per_fd"));
 
 	/* Both, the largest values the spec's checks allow. */
 	ASSERT_EQ(0, YNL(&r, 0, "--do", "set-config", "--json",
@@ -494,7 +494,7 @@ TEST_F(caps, set_config_as_root)
 TEST_F(caps, set_config_refused_as_nobody)
 {
 	static struct fields before, after;
-	static struct qt_run r;
+	static struct t_run r;
 
 	RETURN_IF_SETUP_SKIPPED();
 
@@ -528,7 +528,7 @@ TEST_F(caps, set_config_out_of_range)
 		"{\"max-timers-per-user\": 4294967296}",
 	};
 	static struct fields before, after;
-	static struct qt_run r;
+	static struct t_run r;
 	unsigned int i;
 
 	RETURN_IF_SETUP_SKIPPED();
@@ -553,7 +553,7 @@ TEST_F(caps, set_config_out_of_range)
 
 TEST(set_config_without_attributes)
 {
-	static struct qt_run r;
+	static struct t_run r;
 
 	NEED_TOOLS();
 	ASSERT_EQ(0, YNL(&r, 0, "--do", "set-config"));
@@ -583,27 +583,27 @@ FIXTURE_SETUP(activity)
 
 	self->fd = -1;
 	NEED_TOOLS();
-	self->fd = qt_open(0);
+	self->fd = t_open(0);
 	ASSERT_LE(0, self->fd);
-	for (cpu = 0; cpu < qt_nr_cpus() && used < 2; cpu++) {
-		if (!qt_cpu_online(cpu))
+	for (cpu = 0; cpu < t_nr_cpus() && used < 2; cpu++) {
+		if (!t_cpu_online(cpu))
 			continue;
 		used++;
 		for (i = 0; i < 3; i++)
-			ASSERT_EQ(0, qt_arm_cpu(self->fd, clocks[i], 0,
+			ASSERT_EQ(0, t_arm_cpu(self->fd, clocks[i], 0,
 						3600 * NSEC_PER_SEC, 0, 0, cpu, &id));
 		for (i = 0; i < 2; i++)
 			ASSERT_EQ(QTIMER_CANCEL_ARMED,
-				  qt_modify(self->fd, id, 0,
+				  t_modify(self->fd, id, 0,
 					    (7200 + i) * NSEC_PER_SEC, 0, 0));
-		ASSERT_EQ(0, qt_arm_cpu(self->fd, CLOCK_MONOTONIC, 0,
+		ASSERT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC, 0,
 					3600 * NSEC_PER_SEC, 0, 0, cpu, &id));
-		ASSERT_EQ(QTIMER_CANCEL_ARMED, qt_cancel(self->fd, id));
+		ASSERT_EQ(QTIMER_CANCEL_ARMED, t_cancel(self->fd, id));
 		for (i = 0; i < 3; i++)
-			ASSERT_EQ(0, qt_arm_cpu(self->fd, CLOCK_MONOTONIC, 0,
+			ASSERT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC, 0,
 						NSEC_PER_MSEC, 0, i, cpu, NULL));
 	}
-	ASSERT_EQ(3 * used, qt_collect(self->fd, recs, 3 * used, QT_ARRIVE_MS));
+	ASSERT_EQ(3 * used, t_collect(self->fd, recs, 3 * used, QT_ARRIVE_MS));
 }
 
 FIXTURE_TEARDOWN(activity)
@@ -628,7 +628,7 @@ struct stats_reading {
 
 static int read_stats(struct stats_reading *s)
 {
-	static struct qt_run r;
+	static struct t_run r;
 
 	if (QTIMERCTL(&r, 0, "stats", "--json") || r.status ||
 	    fields_of(r.out, "total.", &s->ctl_total) ||
@@ -716,7 +716,7 @@ TEST_F(activity, get_stats_agrees)
  */
 TEST(get_stats_refused_as_nobody)
 {
-	static struct qt_run r;
+	static struct t_run r;
 
 	NEED_TOOLS();
 	ASSERT_EQ(0, YNL(&r, NOBODY, "--do", "get-stats"));
