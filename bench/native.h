@@ -6,7 +6,7 @@
  * wheel/wheel_bench.c) share: the random numbers their workloads draw,
  * the clock, and the bracket around a timed phase that, under callgrind,
  * collects only inside it and dumps it under its own name for the
- * callgrind.sh scripts to find.
+ * bench/callgrind.sh to find.
  */
 #ifndef _QT_BENCH_NATIVE_H
 #define _QT_BENCH_NATIVE_H
