@@ -100,7 +100,7 @@
  * timers are slow enough at that size to hold the CPU past the bound,
  * which is based on twice the floor there (its own clock sets hold a CPU
  * for up to 30 ms).
- * Each test takes 5-10 s on a stock kernel under TCG.  Needs root
+ * Each test takes 4-15 s on a stock kernel under TCG.  Needs root
  * (SCHED_FIFO, the module parameters, the clock, hotplug) and two online
  * CPUs (three for the offline).
  */
@@ -126,7 +126,7 @@
 #define LAT_FACTOR	4
 #define LAT_FLOOR_NS	(10 * NSEC_PER_MSEC)
 #define LAT_SLEEP_NS	NSEC_PER_MSEC
-#define IDLE_NS		(2 * NSEC_PER_SEC)
+#define IDLE_NS		(1 * NSEC_PER_SEC)
 #define ATTACK_NS	(2 * NSEC_PER_SEC)
 #define ARM_BUDGET_NS	(15 * NSEC_PER_SEC)
 #define ARM_STEP	65536
