@@ -302,6 +302,8 @@ int qt_ctx_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
 		 * is being read until the reap re-arms it.
 		 */
 		if (!t->period || (t->flags & QT_TF_CANCELED)) {
+			/* Freeing takes @t's base: the batch must not hold one. */
+			qt_batch_drop_base(batch);
 			qt_ctx_forget(ctx, t, NULL);
 			qt_ring_detach(ctx->ring, t);
 			qt_timer_free_when_unreferenced(t);
