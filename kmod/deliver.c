@@ -59,19 +59,30 @@ void qt_timer_fold(struct qt_timer *t)
 	t->count = min_t(u64, count, QTIMER_COUNT_MAX);
 }
 
+/*
+ * @when, a host time on @t's clock, as @t's user sees it: wall time now for
+ * a relative CLOCK_REALTIME timer, else shifted by the @ns_offset of a time
+ * namespace, saturated: another namespace may see beyond ktime_t.
+ */
+s64 qt_user_expires(const struct qt_timer *t, ktime_t when, ktime_t ns_offset)
+{
+	s64 ns;
+
+	if (t->flags & QT_TF_RELATIVE_REAL)
+		return ktime_mono_to_real(when);
+	if (check_add_overflow(when, ns_offset, &ns))
+		return ns_offset > 0 ? KTIME_MAX : KTIME_MIN;
+	return ns;
+}
+
 /* @t's record, its expiry seen from the namespace of @ns_offset. */
 void qt_record_fill(struct qt_ctx *ctx, struct qt_timer *t,
 		    struct qtimer_record *rec, const ktime_t *ns_offset)
 {
-	unsigned int clock = qt_timer_clock(t);
-
 	rec->id = qt_timer_id(t);
 	rec->cookie = t->cookie;
-	/* Another namespace's reader may see beyond ktime_t: saturate. */
-	if (t->flags & QT_TF_RELATIVE_REAL)
-		rec->expires_ns = ktime_mono_to_real(t->expires);
-	else if (check_add_overflow(t->expires, ns_offset[clock], &rec->expires_ns))
-		rec->expires_ns = ns_offset[clock] > 0 ? KTIME_MAX : KTIME_MIN;
+	rec->expires_ns = qt_user_expires(t, t->expires,
+					  ns_offset[qt_timer_clock(t)]);
 	rec->count = t->count;
 	rec->flags = 0;
 	if (!t->period || (t->flags & QT_TF_CANCELED))
@@ -191,16 +202,25 @@ void qt_ring_add(struct qt_ctx *ctx, struct qt_timer *t)
  * A record the kernel's read() claimed is claimed, whatever the shared
  * word says by now: it is being copied out.
  */
+/* Whether the kernel's read() claimed the record at @pos (ring->taken). */
+static bool qt_ring_taken_by_read(const struct qt_ring *ring, u32 pos)
+{
+	unsigned int i;
+
+	for (i = 0; i < ring->nr_taken; i++)
+		if (ring->taken[i] == pos)
+			return true;
+	return false;
+}
+
 bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t)
 {
 	u32 *flags = &ring->recs[qt_ring_idx(ring, t->ring_pos)].flags;
 	u32 old = READ_ONCE(*flags), was;
-	unsigned int i;
 	int tries;
 
-	for (i = 0; i < ring->nr_taken; i++)
-		if (ring->taken[i] == t->ring_pos)
-			return false;
+	if (qt_ring_taken_by_read(ring, t->ring_pos))
+		return false;
 	for (tries = 0; tries < 8; tries++) {
 		if ((old & QTIMER_REC_CLAIM) == QTIMER_REC_VOID)
 			return true;
@@ -227,12 +247,9 @@ bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t)
 bool qt_ring_unclaimed(struct qt_ring *ring, struct qt_timer *t)
 {
 	u32 flags = READ_ONCE(ring->recs[qt_ring_idx(ring, t->ring_pos)].flags);
-	unsigned int i;
 
-	for (i = 0; i < ring->nr_taken; i++)
-		if (ring->taken[i] == t->ring_pos)
-			return false;
-	return (flags & QTIMER_REC_CLAIM) == QTIMER_REC_READY;
+	return !qt_ring_taken_by_read(ring, t->ring_pos) &&
+	       (flags & QTIMER_REC_CLAIM) == QTIMER_REC_READY;
 }
 
 /* @t no longer stands behind its record: the reap passes it by. */

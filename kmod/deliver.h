@@ -13,6 +13,7 @@
 
 ktime_t qt_expires_next(const struct qt_timer *t);
 void qt_timer_fold(struct qt_timer *t);
+s64 qt_user_expires(const struct qt_timer *t, ktime_t when, ktime_t ns_offset);
 void qt_record_fill(struct qt_ctx *ctx, struct qt_timer *t,
 		    struct qtimer_record *rec, const ktime_t *ns_offset);
 void qt_timer_queue(struct qt_ctx *ctx, struct qt_timer *t);

@@ -258,12 +258,9 @@ static void qt_get_fill(const struct qt_timer *t, ktime_t next,
 	op->flags = QTIMER_F_ABSTIME;
 	if (t->flags & QT_TF_CANCEL_ON_SET)
 		op->flags |= QTIMER_F_CANCEL_ON_SET;
-	/* As a record says it: wall time now, or the caller's namespace. */
-	if (t->flags & QT_TF_RELATIVE_REAL)
-		op->expires_ns = ktime_mono_to_real(next);
-	else if (check_add_overflow(next, qt_timens_offset(qt_clock_id(clock)),
-				    &op->expires_ns))
-		op->expires_ns = next > 0 ? KTIME_MAX : KTIME_MIN;
+	/* As a record says it, in the caller's namespace. */
+	op->expires_ns = qt_user_expires(t, next,
+					 qt_timens_offset(qt_clock_id(clock)));
 	op->period_ns = t->period;
 	op->slack_ns = t->slack;
 	op->cookie = t->cookie;
