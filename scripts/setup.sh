@@ -184,7 +184,13 @@ unpack_kernel() {
 	# Signed images are only a meta layer; the -unsigned one holds the kernel.
 	case "$image" in *-unsigned) ;; *) apt-cache show "$image-unsigned" >/dev/null 2>&1 && image="$image-unsigned" ;; esac
 	log "kernel $name: $image + $headers ($suite)"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t "$suite" "$headers" >/dev/null
+	# Backports' 6.12 headers depend on their kernel image, so APT
+	# installs that on the host too, and its postinst hook builds an
+	# initramfs for a kernel this machine never boots: minutes of CPU
+	# under the debug-kernel builds on a fresh machine (the hook skips
+	# itself for INITRD=No, as for kernels that need no initramfs).
+	INITRD=No DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends -t "$suite" "$headers" >/dev/null
 	tmp=$(mktemp -d)
 	# APT downloads as its sandbox user, which must be able to write here.
 	chown _apt "$tmp" 2>/dev/null || true
