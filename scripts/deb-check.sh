@@ -21,6 +21,12 @@
 #   scripts/deb-check.sh [KERNEL...]   default: stock-6.1 stock-6.12 rt-6.12
 #   KEEP=1                             keep the scratch directory
 #   DEB_CHECK_VM=0                     no VM
+#   DEB_CHECK_MODULES=DIR              no VM here either: each kernel's
+#                                      module from the package's source is
+#                                      kept as DIR/KERNEL/qtimer.ko for the
+#                                      caller to boot (make check runs the
+#                                      whole suite list of stock-6.12 and
+#                                      rt-6.12 on them, autoload included)
 
 # The checks are functions that tap_run runs, which shellcheck cannot see.
 # shellcheck disable=SC2317
@@ -48,8 +54,9 @@ version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null)
 arch=$(dpkg --print-architecture)
 packages=(qtimer-dkms libtimerdev2 libtimerdev-dev qtimerctl)
+keep_dir=${DEB_CHECK_MODULES:-}
 
-tap_plan "$((1 + 1 + 1 + ${#packages[@]} + 1 + 1 + ${#kernels[@]} + 1 + 1))"
+tap_plan "$((1 + 1 + 1 + ${#packages[@]} + 1 + 1 + ${#kernels[@]} + $([ -n "$keep_dir" ] || echo 1) + 1))"
 echo "# version $version; $arch ($multiarch); output in ${out#"$top"/}"
 
 for tool in dpkg-buildpackage dh dh_dkms lintian fakeroot; do
@@ -300,6 +307,11 @@ for k in "${kernels[@]}"; do
 			tap_ok "$name (no MODULE_VERSION yet)"
 		elif [ "$modversion" = "$version" ]; then
 			tap_ok "$name, version $modversion"
+			if [ -n "$keep_dir" ]; then
+				rm -rf "$keep_dir/$k"
+				mkdir -p "$keep_dir/$k"
+				cp "$ko" "$keep_dir/$k/"
+			fi
 		else
 			tap_not_ok "$name" "modinfo says version $modversion, the release is $version"
 		fi
@@ -311,7 +323,9 @@ done
 k=${kernels[0]}
 ko=$scratch/build-$k/kmod/qtimer.ko
 vm_suites=qtimer_basic_test,qtimer_autoload_test
-if [ "${DEB_CHECK_VM:-1}" = 0 ]; then
+if [ -n "$keep_dir" ]; then
+	echo "# the packaged modules are in $keep_dir for the caller's VMs"
+elif [ "${DEB_CHECK_VM:-1}" = 0 ]; then
 	tap_skip "$k: VM with the packaged module runs $vm_suites" "DEB_CHECK_VM=0"
 elif [ ! -f "$ko" ]; then
 	tap_skip "$k: VM with the packaged module runs $vm_suites" "no module built for $k (above)"

@@ -19,6 +19,11 @@
 # ones (stock-6.1 stock-6.12 rt-6.12); the VM boots the first.
 #   DKMS_CHECK_SUITES  the suites the VM runs (qtimer_basic_test)
 #   DKMS_CHECK_VM=0    build and install only, no VM
+#   DKMS_CHECK_MODULES=DIR
+#                      no VM here either: each kernel's DKMS-installed
+#                      module is kept as DIR/KERNEL/qtimer.ko* for the
+#                      caller to boot (make check runs stock-6.1's whole
+#                      suite list on it instead of a second boot here)
 #   QTIMER_VM_LOCK     a file to hold with flock(1) around the VM run
 #                      (machines where VMs take turns); none by default
 #   KEEP=1             keep the scratch directory
@@ -49,10 +54,12 @@ totals() {
 kernels=("$@")
 [ ${#kernels[@]} -gt 0 ] || kernels=(stock-6.1 stock-6.12 rt-6.12)
 vm=${DKMS_CHECK_VM:-1}
+keep_dir=${DKMS_CHECK_MODULES:-}
+[ -z "$keep_dir" ] || vm=handed
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 
 # add, then build + install per kernel, the VM, remove, the host untouched.
-tap_plan "$((1 + 1 + 2 * ${#kernels[@]} + 1 + 1 + 1))"
+tap_plan "$((1 + 1 + 2 * ${#kernels[@]} + $([ "$vm" = handed ] || echo 1) + 1 + 1))"
 echo "# kernels: ${kernels[*]}; VERSION=$version; scratch: $scratch"
 
 if ! command -v dkms >/dev/null; then
@@ -125,6 +132,11 @@ for k in "${kernels[@]}"; do
 	   dkms_cmd status -k "$kver" 2>&1 | grep -q ': installed$'; then
 		tap_ok "$k: dkms install: ${ko#"$install_tree"/}, vermagic $kver"
 		installed_ko[$k]=$ko
+		if [ -n "$keep_dir" ]; then
+			rm -rf "$keep_dir/$k"
+			mkdir -p "$keep_dir/$k"
+			cp "$ko" "$keep_dir/$k/"
+		fi
 	else
 		tap_not_ok "$k: dkms install for $kver" "module: ${ko:-none found}" "vermagic: $vermagic" \
 			"$(dkms_cmd status -k "$kver" 2>&1)"
@@ -133,7 +145,9 @@ done
 
 # 5: a VM boots the first kernel with the DKMS-installed module.
 k=${kernels[0]}
-if [ "$vm" = 0 ]; then
+if [ "$vm" = handed ]; then
+	echo "# the DKMS-installed modules are in $keep_dir for the caller's VMs"
+elif [ "$vm" = 0 ]; then
 	tap_skip "$k: VM with the DKMS-built module runs $suites" "DKMS_CHECK_VM=0"
 elif [ -z "${installed_ko[$k]:-}" ]; then
 	tap_skip "$k: VM with the DKMS-built module runs $suites" "no DKMS-installed module for $k (above)"
