@@ -304,14 +304,15 @@ for k in "${run_kernels[@]}"; do
 done
 
 # --- A CPU isolated from timers ----------------------------------------------
-# QTIMER_F_CPU must refuse a CPU booted as nohz_full= (qtimer_validate_test's
-# arm_cpu_isolated_from_timers, which skips on a kernel booted without it).
+# QTIMER_F_CPU must refuse a CPU booted as nohz_full=
+# (qtimer_validate_cpu_test's arm_cpu_isolated_from_timers, which skips on
+# a kernel booted without it).
 # One short boot with CPU 3 isolated runs that suite, native and through
 # the 32-bit compat path, and the test must have run in both, not skipped.
 if printf '%s\n' "${run_kernels[@]}" | grep -qx stock-6.12; then
-	stage "isolated CPU: stock-6.12 with nohz_full=3, qtimer_validate_test (and compat32)"
+	stage "isolated CPU: stock-6.12 with nohz_full=3, qtimer_validate_cpu_test (and compat32)"
 	res=$(vm_run isolated-cpu stock-6.12 --tag isolated-cpu --cmdline nohz_full=3 \
-		--suites qtimer_validate_test,compat32_qtimer_validate_test)
+		--suites qtimer_validate_cpu_test,compat32_qtimer_validate_cpu_test)
 	[ -n "$res" ] || res="0 1 0"
 	read -r p f s <<<"$res"
 	# (the kselftest runner prefixes a suite's own lines with "# ", and
