@@ -297,15 +297,24 @@ for k in "${run_kernels[@]}"; do
 	res=$(vm_run "$k" "$k" ${sel:+--suites "$sel"} ${ko:+--module "$ko"})
 	[ -n "$res" ] || res="0 1 0"
 	read -r p f s <<<"$res"
-	# Fault injection is what debug-6.1 is for: there the failnth suite
-	# must run, not skip.  Skips only add up, so a kernel that lost
-	# failslab or fail-nth would leave every one of its tests skipped
-	# and the run green.
-	if [ "$k" = debug-6.1 ] && [ -z "$sel" ] &&
-	   ! grep -aqE '^vm: debug-6\.1: hardening_failnth: +pass:[1-9][0-9]* fail:0 .*skip:0 ' \
-	     "$log_dir/$k.log"; then
-		f=$((f + 1))
-		summary+=("        hardening_failnth did not run on debug-6.1 (skipped or missing)")
+	# Fault injection is what debug-6.1 is for: there the failnth suites
+	# (hardening_failnth_*, one a kind of call) must each run, not skip.
+	# Skips only add up, so a kernel that lost failslab or fail-nth would
+	# leave every one of their tests skipped and the run green.  Their
+	# names come from the manifest; a manifest that lists none for
+	# debug-6.1 fails here too.
+	if [ "$k" = debug-6.1 ] && [ -z "$sel" ]; then
+		failnth=$("$top/scripts/vm/suites.sh" list debug-6.1 | grep '^hardening_failnth_')
+		if [ -z "$failnth" ]; then
+			f=$((f + 1))
+			summary+=("        the manifest lists no hardening_failnth_* suite for debug-6.1")
+		fi
+		for suite in $failnth; do
+			grep -aqE "^vm: debug-6\.1: $suite: +pass:[1-9][0-9]* fail:0 .*skip:0 " \
+				"$log_dir/$k.log" && continue
+			f=$((f + 1))
+			summary+=("        $suite did not run on debug-6.1 (skipped or missing)")
+		done
 	fi
 	tally "$p" "$f" "$s" "kernel $k ($((SECONDS - t))s)"
 	# The run's own reasons, again in the summary at the end.
@@ -315,14 +324,15 @@ for k in "${run_kernels[@]}"; do
 done
 
 # --- A CPU isolated from timers ----------------------------------------------
-# QTIMER_F_CPU must refuse a CPU booted as nohz_full= (qtimer_validate_test's
-# arm_cpu_isolated_from_timers, which skips on a kernel booted without it).
+# QTIMER_F_CPU must refuse a CPU booted as nohz_full=
+# (qtimer_validate_cpu_test's arm_cpu_isolated_from_timers, which skips on
+# a kernel booted without it).
 # One short boot with CPU 3 isolated runs that suite, native and through
 # the 32-bit compat path, and the test must have run in both, not skipped.
 if printf '%s\n' "${run_kernels[@]}" | grep -qx stock-6.12; then
-	stage "isolated CPU: stock-6.12 with nohz_full=3, qtimer_validate_test (and compat32)"
+	stage "isolated CPU: stock-6.12 with nohz_full=3, qtimer_validate_cpu_test (and compat32)"
 	res=$(vm_run isolated-cpu stock-6.12 --tag isolated-cpu --cmdline nohz_full=3 \
-		--suites qtimer_validate_test,compat32_qtimer_validate_test)
+		--suites qtimer_validate_cpu_test,compat32_qtimer_validate_cpu_test)
 	[ -n "$res" ] || res="0 1 0"
 	read -r p f s <<<"$res"
 	# (the kselftest runner prefixes a suite's own lines with "# ", and

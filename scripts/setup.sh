@@ -71,7 +71,7 @@ host_packages=(
 	# the Debian packages (debian/, scripts/deb-check.sh): dpkg-buildpackage,
 	# debhelper 13 with dh-dkms, fakeroot for the binary targets, lintian
 	dpkg-dev debhelper dh-dkms fakeroot lintian
-	# tools/net/ynl, the kernel's netlink CLI, which qtimer_ynl_test runs
+	# tools/net/ynl, the kernel's netlink CLI, which qtimer_ynl_*_test run
 	# in the VM against Documentation/netlink/specs/qtimer.yaml; jsonschema
 	# is what it checks a spec against its schema with
 	linux-source-6.12 python3-jsonschema
@@ -221,7 +221,7 @@ unpack_source() {
 
 # Of the 6.12 source, only the YNL library and CLI (tools/net/ynl) and the
 # schemas it validates a spec against (Documentation/netlink/*.yaml): the
-# suite qtimer_ynl_test takes them into the VM.  6.12 because 6.1 has no
+# suites qtimer_ynl_*_test take them into the VM.  6.12 because 6.1 has no
 # YNL at all (it came with 6.3).
 unpack_ynl() {
 	local tarball=/usr/src/linux-source-6.12.tar.xz dest="$top/build/src" id

@@ -285,8 +285,8 @@ encode() {
 cmdline="console=ttyS0 panic=-1 printk.time=1 printk.devkmsg=on loglevel=7"
 # slab_nomerge: SLUB otherwise merges the qtimer_timer cache into another
 # of its size, /proc/slabinfo lists only that one, and the suites that
-# count the module's timer objects there (qtimer_lifecycle_test) have
-# nothing to count.
+# count the module's timer objects there (qtimer_lifecycle_memory_test)
+# have nothing to count.
 cmdline+=" slab_nomerge"
 # (--run runs its program instead of the suites.)
 [ -n "$run_cmd" ] || cmdline+=" qtimer.suites=$(encode "${suites// /,}")"

@@ -3,10 +3,11 @@
  * Copyright (C) 2026 The qtimer authors
  *
  * The race stress (race_stress_test.c) in two halves: the owners (the
- * worker threads and their children, in the test) arm, cancel, modify and
- * close, recording each schedule in a table in shared memory; the readers
- * (race_stress.c) drain the shared files and account every record against
- * that table, counting each violation of the rules the test lists.
+ * worker threads and their children, race_stress_worker.c) arm, cancel,
+ * modify and close, recording each schedule in a table in shared memory
+ * (race_stress_table.c); the readers (race_stress.c) drain the shared
+ * files and account every record against that table, counting each
+ * violation of the rules the test lists.
  */
 #ifndef _QT_RACE_STRESS_H
 #define _QT_RACE_STRESS_H
@@ -100,5 +101,43 @@ uint32_t ent_idx(const struct ent *e);
 uint64_t ent_cookie(struct ent *e);
 int drain(int fd, struct t_rng *rng, int reader);
 void *reader_fn(void *p);
+
+/* --- the owner's side ----------------------------------------------------- */
+
+struct worker {
+	int idx;
+	struct t_rng rng;
+	uint32_t base;			/* first table slot */
+	uint32_t free[PER_WORKER];
+	int nr_free;
+	uint32_t live[PER_WORKER];	/* O_LIVE and O_WAIT slots */
+	int nr_live;
+	int priv;			/* private file */
+	int priv_dup;			/* a dup of it, or -1 */
+	int sdup;			/* a dup of a shared file, or -1 */
+	int sdup_k;
+	int nr_periodic;
+	bool in_child;
+};
+
+/* The table, as its owner keeps it (race_stress_table.c). */
+int fd_of(struct worker *w, int fdk);
+struct ent *ent_alloc(struct worker *w);
+void ent_free(struct worker *w, struct ent *e);
+void ent_verify(struct ent *e, bool final);
+bool oneshot_over(struct ent *e);
+void live_remove(struct worker *w, int i);
+void reap(struct worker *w, int budget);
+void prep_arm(struct worker *w, struct ent *e, struct qtimer_op *op,
+	      bool periodic, int fdk);
+void arm_done(struct worker *w, struct ent *e, const struct qtimer_op *op,
+	      int ret);
+void prep_modify(struct worker *w, struct ent *e, struct qtimer_op *op);
+void modify_done(struct ent *e, int ret, uint64_t t);
+void cancel_done(struct ent *e, int ret, uint64_t t);
+struct ent *pick_live(struct worker *w, bool oneshot_only);
+
+/* A worker thread (race_stress_worker.c). */
+void *worker_fn(void *p);
 
 #endif /* _QT_RACE_STRESS_H */

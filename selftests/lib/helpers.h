@@ -379,6 +379,9 @@ void t_ring_set_tail(struct t_ring *r, __u32 tail);
 struct qtimer_record *t_ring_rec(const struct t_ring *r, __u32 idx);
 /* The claim bits (QTIMER_REC_CLAIM) of slot @idx, read atomically. */
 __u32 t_ring_claim_of(const struct t_ring *r, __u32 idx);
+/* A record's flags split into its claim bits and the rest. */
+#define CLAIM(f)	((f) & QTIMER_REC_CLAIM)
+#define LOW(f)		((f) & ~QTIMER_REC_CLAIM)
 /*
  * Claims slot @idx READY -> TAKEN with the header's compare-and-swap,
  * without moving tail: true and a copy in *out (flags as after the claim)

@@ -5,8 +5,7 @@
  * The harness side of the record ring's suites (selftests/qtimer_ring*_test.c):
  * what they share that has to expand inside a kselftest_harness suite, and
  * so cannot be compiled into libqttest.a with the helpers of ring.c: the
- * skips for a module without QTIMER_FEAT_RING, the claim-bit shorthands
- * the tests assert with, and the `ring` fixture.  A suite that has no
+ * skips for a module without QTIMER_FEAT_RING and the `ring` fixture.  A suite that has no
  * TEST_F(ring, ...) registers the fixture and runs nothing of it.
  */
 #ifndef _QT_TEST_RING_HARNESS_H
@@ -14,9 +13,6 @@
 
 #include "kselftest_harness.h"
 #include "helpers.h"
-
-#define CLAIM(f)	((f) & QTIMER_REC_CLAIM)
-#define LOW(f)		((f) & ~QTIMER_REC_CLAIM)
 
 #define SKIP_WITHOUT_RING() do {					\
 	if (!t_ring_offered())						\
