@@ -11,8 +11,9 @@
 #
 # KERNEL is a name scripts/vm/kernel.sh resolves (stock-6.1, stock-6.12,
 # rt-6.12, debug-6.1, kcsan-6.1).  The guest payload comes from
-# "make guest" (see the top Makefile); scripts/vm/init.c is PID 1 and
-# reports on the second serial port.  The suites run through the kernel's
+# "make guest" (see the top Makefile); scripts/vm/init.c (with
+# init_report.c and init_run.c) is PID 1 and reports on the second serial
+# port.  The suites run through the kernel's
 # kselftest runner, from the payload's kselftest tree ($(OUT)/kselftest,
 # "make -C selftests install"'s layout).  Without --suites the VM runs the
 # suites selftests/suites.manifest lists for KERNEL; --suites runs those
@@ -116,12 +117,15 @@ kdir=$(sed -n 's/^kdir=//p' <<<"$kinfo")
 release=$(sed -n 's/^release=//p' <<<"$kinfo")
 
 # PID 1 is static and the same for every kernel; build it once, atomically,
-# so that concurrent runs for different kernels share it safely.
+# so that concurrent runs for different kernels share it safely, and again
+# when one of its files is newer than the build.
 init=$vm_dir/init
+init_srcs=("$top/scripts/vm/init.c" "$top/scripts/vm/init_report.c" "$top/scripts/vm/init_run.c")
 (
 	flock 9
-	if [ ! -x "$init" ] || [ "$top/scripts/vm/init.c" -nt "$init" ]; then
-		gcc -static -O2 -Wall -Wextra -Werror -o "$init.tmp.$$" "$top/scripts/vm/init.c"
+	if [ ! -x "$init" ] ||
+	   [ -n "$(find "${init_srcs[@]}" "$top/scripts/vm/init.h" -newer "$init")" ]; then
+		gcc -static -O2 -Wall -Wextra -Werror -o "$init.tmp.$$" "${init_srcs[@]}"
 		mv -f "$init.tmp.$$" "$init"
 	fi
 ) 9>"$vm_dir/.init.lock" || give_up "building scripts/vm/init.c failed"

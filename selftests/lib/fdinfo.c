@@ -95,6 +95,22 @@ long long t_fdinfo_get(int fd, enum t_fdinfo_key key)
 	return fi.v[key];
 }
 
+long long t_fdinfo_named(int fd, const char *name)
+{
+	size_t len = strlen(name);
+	struct t_fdinfo fi;
+	const char *line;
+
+	if (t_fdinfo_read(fd, &fi))
+		return QT_FI_MISSING;
+	for (line = fi.text; *line; line += *line == '\n') {
+		if (!strncmp(line, name, len) && !strncmp(line + len, ":\t", 2))
+			return strtoll(line + len + 2, NULL, 10);
+		line += strcspn(line, "\n");
+	}
+	return QT_FI_MISSING;
+}
+
 /*
  * The "pending" count only paces the test: if the key is not there, this
  * falls back to a generous sleep, and the test's own checks still decide.

@@ -183,6 +183,11 @@ const char *t_fdinfo_key_name(enum t_fdinfo_key key);
 /* The value of @key, or QT_FI_MISSING. */
 long long t_fdinfo_get(int fd, enum t_fdinfo_key key);
 /*
+ * The value of the key named @name, one of those above or one that only
+ * some files show ("ring_entries", with a ring), or QT_FI_MISSING.
+ */
+long long t_fdinfo_named(int fd, const char *name);
+/*
  * Waits until at least @n records are pending on @fd, to set up a test that
  * needs them queued at once: 1 when they are there (or presumed, see
  * fdinfo.c), 0 on timeout.
