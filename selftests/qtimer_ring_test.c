@@ -8,9 +8,10 @@
  * and read() on a file with a ring, CANCEL and MODIFY against the claim
  * (exactly one side wins, and the result says which), and tickers that
  * fold what they missed into their next record.  The ring's other suites:
- * qtimer_ring_mapping_test (setup, the mapping's validation and life, a
- * hostile consumer), qtimer_ring_race_test (CANCEL racing the consumer),
- * qtimer_ring_clock_test (cancel-on-set, time namespaces).
+ * qtimer_ring_setup_test, qtimer_ring_mmap_test and qtimer_ring_consumer_test
+ * (setup, the mapping's validation and life, a hostile consumer),
+ * qtimer_ring_race_test (CANCEL racing the consumer), qtimer_ring_clock_test
+ * (cancel-on-set, time namespaces).
  *
  * The consumer is selftests/lib/ring.c's, which follows the header to the
  * letter.  Timers whose order matters are armed on one CPU's heap, since
