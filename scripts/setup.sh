@@ -64,6 +64,12 @@ host_packages=(
 	"${toolchain_packages[@]}"
 	qemu-system-x86 busybox-static
 	liburing-dev libuv1-dev libmnl-dev pkg-config
+	# libtimerdev's 32-bit time tests, where the host's kernel has no IA32
+	# emulation to run them natively
+	qemu-user
+	# the kselftest tree's ELF files find the libraries bundled with them
+	# (selftests/kselftest-install.sh sets their RUNPATH)
+	patchelf
 	gnuplot-nox valgrind sparse python3-docutils python3-yaml
 	groff-base
 	# the real dkms, for scripts/dkms-check.sh (it never touches /var/lib/dkms)
