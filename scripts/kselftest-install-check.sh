@@ -8,8 +8,11 @@
 # each file it sources, the same bytes as in the kernel source), a
 # kselftest-list.txt naming every suite of selftests/suites.manifest in the
 # qtimer collection with its executable there, the collection's settings
-# with a timeout and its config fragment; and that the runner itself lists
-# the suites and, dry, would run them.  Prints kselftest TAP ending with a
+# with a timeout and its config fragment; that the runner itself lists
+# the suites and, dry, would run them; and that the tree stands alone: the
+# programs the suites run are in it, and every ELF file in it, in a copy
+# elsewhere and with no environment, finds each shared library inside the
+# tree or is left with glibc's and libgcc_s.  Prints kselftest TAP ending with a
 # "# Totals:" line; exits non-zero on a failure.
 #
 #   scripts/kselftest-install-check.sh          install into a scratch dir
@@ -44,7 +47,7 @@ check() {
 	if [ $? = 0 ] && [ -z "$out" ]; then tap_ok "$name"; else tap_not_ok "$name" "${out:-$* failed}"; fi
 }
 
-tap_plan 8
+tap_plan 9
 
 if [ $# = 1 ]; then
 	tree=$1
@@ -132,5 +135,30 @@ moved_tree_runs() {
 		echo "a copy of the tree elsewhere does not list the same suites"
 }
 check "the tree works from another directory" moved_tree_runs
+
+# What a kernel CI host has of ours is the module: the suites' programs and
+# every library beyond glibc's come with the tree (kselftest-install.sh),
+# found through RUNPATHs relative to each file, so the moved copy and an
+# empty environment must do.
+stands_alone() {
+	local t=$scratch/moved/$collection f lib
+	for f in bin/qtimerctl bin/hello lib/ynl/bin/python3; do
+		[ -x "$t/$f" ] || echo "$collection/$f: not bundled"
+	done
+	while IFS= read -r -d '' f; do
+		[ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || continue
+		readelf -d "$f" 2>/dev/null | grep -q '(NEEDED)' || continue
+		while read -r lib; do
+			case "$lib" in
+			"not found") echo "${f#"$t"/}: a library is not found: $(env -i ldd "$f" | grep 'not found')" ;;
+			"$scratch/moved/"*) ;;
+			*/libc.so.* | */libm.so.* | */libpthread.so.* | */libdl.so.* | */librt.so.* | \
+			*/libresolv.so.* | */libutil.so.* | */libgcc_s.so.*) ;;
+			*) echo "${f#"$t"/}: $lib comes from the host, not the tree" ;;
+			esac
+		done < <(env -i ldd "$f" 2>/dev/null | awk '/=> not found/ { print "not found"; next } /=> \// { print $3 }')
+	done < <(find "$t" -type f -print0)
+}
+check "the tree stands alone: its programs are in it, every library is in it or glibc's" stands_alone
 
 tap_totals

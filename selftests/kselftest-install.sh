@@ -22,6 +22,13 @@
 #                       plus settings (the runner's per-suite timeout) and
 #                       config (the kernel options the suites need), both
 #                       from selftests/
+#   qtimer/bin/         the programs the suites run (PAYLOAD/bin: qtimerctl,
+#                       libtimerdev's examples)
+#   qtimer/lib/         PAYLOAD/lib (libtimerdev.so.2, the YNL CLI with its
+#                       python3), and every shared library an ELF file of
+#                       the collection needs beyond glibc's and libgcc_s
+#                       (liburing, libuv, libmnl, python3's), copied from
+#                       this host
 #   kselftest-list.txt  "qtimer:<suite>", one a line, in lexical order (the
 #                       order the suites always ran in); the lines of other
 #                       collections already there are kept
@@ -29,6 +36,15 @@
 # One collection for all suites: the runner reads one settings file per
 # collection directory, and every suite has had the same bound, so one
 # collection says it once (Documentation/testing.rst says more).
+#
+# The tree stands alone: a kernel CI host that has the module, glibc and
+# nothing else of ours runs it.  Every dynamic ELF file in it gets a
+# RUNPATH of $ORIGIN/<the way to qtimer/lib> (patchelf), and the suites
+# look for their programs and the YNL tree beside themselves before PATH
+# (t_program(), t_beside() in selftests/lib).  The test VMs run the tree
+# with nothing else of the payload installed, and
+# scripts/kselftest-install-check.sh checks with ldd that every library
+# resolves inside the tree or is glibc's.
 
 set -euo pipefail
 
@@ -65,6 +81,52 @@ for f in "$payload"/selftests/*; do
 	suites+=("$(basename "$f")")
 done
 [ "${#suites[@]}" -gt 0 ] || die "$payload/selftests holds no suite"
+
+# The programs and libraries the suites run.
+coll=$dest/$collection
+mkdir -p "$coll/bin" "$coll/lib"
+[ ! -d "$payload/bin" ] || cp -a "$payload/bin/." "$coll/bin/"
+[ ! -d "$payload/lib" ] || cp -a "$payload/lib/." "$coll/lib/"
+
+# What every host that runs kselftests has: glibc and the compiler's
+# unwinder (libgcc_s, which glibc's pthread_cancel() loads).
+from_host() {
+	case "${1##*/}" in
+	linux-vdso.so.* | ld-linux*.so.* | libc.so.* | libm.so.* | libpthread.so.* | \
+	libdl.so.* | librt.so.* | libresolv.so.* | libutil.so.* | libgcc_s.so.*)
+		return 0 ;;
+	esac
+	return 1
+}
+is_dynamic_elf() {
+	[ -f "$1" ] && [ ! -L "$1" ] &&
+		[ "$(head -c 4 "$1" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ] &&
+		readelf -d "$1" 2>/dev/null | grep -q '(NEEDED)'
+}
+command -v patchelf >/dev/null || die "no patchelf: run scripts/setup.sh (Debian package patchelf)"
+mapfile -d '' elves < <(find "$coll" -type f -print0)
+# A library's own libraries are looked for in turn: until nothing is new.
+for pass in 1 2 3 4; do
+	new=0
+	for f in "${elves[@]}"; do
+		is_dynamic_elf "$f" || continue
+		while read -r lib; do
+			from_host "$lib" && continue
+			case "$lib" in "$coll"/*) continue ;; esac
+			[ -e "$coll/lib/${lib##*/}" ] && continue
+			cp -L "$lib" "$coll/lib/"
+			new=1
+		done < <(LD_LIBRARY_PATH=$coll/lib ldd "$f" 2>/dev/null |
+			awk '/=> \// { print $3 }')
+	done
+	[ "$new" = 1 ] || break
+	mapfile -d '' elves < <(find "$coll" -type f -print0)
+done
+for f in "${elves[@]}"; do
+	is_dynamic_elf "$f" || continue
+	rel=$(realpath --relative-to="$(dirname "$f")" "$coll/lib")
+	patchelf --set-rpath "\$ORIGIN/$rel" "$f" || die "patchelf --set-rpath failed on $f"
+done
 
 list=$dest/kselftest-list.txt
 {

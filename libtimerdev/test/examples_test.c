@@ -20,8 +20,12 @@
 
 #include "kselftest_harness.h"
 #include "delivery_log.h"
+#include "helpers.h"
 
-/* Run argv[0] (found on PATH) and return its wait status. */
+/*
+ * Run argv[0] (bundled beside this suite, else found on PATH: t_program())
+ * and return its wait status.
+ */
 static int run(char *const argv[])
 {
 	char line[512];
@@ -40,7 +44,7 @@ static int run(char *const argv[])
 		dup2(pipefd[1], STDERR_FILENO);
 		close(pipefd[0]);
 		close(pipefd[1]);
-		execvp(argv[0], argv);
+		execvp(t_program(argv[0]), argv);
 		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}

@@ -19,24 +19,7 @@
 
 static const char *qtimerctl_path(void)
 {
-	static char path[PATH_MAX + 32];
-	char self[PATH_MAX], *slash;
-	ssize_t len;
-
-	if (getenv("QTIMERCTL"))
-		return getenv("QTIMERCTL");
-	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (len > 0) {
-		self[len] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(path, sizeof(path), "%s/../bin/qtimerctl", self);
-			if (!access(path, X_OK))
-				return path;
-		}
-	}
-	return "qtimerctl";
+	return getenv("QTIMERCTL") ?: t_program("qtimerctl");
 }
 
 int run_as(struct t_run *r, int how, const char *const *args)

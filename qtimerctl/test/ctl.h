@@ -9,10 +9,11 @@
  * a new network namespace, and reading its output (a strict JSON syntax
  * check and a number by its key).
  *
- * The tool is $QTIMERCTL, else ../bin/qtimerctl next to the suite (the
- * guest layout), else qtimerctl on PATH.  Without the module (the build
- * host, where it is never loaded) only the usage and "module not loaded"
- * tests run; the others skip.
+ * The tool is $QTIMERCTL, else the one bundled beside the suite
+ * (t_program(): bin/ in a kselftest tree, ../bin in a payload), else
+ * qtimerctl on PATH.  Without the module (the build host, where it is
+ * never loaded) only the usage and "module not loaded" tests run; the
+ * others skip.
  */
 #ifndef _QTIMERCTL_TEST_CTL_H
 #define _QTIMERCTL_TEST_CTL_H

@@ -226,8 +226,16 @@ cp "$guest/qtimer_rig.ko" "$root/qtimer_rig.ko"
 [ ! -d "$guest/kselftest" ] || cp -a "$guest/kselftest/." "$root/kselftest/"
 [ -n "$run_cmd" ] || [ "$suite_timeout" = "$settings_timeout" ] ||
 	sed -i "s/^timeout=.*/timeout=$suite_timeout/" "$root/kselftest/$ksft_collection/settings"
-cp -a "$guest/bin/." "$root/bin/"
-cp -a "$guest/lib/." "$root/usr/local/lib/"
+# The suites run from the kselftest tree alone, which bundles the programs
+# and libraries they need (selftests/kselftest-install.sh): nothing else of
+# the payload is installed, so that every run proves the tree stands alone
+# on a host that has only the module and glibc.  A --run program (the
+# demo) gets the payload's programs in /bin and libraries in
+# /usr/local/lib instead.
+if [ -n "$run_cmd" ]; then
+	cp -a "$guest/bin/." "$root/bin/"
+	cp -a "$guest/lib/." "$root/usr/local/lib/"
+fi
 cp "$(command -v busybox)" "$root/bin/busybox"
 # The kernel's runner.sh bounds each suite with "/usr/bin/timeout
 # --foreground", and runs it unbounded when there is none; busybox's
@@ -263,7 +271,7 @@ while IFS= read -r -d '' f; do
 		awk '/=> \// { print $3 } /^[[:space:]]*\// { print $1 }' || true
 done < <(find "$root/kselftest" "$root/bin" "$root/usr/bin" "$root/usr/local/lib" -type f -print0) |
 	sort -u | while IFS= read -r lib; do
-	case "$lib" in "$guest"/*) continue ;; esac
+	case "$lib" in "$guest"/* | "$root"/*) continue ;; esac
 	mkdir -p "$root$(dirname "$lib")"
 	cp -L "$lib" "$root$lib"
 done

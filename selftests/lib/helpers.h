@@ -303,6 +303,16 @@ struct t_run {
 int t_run(struct t_run *r, uid_t uid, int unshare_flags, char *const argv[]);
 /* fork + exec + wait of /bin/true: nanoseconds, or -errno. */
 __s64 t_spawn_true_ns(void);
+/*
+ * What the suites run is bundled with them: in a kselftest tree
+ * (selftests/kselftest-install.sh) the programs are in bin/ and the
+ * libraries and the YNL CLI in lib/ beside the suites; in a payload
+ * (make guest-user) in ../bin and ../lib.  t_beside() is the first of
+ * <dir of this program>/@rel and <dir>/../@rel that exists, malloc()ed, or
+ * NULL.  t_program() is t_beside("bin/@name"), else @name (for PATH).
+ */
+char *t_beside(const char *rel);
+const char *t_program(const char *name);
 
 /* What t_fork_into_timens() returns where time namespaces are not there. */
 #define QT_NO_TIMENS	1

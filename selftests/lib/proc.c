@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <grp.h>
+#include <limits.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -125,6 +126,40 @@ out:
 	return ret;
 }
 
+char *t_beside(const char *rel)
+{
+	static const char *const up[] = { "", "../" };
+	char self[PATH_MAX], *slash, *path;
+	ssize_t len;
+	size_t i;
+
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0)
+		return NULL;
+	self[len] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	for (i = 0; i < sizeof(up) / sizeof(up[0]); i++) {
+		if (asprintf(&path, "%s/%s%s", self, up[i], rel) < 0)
+			return NULL;
+		if (!access(path, F_OK))
+			return path;
+		free(path);
+	}
+	return NULL;
+}
+
+const char *t_program(const char *name)
+{
+	char rel[256], *path;
+
+	snprintf(rel, sizeof(rel), "bin/%s", name);
+	path = t_beside(rel);
+	return path ? path : name;
+}
+
 /*
  * A machine whose CPUs are held by timer work in interrupt context cannot
  * do this quickly, which is how the hardening suites tell that it still
@@ -221,9 +256,12 @@ int t_stress_seconds(int def)
 const char *t_stats_json(void)
 {
 	static char buf[1 << 16];
-	FILE *f = popen("qtimerctl stats --json 2>/dev/null", "r");
+	char cmd[PATH_MAX + 64];
 	size_t len;
+	FILE *f;
 
+	snprintf(cmd, sizeof(cmd), "'%s' stats --json 2>/dev/null", t_program("qtimerctl"));
+	f = popen(cmd, "r");
 	if (!f)
 		return NULL;
 	len = fread(buf, 1, sizeof(buf) - 1, f);

@@ -17,9 +17,11 @@
 
 const char *ynl_root(void)
 {
-	const char *root = getenv("QT_YNL_ROOT");
+	static const char *root;
 
-	return root ? root : "/usr/local/lib/ynl";
+	if (!root)
+		root = getenv("QT_YNL_ROOT") ?: t_beside("lib/ynl") ?: "/usr/local/lib/ynl";
+	return root;
 }
 
 /*
@@ -45,7 +47,7 @@ int ynl_run(struct t_run *r, uid_t uid, const char *const *args)
 
 int qtimerctl_run(struct t_run *r, uid_t uid, const char *const *args)
 {
-	const char *argv[32] = { getenv("QTIMERCTL") ?: "qtimerctl" };
+	const char *argv[32] = { getenv("QTIMERCTL") ?: t_program("qtimerctl") };
 	int i, n = 1;
 
 	for (i = 0; args[i] && n < 31; i++)

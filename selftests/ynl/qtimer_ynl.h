@@ -13,8 +13,9 @@
  * (qtimer_ynl_stats_test.c); qtimer_ynl.c runs the two tools and compares
  * their replies for both.
  *
- * The CLI, its python3 and the spec sit in /usr/local/lib/ynl in the guest
- * (selftests/ynl/pack-ynl.sh); $QT_YNL_ROOT names another such tree.
+ * The CLI, its python3 and the spec sit in lib/ynl beside the suites
+ * (selftests/ynl/pack-ynl.sh, bundled by selftests/kselftest-install.sh;
+ * t_beside()); $QT_YNL_ROOT names another such tree.
  * Without the module or the tree, the tests skip.
  */
 #ifndef _QT_TEST_YNL_H
