@@ -116,7 +116,7 @@ int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
 	case QT_RINGED:
 		/* One compare-and-swap with the consumer's decides. */
 		ret = qt_ring_cancel(ctx->ring, t);
-		qt_ring_detach(ctx->ring, t);
+		qt_deliver_detach(ctx->ring, t);
 		t->state = QT_DEAD;
 		qt_base_put_timer(base, t);
 		break;
@@ -253,14 +253,15 @@ static void qt_get_fill(const struct qt_timer *t, ktime_t next,
 			struct qtimer_op *op)
 {
 	unsigned int clock = qt_timer_clock(t);
+	ktime_t ns_offset;
 
 	op->clockid = qt_clock_id(qt_timer_user_clock(t));
 	op->flags = QTIMER_F_ABSTIME;
 	if (t->flags & QT_TF_CANCEL_ON_SET)
 		op->flags |= QTIMER_F_CANCEL_ON_SET;
 	/* As a record says it, in the caller's namespace. */
-	op->expires_ns = qt_user_expires(t, next,
-					 qt_timens_offset(qt_clock_id(clock)));
+	ns_offset = qt_timens_offset(qt_clock_id(clock));
+	op->expires_ns = qt_deliver_user_expires(t, next, ns_offset);
 	op->period_ns = t->period;
 	op->slack_ns = t->slack;
 	op->cookie = t->cookie;
@@ -292,7 +293,8 @@ int qt_ctx_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
 	ret = QTIMER_CANCEL_QUEUED;
 	if (t->state == QT_READING) {
 		ret = 0;
-	} else if (t->state == QT_RINGED && !qt_ring_unclaimed(ctx->ring, t)) {
+	} else if (t->state == QT_RINGED &&
+		   !qt_deliver_unclaimed(ctx->ring, t)) {
 		/*
 		 * The consumer claimed its record: a one-shot is consumed, as
 		 * CANCEL and MODIFY would find, and its id goes now; a ticker
@@ -302,7 +304,7 @@ int qt_ctx_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
 			/* Freeing takes @t's base: the batch must not hold one. */
 			qt_batch_drop_base(batch);
 			qt_ctx_forget(ctx, t, NULL);
-			qt_ring_detach(ctx->ring, t);
+			qt_deliver_detach(ctx->ring, t);
 			qt_timer_free_when_unreferenced(t);
 			ret = -ENOENT;
 			goto out;
@@ -466,7 +468,7 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 		if (ret == -ENOENT) {
 			spin_unlock(&base->lock);
 			qt_ctx_forget(ctx, t, NULL);
-			qt_ring_detach(ctx->ring, t);
+			qt_deliver_detach(ctx->ring, t);
 			qt_timer_free_when_unreferenced(t);
 			return -ENOENT;
 		}
@@ -475,7 +477,7 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 	spin_unlock(&base->lock);
 
 	if (t->state == QT_RINGED) {
-		qt_ring_detach(ctx->ring, t);
+		qt_deliver_detach(ctx->ring, t);
 		qt_timer_free_when_unreferenced(t);
 	} else if (t->state == QT_QUEUED) {
 		ret = QTIMER_CANCEL_QUEUED;

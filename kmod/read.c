@@ -76,10 +76,10 @@ void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch)
 static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
 			   struct qtimer_record *rec, const ktime_t *ns_offset)
 {
-	qt_timer_fold(t);
+	qt_deliver_fold(t);
 	t->state = QT_READING;
 	ctx->nr_ready--;
-	qt_record_fill(ctx, t, rec, ns_offset);
+	qt_deliver_fill(ctx, t, rec, ns_offset);
 	trace_qtimer_read(rec->id, rec->count, rec->flags);
 }
 
@@ -120,7 +120,7 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 		}
 		if (t->flags & QT_TF_SET_WHILE_READ) {
 			/* The clock was set meanwhile: cancelled, not re-armed. */
-			qt_timer_queue_canceled(ctx, t, 0);
+			qt_deliver_queue_canceled(ctx, t, 0);
 			continue;
 		}
 		base = qt_base_relock(base, t);
@@ -128,7 +128,7 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 			ret = -EAGAIN;
 			break;
 		}
-		t->expires = qt_expires_next(t);
+		t->expires = qt_deliver_expires_next(t);
 		t->count = 0;
 		qt_timer_armed(t);
 		qt_base_push(base, t);
@@ -234,8 +234,8 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			break;
 		/*
 		 * A ring set up meanwhile takes the file's records from now
-		 * on (qt_ring_add()): what is queued is its overflow, for
-		 * qt_ring_read() to move in order.
+		 * on (qt_deliver_ring_add()): what is queued is its overflow,
+		 * for qt_ring_read() to move in order.
 		 */
 		if (ctx->ring) {
 			handoff = !got;

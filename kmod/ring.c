@@ -7,7 +7,7 @@
  * system call and no touch of the timer or its id on the way.
  *
  * The timer stays behind its record (RINGED, in owner[]) until it is
- * settled: CANCEL or MODIFY void the record by claim (qt_ring_void()), or
+ * settled: CANCEL or MODIFY void the record by claim (qt_deliver_void()), or
  * the consumer's tail passes it and the ring is reaped, which frees a
  * one-shot and re-arms a ticker, so that a ticker has at most one record
  * pending, as on the ready queue.  When the ring is full, records wait on
@@ -180,40 +180,40 @@ static int qt_ring_reap_one(struct qt_ctx *ctx, struct qt_timer *t,
 	ktime_t now, next;
 
 	if (!t->period || (t->flags & QT_TF_CANCELED)) {
-		qt_ring_detach(ring, t);
+		qt_deliver_detach(ring, t);
 		qt_timer_end(t, held);
 		return 0;
 	}
 	/*
 	 * The clock was set after the consumer claimed it; or it is being
 	 * set, and the walk has not reached this timer yet: the set came
-	 * first, as for a timer that fires meanwhile (qt_deliver_one()), so
+	 * first, as for a timer that fires meanwhile (qt_expire_one()), so
 	 * the periods it skipped are no catch-up to count.
 	 */
 	if ((t->flags & QT_TF_SET_WHILE_READ) ||
 	    ((t->flags & QT_TF_CANCEL_ON_SET) && qt_clockset_pending(t->ctx))) {
-		qt_ring_detach(ring, t);
-		qt_timer_queue_canceled(ctx, t, 0);
+		qt_deliver_detach(ring, t);
+		qt_deliver_queue_canceled(ctx, t, 0);
 		return 0;
 	}
 	base = qt_base_relock(*held, t);
 	*held = base;
 	now = qt_clock_now(qt_timer_clock(t));
-	next = qt_expires_next(t);
+	next = qt_deliver_expires_next(t);
 	if (now >= next) {
 		u64 missed = div64_u64(now - t->expires, t->period);
 
-		qt_ring_detach(ring, t);
+		qt_deliver_detach(ring, t);
 		t->expires += missed * t->period;
 		t->count = min_t(u64, missed, QTIMER_COUNT_MAX);
-		qt_ring_add(ctx, t);
+		qt_deliver_ring_add(ctx, t);
 		return 0;
 	}
 	if (base->heap.nr >= base->heap.cap) {
 		*need = base;
 		return -EAGAIN;
 	}
-	qt_ring_detach(ring, t);
+	qt_deliver_detach(ring, t);
 	t->expires = next;
 	t->count = 0;
 	qt_timer_armed(t);
@@ -241,7 +241,7 @@ static u32 qt_ring_tail(const struct qt_ring *ring)
  */
 int qt_ring_cancel(struct qt_ring *ring, struct qt_timer *t)
 {
-	if (qt_ring_void(ring, t))
+	if (qt_deliver_void(ring, t))
 		return QTIMER_CANCEL_QUEUED;
 	if (!t->period || (t->flags & QT_TF_CANCELED))
 		return -ENOENT;
@@ -301,8 +301,8 @@ int qt_ring_settle(struct qt_ctx *ctx, struct qt_base **held,
 			continue;
 		}
 		ctx->nr_ready--;
-		qt_timer_fold(t);
-		qt_ring_write(ctx, ring, t);
+		qt_deliver_fold(t);
+		qt_deliver_ring_write(ctx, ring, t);
 	}
 	if (!ctx->ready)
 		WRITE_ONCE(*ring->flags_p, 0);
@@ -396,7 +396,7 @@ static enum qt_settle_end qt_ring_settle_all(struct qt_ctx *ctx,
 	end = qt_ring_settle_some(ctx, ctx->ring, QT_SETTLE_ALL_CHUNKS,
 				  may_sleep, dead);
 	if (end == QT_SETTLE_MORE || end == QT_SETTLE_ROOM)
-		qt_ring_drain_arm(ctx->ring, 0);
+		qt_deliver_drain_arm(ctx->ring, 0);
 	return end == QT_SETTLE_MORE ? QT_SETTLED : end;
 }
 
@@ -427,8 +427,8 @@ static void qt_ring_drain_again(struct qt_ctx *ctx, struct qt_ring *ring)
 	else if (ring->drain_idle < QT_DRAIN_BACKOFF)
 		ring->drain_idle++;
 	ring->drain_tail = tail;
-	qt_ring_drain_arm(ring, min_t(u64, ns << ring->drain_idle,
-				      max_t(u64, ns, QT_DRAIN_MAX_NS)));
+	qt_deliver_drain_arm(ring, min_t(u64, ns << ring->drain_idle,
+					 max_t(u64, ns, QT_DRAIN_MAX_NS)));
 }
 
 /*
@@ -618,7 +618,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		tail = qt_ring_tail(ring);
 		nr = qt_ring_claim(ring, &tail, recs, pos,
 				   min_t(size_t, QT_RING_READ_CHUNK, max - got));
-		/* The kernel's claims, for qt_ring_void() while we copy. */
+		/* The kernel's claims, for qt_deliver_void() while we copy. */
 		memcpy(ring->taken, pos, nr * sizeof(pos[0]));
 		ring->nr_taken = nr;
 		if (!nr) {

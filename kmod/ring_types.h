@@ -69,7 +69,7 @@ struct qt_ring {
 	/*
 	 * (C) The positions of the records the holder of read_mutex claimed
 	 * and is copying out.  Its claim is the kernel's, whatever user space
-	 * writes into their flags meanwhile: qt_ring_void() reads these, not
+	 * writes into their flags meanwhile: qt_deliver_void() reads these, not
 	 * the shared word, for them.
 	 */
 	u32 taken[QT_RING_READ_CHUNK];
