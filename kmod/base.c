@@ -117,7 +117,7 @@ static void qt_base_drop(void *timer, void *arg)
 
 	/*
 	 * Unless it is DEAD the timer has an owner, which may free it as soon
-	 * as it sees no entry left (qt_timer_unreachable()): the count is the
+	 * as it sees no entry left (qt_end_unreachable()): the count is the
 	 * last thing of it touched here, and published with release.
 	 */
 	smp_store_release(&t->nr_entries, left);

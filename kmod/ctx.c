@@ -92,7 +92,7 @@ void qt_ctx_release(struct qt_ctx *ctx)
 	 * The ENDED ones the walk left, with those an expirer's reap ended
 	 * while we let go: no more can come, as no timer has a record left.
 	 */
-	qt_ctx_end(ctx, &dead);
+	qt_end_ctx(ctx, &dead);
 	spin_lock_irq(&ctx->wqh.lock);
 	/* No timer stands behind a record now; expirers see no ring. */
 	ring = ctx->ring;
@@ -116,7 +116,7 @@ void qt_ctx_release(struct qt_ctx *ctx)
 
 		spin_lock_irq(&ctx->wqh.lock);
 		while (popped++ < QT_RELEASE_CHUNK && (t = qt_ready_pop(ctx)))
-			if (qt_timer_let_die(t, &base))
+			if (qt_end_let_die(t, &base))
 				dead[nr++] = t;
 		if (base)
 			qt_base_unlock_carried(base);

@@ -47,7 +47,7 @@ struct qt_shard {
 	struct qt_ids ids;		/* (S) */
 	u32 nr_cancel_on_set;		/* (S) */
 	u32 nr_per_clock[QT_NR_CLOCKS];	/* (S) live ids per clock, for fdinfo */
-	/* (D) ENDED timers, by ->next, whose ids qt_ctx_end() frees */
+	/* (D) ENDED timers, by ->next, whose ids qt_end_ctx() frees */
 	struct qt_timer *ended;
 } ____cacheline_aligned_in_smp;
 
@@ -106,7 +106,7 @@ static inline struct qt_shard *qt_shard_of(const struct qt_timer *t)
 	return &t->ctx->shards[t->shard];
 }
 
-/* Whether timers wait for qt_ctx_end(); under the delivery lock. */
+/* Whether timers wait for qt_end_ctx(); under the delivery lock. */
 static inline bool qt_ctx_ending(const struct qt_ctx *ctx)
 {
 	unsigned int i;

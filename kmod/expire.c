@@ -226,7 +226,7 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 			qt_wake_later(wake, ctx);
 		spin_unlock_irqrestore(&ctx->wqh.lock, flags);
 		if (dead_or_ended)
-			qt_ctx_end_atomic(ctx, &dead, upkeep);
+			qt_end_ctx_atomic(ctx, &dead, upkeep);
 		nr = rest;
 	}
 	return nr;

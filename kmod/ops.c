@@ -71,7 +71,7 @@ static bool qt_timer_live(struct qt_ctx *ctx, struct qt_timer *t)
 		return false;
 	if (t->state == QT_READING &&
 	    (!t->period || (t->flags & QT_TF_CANCELED))) {
-		qt_ctx_forget(ctx, t, NULL);
+		qt_end_forget(ctx, t, NULL);
 		t->state = QT_ORPHAN;
 		return false;
 	}
@@ -91,7 +91,7 @@ int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
 	struct qt_base *base;
 	int ret = 0;
 
-	qt_ctx_forget(ctx, t, freed);
+	qt_end_forget(ctx, t, freed);
 	base = *held = qt_base_relock(*held, t);
 	base->stats.cancelled++;
 	switch (t->state) {
@@ -303,9 +303,9 @@ int qt_ctx_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
 		if (!t->period || (t->flags & QT_TF_CANCELED)) {
 			/* Freeing takes @t's base: the batch must not hold one. */
 			qt_batch_drop_base(batch);
-			qt_ctx_forget(ctx, t, NULL);
+			qt_end_forget(ctx, t, NULL);
 			qt_deliver_detach(ctx->ring, t);
-			qt_timer_free_when_unreferenced(t);
+			qt_end_free_when_unreferenced(t);
 			ret = -ENOENT;
 			goto out;
 		}
@@ -467,9 +467,9 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 		ret = qt_ring_cancel(ctx->ring, t);
 		if (ret == -ENOENT) {
 			spin_unlock(&base->lock);
-			qt_ctx_forget(ctx, t, NULL);
+			qt_end_forget(ctx, t, NULL);
 			qt_deliver_detach(ctx->ring, t);
-			qt_timer_free_when_unreferenced(t);
+			qt_end_free_when_unreferenced(t);
 			return -ENOENT;
 		}
 	}
@@ -478,7 +478,7 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 
 	if (t->state == QT_RINGED) {
 		qt_deliver_detach(ctx->ring, t);
-		qt_timer_free_when_unreferenced(t);
+		qt_end_free_when_unreferenced(t);
 	} else if (t->state == QT_QUEUED) {
 		ret = QTIMER_CANCEL_QUEUED;
 		t->state = QT_GHOST;

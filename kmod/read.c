@@ -61,7 +61,7 @@ void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch)
 			if (ctx->ready_tail == &t->next)
 				ctx->ready_tail = link;
 			ctx->nr_ghosts--;
-			qt_timer_free_when_unreferenced(t);
+			qt_end_free_when_unreferenced(t);
 			continue;
 		}
 		ctx->sweep_at = t;
@@ -90,7 +90,7 @@ static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
  * when a periodic timer's heap needs to grow first.
  *
  * The timers are settled under one hold of each base lock they share.
- * Those consumed are ENDED, for qt_ctx_end() to free their ids; those that
+ * Those consumed are ENDED, for qt_end_ctx() to free their ids; those that
  * are now free (DEAD with no heap entry left) are collected on @dead,
  * linked by ->next, for the caller to free once it dropped the delivery
  * lock.
@@ -108,14 +108,14 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 		struct qt_timer *t = taken[i];
 
 		if (t->state == QT_ORPHAN) {
-			if (qt_timer_let_die(t, &base)) {
+			if (qt_end_let_die(t, &base)) {
 				t->next = *dead;
 				*dead = t;
 			}
 			continue;
 		}
 		if (!t->period || (t->flags & QT_TF_CANCELED)) {
-			qt_timer_end(t, &base);
+			qt_end_timer(t, &base);
 			continue;
 		}
 		if (t->flags & QT_TF_SET_WHILE_READ) {
@@ -143,7 +143,7 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 		struct qt_timer *t = taken[i];
 
 		if (t->state == QT_ORPHAN) {
-			qt_timer_free_when_unreferenced(t);
+			qt_end_free_when_unreferenced(t);
 			continue;
 		}
 		/* Its record, back on the queue, becomes the cancellation. */
@@ -164,7 +164,7 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 
 /*
  * A read() settles the chunk it copied out under the same hold of the file's
- * lock as it takes the next, and ends what it consumed (qt_ctx_end(), which
+ * lock as it takes the next, and ends what it consumed (qt_end_ctx(), which
  * takes the lock again) only every this many records, before it sleeps and
  * before it returns: each hold is one the expirer may have to wait for.
  */
@@ -174,7 +174,7 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 static void qt_read_end(struct qt_ctx *ctx, struct qt_timer **dead,
 			unsigned int *unended)
 {
-	qt_ctx_end(ctx, dead);
+	qt_end_ctx(ctx, dead);
 	*unended = 0;
 }
 
@@ -271,7 +271,7 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		       popped++ < QT_SWEEP_CHUNK && (t = qt_ready_pop(ctx))) {
 			if (t->state == QT_GHOST) {
 				ctx->nr_ghosts--;
-				qt_timer_free_when_unreferenced(t);
+				qt_end_free_when_unreferenced(t);
 				continue;
 			}
 			qt_take_record(ctx, t, &recs[nr], ns_offset);

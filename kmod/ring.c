@@ -159,7 +159,7 @@ int qt_ring_mmap(struct qt_ctx *ctx, struct vm_area_struct *vma)
 static void qt_ring_let_die(struct qt_timer *t, struct qt_base **held,
 			    struct qt_timer **dead)
 {
-	if (qt_timer_let_die(t, held)) {
+	if (qt_end_let_die(t, held)) {
 		t->next = *dead;
 		*dead = t;
 	}
@@ -181,7 +181,7 @@ static int qt_ring_reap_one(struct qt_ctx *ctx, struct qt_timer *t,
 
 	if (!t->period || (t->flags & QT_TF_CANCELED)) {
 		qt_deliver_detach(ring, t);
-		qt_timer_end(t, held);
+		qt_end_timer(t, held);
 		return 0;
 	}
 	/*
@@ -258,7 +258,7 @@ int qt_ring_cancel(struct qt_ring *ring, struct qt_timer *t)
  *	what it looked at off *@budget.
  * @need: set to the base whose heap needs room, on -EAGAIN.
  * @dead: where timers that died go, linked by ->next, for the caller to
- *	free with qt_ctx_end() once it dropped the file's lock.
+ *	free with qt_end_ctx() once it dropped the file's lock.
  *
  * Wakes the file's waiters when it wrote records.
  *
@@ -363,7 +363,7 @@ static enum qt_settle_end qt_ring_settle_some(struct qt_ctx *ctx,
 		if (!--chunks)
 			return QT_SETTLE_MORE;
 		spin_unlock_irq(&ctx->wqh.lock);
-		qt_ctx_end(ctx, dead);
+		qt_end_ctx(ctx, dead);
 		if (ret == -EAGAIN && qt_base_reserve(need, 1)) {
 			spin_lock_irq(&ctx->wqh.lock);
 			return QT_SETTLE_STUCK;
@@ -454,7 +454,7 @@ static void qt_ring_drain_work(struct work_struct *work)
 				&dead) != QT_SETTLE_GONE)
 		qt_ring_drain_again(ctx, ring);
 	spin_unlock_irq(&ctx->wqh.lock);
-	qt_ctx_end(ctx, &dead);
+	qt_end_ctx(ctx, &dead);
 }
 
 /*
@@ -522,7 +522,7 @@ __poll_t qt_ring_poll(struct qt_ctx *ctx)
 		spin_lock_irq(&ctx->wqh.lock);
 	}
 	spin_unlock_irq(&ctx->wqh.lock);
-	qt_ctx_end(ctx, &dead);
+	qt_end_ctx(ctx, &dead);
 	return pending ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
@@ -638,7 +638,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			if (end == QT_SETTLED &&
 			    (tail != ring->head || ring->reaped != tail)) {
 				spin_unlock_irq(&ctx->wqh.lock);
-				qt_ctx_end(ctx, &dead);
+				qt_end_ctx(ctx, &dead);
 				cond_resched();
 				spin_lock_irq(&ctx->wqh.lock);
 				if (signal_pending(current)) {
@@ -665,7 +665,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			/* Not kept while we sleep. */
 			if (dead || qt_ctx_ending(ctx)) {
 				spin_unlock_irq(&ctx->wqh.lock);
-				qt_ctx_end(ctx, &dead);
+				qt_end_ctx(ctx, &dead);
 				spin_lock_irq(&ctx->wqh.lock);
 				continue;
 			}
@@ -676,7 +676,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			continue;
 		}
 		spin_unlock_irq(&ctx->wqh.lock);
-		qt_ctx_end(ctx, &dead);
+		qt_end_ctx(ctx, &dead);
 		/* One read() may take a million records: see qt_ctx_read(). */
 		cond_resched();
 		/* A record cut in the middle was not delivered. */
@@ -704,7 +704,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		qt_ring_settle_all(ctx, !nonblock, &dead);
 	spin_unlock_irq(&ctx->wqh.lock);
 	mutex_unlock(&ring->read_mutex);
-	qt_ctx_end(ctx, &dead);
+	qt_end_ctx(ctx, &dead);
 	if (got)
 		return got * sizeof(recs[0]);
 	return ret ? ret : -EAGAIN;

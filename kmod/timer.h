@@ -40,7 +40,7 @@ struct qt_ctx;
  *   ENDED    consumed by a read() or a ring reap, which holds only the
  *            file's delivery lock and so cannot free its id yet: it still
  *            has its id, and the ender frees id and timer once it has
- *            dropped that lock and taken the shard's (qt_timers_end()).
+ *            dropped that lock and taken the shard's (qt_end_ctx()).
  *            CANCEL and MODIFY say -ENOENT for it.
  *   DEAD     no id, no owner but heap entries: the last entry dropped
  *            frees it (nr_entries == 0).
