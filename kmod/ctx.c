@@ -67,7 +67,7 @@ void qt_ctx_release(struct qt_ctx *ctx)
 			t = qt_ids_get(&shard->ids, slot);
 			/* An ENDED one is on the ended list, emptied below. */
 			if (t && t->state != QT_ENDED)
-				qt_timer_kill(ctx, t, &base, NULL);
+				qt_ops_kill(ctx, t, &base, NULL);
 			/*
 			 * Let interrupts in now and then: a file may hold
 			 * millions.

@@ -188,15 +188,15 @@ void qt_ctx_release(struct qt_ctx *ctx);
 void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m);
 
 /* ops.c: arm, cancel, modify, get */
-int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
+int qt_ops_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 	       struct qt_batch *batch, u64 *id);
-int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch);
-int qt_ctx_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
+int qt_ops_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch);
+int qt_ops_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
 	       struct qtimer_op *op);
-int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
+int qt_ops_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 		  struct qt_batch *batch);
-int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
-		  struct qt_base **held, unsigned int *freed);
+int qt_ops_kill(struct qt_ctx *ctx, struct qt_timer *t,
+		struct qt_base **held, unsigned int *freed);
 
 /* read.c: records and read() */
 struct iov_iter;

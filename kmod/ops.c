@@ -24,7 +24,7 @@
 
 /*
  * The timer @id names, with its shard's lock taken (the batch keeps it), or
- * NULL.  The timer may be consumed already: see qt_timer_live().
+ * NULL.  The timer may be consumed already: see qt_ops_live().
  */
 static struct qt_timer *qt_lookup(struct qt_ctx *ctx, u64 id,
 				  struct qt_batch *batch)
@@ -43,8 +43,8 @@ static struct qt_timer *qt_lookup(struct qt_ctx *ctx, u64 id,
  * side's reach while the base lock is held (see timer.h).  If not, the base
  * lock is given up for the delivery lock, under which the op goes on.
  */
-static bool qt_timer_in_heap(struct qt_ctx *ctx, struct qt_batch *batch,
-			     struct qt_timer *t)
+static bool qt_ops_in_heap(struct qt_ctx *ctx, struct qt_batch *batch,
+			   struct qt_timer *t)
 {
 	qt_batch_lock_timer(batch, t);
 	if (t->heap_key != QT_KEY_NONE)
@@ -64,7 +64,7 @@ static bool qt_timer_in_heap(struct qt_ctx *ctx, struct qt_batch *batch,
  * One already ENDED has its id freed by its ender.  No record of a timer is
  * ever read after a call was told that the timer does not exist.
  */
-static bool qt_timer_live(struct qt_ctx *ctx, struct qt_timer *t)
+static bool qt_ops_live(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
 	if (t->state == QT_ENDED)
@@ -85,8 +85,8 @@ static bool qt_timer_live(struct qt_ctx *ctx, struct qt_timer *t)
  * qt_base_relock()).  Returns the QTIMER_CANCEL_* mask of what that
  * prevented.
  */
-int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
-		  struct qt_base **held, unsigned int *freed)
+int qt_ops_kill(struct qt_ctx *ctx, struct qt_timer *t,
+		struct qt_base **held, unsigned int *freed)
 {
 	struct qt_base *base;
 	int ret = 0;
@@ -128,7 +128,7 @@ int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
  * ARM on this CPU: its shard's lock and its base's, nothing else.  The
  * timer is new, so nothing on the delivery side can know it.
  */
-int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
+int qt_ops_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 	       struct qt_batch *batch, u64 *id)
 {
 	unsigned int clock = args->flags & QT_ARM_RELATIVE_REAL ?
@@ -214,14 +214,14 @@ out_user:
 	return ret;
 }
 
-int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch)
+int qt_ops_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch)
 {
 	struct qt_timer *t;
 	int ret = -ENOENT;
 
 	t = qt_lookup(ctx, id, batch);
-	if (t && (qt_timer_in_heap(ctx, batch, t) || qt_timer_live(ctx, t))) {
-		ret = qt_timer_kill(ctx, t, &batch->base, &batch->freed);
+	if (t && (qt_ops_in_heap(ctx, batch, t) || qt_ops_live(ctx, t))) {
+		ret = qt_ops_kill(ctx, t, &batch->base, &batch->freed);
 		if (batch->delivery)
 			qt_ready_sweep(ctx, batch);
 	}
@@ -274,7 +274,7 @@ static void qt_get_fill(const struct qt_timer *t, ktime_t next,
  * lock and the base lock of a timer in its heap, or the delivery lock of
  * one out of it, which hold its (C) fields still (timer.h).
  */
-int qt_ctx_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
+int qt_ops_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
 	       struct qtimer_op *op)
 {
 	struct qt_timer *t;
@@ -283,12 +283,12 @@ int qt_ctx_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
 	t = qt_lookup(ctx, id, batch);
 	if (!t)
 		goto out;
-	if (qt_timer_in_heap(ctx, batch, t)) {
+	if (qt_ops_in_heap(ctx, batch, t)) {
 		qt_get_fill(t, t->expires, op);
 		ret = QTIMER_CANCEL_ARMED;
 		goto out;
 	}
-	if (!qt_timer_live(ctx, t))
+	if (!qt_ops_live(ctx, t))
 		goto out;
 	ret = QTIMER_CANCEL_QUEUED;
 	if (t->state == QT_READING) {
@@ -389,9 +389,9 @@ static struct qt_base *qt_modify_target(const struct qt_timer *t,
  * cancel-on-set, the schedule of @args.  @t no longer has an id; the caller
  * decides what becomes of it.
  */
-static void qt_timer_take_over(struct qt_ctx *ctx, struct qt_timer *t,
-			       struct qt_timer *fresh, struct qt_base *base,
-			       const struct qt_arm_args *args)
+static void qt_ops_take_over(struct qt_ctx *ctx, struct qt_timer *t,
+			     struct qt_timer *fresh, struct qt_base *base,
+			     const struct qt_arm_args *args)
 {
 	lockdep_assert_held(&base->lock);
 	memset(fresh, 0, sizeof(*fresh));
@@ -426,7 +426,7 @@ static int qt_modify_replace(struct qt_ctx *ctx, struct qt_timer *t,
 	*basep = base;
 	if (base->heap.nr >= base->heap.cap)
 		return -EAGAIN;
-	qt_timer_take_over(ctx, t, fresh, base, args);
+	qt_ops_take_over(ctx, t, fresh, base, args);
 	base->stats.modified++;
 
 	/* Two base locks are never held together: the old one now. */
@@ -473,7 +473,7 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 			return -ENOENT;
 		}
 	}
-	qt_timer_take_over(ctx, t, fresh, base, args);
+	qt_ops_take_over(ctx, t, fresh, base, args);
 	spin_unlock(&base->lock);
 
 	if (t->state == QT_RINGED) {
@@ -496,7 +496,7 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
  * common case; any other under the delivery lock too, with a fresh object
  * for its id to move to, allocated with no lock held.
  */
-int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
+int qt_ops_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 		  struct qt_batch *batch)
 {
 	bool cos = args->flags & QTIMER_F_CANCEL_ON_SET;
@@ -519,7 +519,7 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 		}
 		shard = batch->shard;
 		slot = (id & QT_ID_SLOT_MASK) - 1;
-		if (qt_timer_in_heap(ctx, batch, t)) {
+		if (qt_ops_in_heap(ctx, batch, t)) {
 			base = batch->base;
 			was_cos = t->flags & QT_TF_CANCEL_ON_SET;
 			if (!qt_modify_replaces(t, args)) {
@@ -528,7 +528,7 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 			}
 			qt_batch_lock_delivery(ctx, batch);
 		}
-		if (!qt_timer_live(ctx, t)) {
+		if (!qt_ops_live(ctx, t)) {
 			ret = -ENOENT;
 			break;
 		}
