@@ -59,7 +59,7 @@ struct qt_ctx {
 	wait_queue_head_t wqh;
 	struct qt_timer *ready;		/* (D) FIFO of QUEUED and GHOST timers */
 	struct qt_timer **ready_tail;	/* (D) */
-	/* (D) where qt_ready_sweep() goes on from: a QUEUED timer, or NULL */
+	/* (D) where qt_read_sweep() goes on from: a QUEUED timer, or NULL */
 	struct qt_timer *sweep_at;
 	unsigned int nr_ready;		/* (D) QUEUED timers on it */
 	unsigned int nr_ghosts;		/* (D) GHOST timers on it */
@@ -200,8 +200,8 @@ int qt_ops_kill(struct qt_ctx *ctx, struct qt_timer *t,
 
 /* read.c: records and read() */
 struct iov_iter;
-ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock);
-void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch);
+ssize_t qt_read_records(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock);
+void qt_read_sweep(struct qt_ctx *ctx, struct qt_batch *batch);
 
 /* expire.c: the bases' expirer, which delivers into files */
 enum hrtimer_restart qt_expire_hrtimer(struct hrtimer *hrtimer);

@@ -46,9 +46,9 @@ static ssize_t qt_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct file *file = iocb->ki_filp;
 
-	return qt_ctx_read(file->private_data, to,
-			   (file->f_flags & O_NONBLOCK) ||
-			   (iocb->ki_flags & IOCB_NOWAIT));
+	return qt_read_records(file->private_data, to,
+			       (file->f_flags & O_NONBLOCK) ||
+			       (iocb->ki_flags & IOCB_NOWAIT));
 }
 
 static __poll_t qt_poll(struct file *file, poll_table *wait)

@@ -223,7 +223,7 @@ int qt_ops_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch)
 	if (t && (qt_ops_in_heap(ctx, batch, t) || qt_ops_live(ctx, t))) {
 		ret = qt_ops_kill(ctx, t, &batch->base, &batch->freed);
 		if (batch->delivery)
-			qt_ready_sweep(ctx, batch);
+			qt_read_sweep(ctx, batch);
 	}
 	trace_qtimer_cancel(id, ret);
 	qt_batch_drop_delivery(ctx, batch);
@@ -484,7 +484,7 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 		t->state = QT_GHOST;
 		ctx->nr_ready--;
 		ctx->nr_ghosts++;
-		qt_ready_sweep(ctx, batch);
+		qt_read_sweep(ctx, batch);
 	} else {
 		t->state = QT_ORPHAN;
 	}

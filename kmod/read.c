@@ -45,7 +45,7 @@
  * and no step holds the context lock for more than a chunk, however long
  * the queue: amortised O(1), bounded O(1).
  */
-void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch)
+void qt_read_sweep(struct qt_ctx *ctx, struct qt_batch *batch)
 {
 	struct qt_timer **link, *t;
 	unsigned int n = 0;
@@ -178,7 +178,7 @@ static void qt_read_end(struct qt_ctx *ctx, struct qt_timer **dead,
 	*unended = 0;
 }
 
-ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
+ssize_t qt_read_records(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 {
 	struct qtimer_record recs[QT_READ_CHUNK];
 	struct qt_timer *taken[QT_READ_CHUNK], *dead = NULL;
@@ -264,7 +264,7 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		/*
 		 * GHOSTs count against the hold too: up to as many as there
 		 * are live records can lead the queue without a sweep (see
-		 * qt_ready_sweep()), and each may be freed here.
+		 * qt_read_sweep()), and each may be freed here.
 		 */
 		popped = 0;
 		while (nr < min_t(size_t, QT_READ_CHUNK, max - got) &&

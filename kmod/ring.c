@@ -96,7 +96,7 @@ int qt_ring_setup(struct qt_ctx *ctx, struct qtimer_ring_setup *setup)
 			WRITE_ONCE(*ring->flags_p, QTIMER_RING_OVERFLOW);
 		/* Unlocked readers (read, poll, mmap) see it set up. */
 		smp_store_release(&ctx->ring, ring);
-		/* A read() asleep without it goes on with it (qt_ctx_read()). */
+		/* A read() asleep without it goes on (qt_read_records()). */
 		wake_up_locked(&ctx->wqh);
 		ret = 0;
 	}
@@ -677,7 +677,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		}
 		spin_unlock_irq(&ctx->wqh.lock);
 		qt_end_ctx(ctx, &dead);
-		/* One read() may take a million records: see qt_ctx_read(). */
+		/* One read() may take a million: see qt_read_records(). */
 		cond_resched();
 		/* A record cut in the middle was not delivered. */
 		copied = copy_to_iter(recs, nr * sizeof(recs[0]), to) /
