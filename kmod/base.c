@@ -330,7 +330,7 @@ static void qt_base_compact_fn(struct work_struct *work)
 			qt_timers_free(reap.nr, reap.timers);
 		cond_resched();
 	} while (!done);
-	qt_base_shrink(base);
+	qt_storage_shrink(base);
 }
 
 /*
@@ -486,7 +486,7 @@ void qt_bases_exit(void)
 		spin_unlock_irq(&base->lock);
 		hrtimer_cancel(&base->hrtimer);
 		cancel_work_sync(&base->work);
-		qt_base_free_storage(base);
+		qt_storage_free(base);
 	}
 	kvfree(qt_bases);
 }

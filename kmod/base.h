@@ -61,7 +61,7 @@ struct qt_base_stats {
 struct qt_base {
 	spinlock_t lock;	/* protects all below, and (B) timer fields */
 	struct qt_heap heap;
-	/* The heap array's pages (see qt_base_remap()), under resize. */
+	/* The heap array's pages (see qt_storage_remap()), under resize. */
 	struct page **pages;
 	unsigned long nr_pages;
 	struct mutex resize;	/* serialises heap array changes */
@@ -102,9 +102,9 @@ int qt_bases_init(enum hrtimer_restart (*expire)(struct hrtimer *),
 void qt_bases_exit(void);
 
 /* storage.c: the heap arrays' memory */
-int qt_base_reserve(struct qt_base *base, u32 extra);
-void qt_base_shrink(struct qt_base *base);
-void qt_base_free_storage(struct qt_base *base);
+int qt_storage_reserve(struct qt_base *base, u32 extra);
+void qt_storage_shrink(struct qt_base *base);
+void qt_storage_free(struct qt_base *base);
 
 struct qt_base *qt_base_lock_timer(struct qt_timer *t)
 	__acquires(&qt_base_of(t)->lock);

@@ -162,7 +162,8 @@ int qt_ops_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 		if (batch->shard != shard) {
 			qt_batch_drop(ctx, batch);
 			cpu = pinned ? args->cpu : raw_smp_processor_id();
-			ret = qt_base_reserve(qt_base_get(cpu, args->clock), 1);
+			base = qt_base_get(cpu, args->clock);
+			ret = qt_storage_reserve(base, 1);
 			if (ret)
 				goto out_free;
 			ret = qt_ids_reserve(&shard->ids, &shard->lock);
@@ -569,7 +570,7 @@ done:
 		}
 		/* The heap is full: grow it unlocked and look again. */
 		qt_batch_drop(ctx, batch);
-		ret = qt_base_reserve(base, 1);
+		ret = qt_storage_reserve(base, 1);
 		if (ret)
 			goto out;
 	}

@@ -214,7 +214,7 @@ ssize_t qt_read_records(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			 * ticker's count and deadline are kept, so nothing is
 			 * lost and the next read() catches up.
 			 */
-			if (qt_base_reserve(qt_base_of(taken[done]), 1)) {
+			if (qt_storage_reserve(qt_base_of(taken[done]), 1)) {
 				copied = done;
 				err = -ENOMEM;
 			}

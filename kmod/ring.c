@@ -364,7 +364,7 @@ static enum qt_settle_end qt_ring_settle_some(struct qt_ctx *ctx,
 			return QT_SETTLE_MORE;
 		spin_unlock_irq(&ctx->wqh.lock);
 		qt_end_ctx(ctx, dead);
-		if (ret == -EAGAIN && qt_base_reserve(need, 1)) {
+		if (ret == -EAGAIN && qt_storage_reserve(need, 1)) {
 			spin_lock_irq(&ctx->wqh.lock);
 			return QT_SETTLE_STUCK;
 		}
