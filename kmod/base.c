@@ -129,7 +129,7 @@ static void qt_base_drop(void *timer, void *arg)
 	}
 	reap->timers[reap->nr++] = t;
 	if (reap->nr == QT_REAP_MAX) {
-		qt_timers_free(reap->nr, reap->timers);
+		qt_timer_free_bulk(reap->nr, reap->timers);
 		reap->nr = 0;
 	}
 }
@@ -151,7 +151,7 @@ qt_base_filter(struct qt_base *base,
 	reap.nr = 0;
 	qt_heap_filter(&base->heap, keep, qt_base_drop, &reap);
 	if (reap.nr)
-		qt_timers_free(reap.nr, reap.timers);
+		qt_timer_free_bulk(reap.nr, reap.timers);
 }
 
 /* All at once, O(n): only where no user can make it happen at will. */
@@ -327,7 +327,7 @@ static void qt_base_compact_fn(struct work_struct *work)
 		done = pos >= base->heap.nr;
 		spin_unlock_irqrestore(&base->lock, flags);
 		if (reap.nr)
-			qt_timers_free(reap.nr, reap.timers);
+			qt_timer_free_bulk(reap.nr, reap.timers);
 		cond_resched();
 	} while (!done);
 	qt_storage_shrink(base);

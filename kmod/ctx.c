@@ -122,7 +122,7 @@ void qt_ctx_release(struct qt_ctx *ctx)
 			qt_base_unlock_carried(base);
 		spin_unlock_irq(&ctx->wqh.lock);
 		if (nr)
-			qt_timers_free(nr, dead);
+			qt_timer_free_bulk(nr, dead);
 		cond_resched();
 	} while (t);
 

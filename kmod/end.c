@@ -194,12 +194,12 @@ static void __qt_end_ctx(struct qt_ctx *ctx, struct qt_timer **dead,
 			if (!more || !resched)
 				break;
 			/* Freed a chunk at a time too. */
-			qt_timers_free_list(*dead);
+			qt_timer_free_list(*dead);
 			*dead = NULL;
 			cond_resched();
 		}
 	}
-	qt_timers_free_list(*dead);
+	qt_timer_free_list(*dead);
 	*dead = NULL;
 	if (left)
 		*left -= given - budget;

@@ -181,9 +181,9 @@ static inline void qt_timer_set(struct qt_timer *t, const struct qt_arm_args *ar
 int qt_timer_cache_init(void);
 void qt_timer_cache_exit(void);
 struct qt_timer *qt_timer_alloc(gfp_t gfp);
-unsigned int qt_timers_alloc(unsigned int nr, struct qt_timer **timers);
+unsigned int qt_timer_alloc_bulk(unsigned int nr, struct qt_timer **timers);
 void qt_timer_free(struct qt_timer *t);
-void qt_timers_free(unsigned int nr, void **timers);
-void qt_timers_free_list(struct qt_timer *list);
+void qt_timer_free_bulk(unsigned int nr, void **timers);
+void qt_timer_free_list(struct qt_timer *list);
 
 #endif /* _QT_TIMER_H */
