@@ -247,6 +247,7 @@ bool qt_base_collect(struct qt_base *base, ktime_t now,
 		     unsigned int max, unsigned int *scan)
 {
 	const struct qt_heap_entry *top;
+	unsigned int bucket;
 	struct qt_timer *t;
 	s64 hard;
 
@@ -275,7 +276,8 @@ bool qt_base_collect(struct qt_base *base, ktime_t now,
 			return true;
 		qt_heap_pop(&base->heap);
 		t->heap_key = QT_KEY_NONE;
-		base->stats.lateness[qt_lateness_bucket(now - t->expires)]++;
+		bucket = qt_base_lateness_bucket(now - t->expires);
+		base->stats.lateness[bucket]++;
 		batch[(*nr)++] = t;
 	}
 	return false;
@@ -373,7 +375,7 @@ void qt_base_stats_sum(unsigned int cpu, struct qt_base_stats *sum,
 		sum->coalesced += base->stats.coalesced;
 		sum->deferred_runs += base->stats.deferred_runs;
 		sum->max_run_ns = max(sum->max_run_ns, base->stats.max_run_ns);
-		qt_lateness_add(sum->lateness, base->stats.lateness);
+		qt_base_lateness_add(sum->lateness, base->stats.lateness);
 		nr_entries[clock] = base->heap.nr;
 		nr_dead[clock] = base->nr_dead;
 		spin_unlock_irqrestore(&base->lock, flags);
@@ -422,8 +424,8 @@ static int qt_cpu_dead(unsigned int cpu)
  * @expire and @expire_work are the expirer's hrtimer callback and worker
  * (expire.c), which run a base's expiries.
  */
-int qt_bases_init(enum hrtimer_restart (*expire)(struct hrtimer *),
-		  work_func_t expire_work)
+int qt_base_init(enum hrtimer_restart (*expire)(struct hrtimer *),
+		 work_func_t expire_work)
 {
 	unsigned int cpu, clock;
 	int ret;
@@ -465,7 +467,7 @@ static bool qt_base_keep_none(const struct qt_heap_entry *e, void *arg)
 }
 
 /* Every file is closed: what is left are stale entries of dead timers. */
-void qt_bases_exit(void)
+void qt_base_exit(void)
 {
 	unsigned int i;
 
