@@ -115,7 +115,8 @@ void qt_ctx_release(struct qt_ctx *ctx)
 		unsigned int nr = 0, popped = 0;
 
 		spin_lock_irq(&ctx->wqh.lock);
-		while (popped++ < QT_RELEASE_CHUNK && (t = qt_ready_pop(ctx)))
+		while (popped++ < QT_RELEASE_CHUNK &&
+		       (t = qt_ctx_ready_pop(ctx)))
 			if (qt_end_let_die(t, &base))
 				dead[nr++] = t;
 		if (base)

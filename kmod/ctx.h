@@ -88,20 +88,20 @@ struct qt_ctx {
 };
 
 /* The shard an op on this CPU arms in. */
-static inline struct qt_shard *qt_shard_here(struct qt_ctx *ctx)
+static inline struct qt_shard *qt_ctx_shard_here(struct qt_ctx *ctx)
 {
 	return &ctx->shards[raw_smp_processor_id() % ctx->nr_shards];
 }
 
 /* The shard @id names, or NULL for a forged one. */
-static inline struct qt_shard *qt_shard_of_id(struct qt_ctx *ctx, u64 id)
+static inline struct qt_shard *qt_ctx_shard_of_id(struct qt_ctx *ctx, u64 id)
 {
 	unsigned int shard = qt_id_shard(id);
 
 	return shard < ctx->nr_shards ? &ctx->shards[shard] : NULL;
 }
 
-static inline struct qt_shard *qt_shard_of(const struct qt_timer *t)
+static inline struct qt_shard *qt_ctx_shard_of(const struct qt_timer *t)
 {
 	return &t->ctx->shards[t->shard];
 }
@@ -120,7 +120,7 @@ static inline bool qt_ctx_ending(const struct qt_ctx *ctx)
 
 /* --- the ready queue, in delivery order ------------------------------- */
 
-static inline void qt_ready_append(struct qt_ctx *ctx, struct qt_timer *t)
+static inline void qt_ctx_ready_append(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
 	t->next = NULL;
@@ -129,14 +129,14 @@ static inline void qt_ready_append(struct qt_ctx *ctx, struct qt_timer *t)
 }
 
 /* @t fired (or was cancelled by a clock set): its record is pending. */
-static inline void qt_ready_queue(struct qt_ctx *ctx, struct qt_timer *t)
+static inline void qt_ctx_ready_queue(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	t->state = QT_QUEUED;
-	qt_ready_append(ctx, t);
+	qt_ctx_ready_append(ctx, t);
 	ctx->nr_ready++;
 }
 
-static inline void qt_ready_prepend(struct qt_ctx *ctx, struct qt_timer *t)
+static inline void qt_ctx_ready_prepend(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
 	t->next = ctx->ready;
@@ -145,7 +145,7 @@ static inline void qt_ready_prepend(struct qt_ctx *ctx, struct qt_timer *t)
 	ctx->ready = t;
 }
 
-static inline struct qt_timer *qt_ready_pop(struct qt_ctx *ctx)
+static inline struct qt_timer *qt_ctx_ready_pop(struct qt_ctx *ctx)
 {
 	struct qt_timer *t = ctx->ready;
 
@@ -168,18 +168,18 @@ static inline struct qt_timer *qt_ready_pop(struct qt_ctx *ctx)
  * while armed.  A slot's generation changes only when it is freed, which
  * ends the timer's ARMED life first.
  */
-static inline void qt_timer_armed(struct qt_timer *t)
+static inline void qt_ctx_timer_armed(struct qt_timer *t)
 {
 	t->state = QT_ARMED;
-	t->gen = *qt_ids_gen(&qt_shard_of(t)->ids, t->slot);
+	t->gen = *qt_ids_gen(&qt_ctx_shard_of(t)->ids, t->slot);
 }
 
 /* @t's id; its caller holds @t (see qt_ids_gen()). */
-static inline u64 qt_timer_id(const struct qt_timer *t)
+static inline u64 qt_ctx_timer_id(const struct qt_timer *t)
 {
 	if (t->state == QT_ARMED)
 		return qt_id_make(t, t->gen);
-	return qt_ids_id(&qt_shard_of(t)->ids, t);
+	return qt_ids_id(&qt_ctx_shard_of(t)->ids, t);
 }
 
 /* ctx.c: contexts (end.h: the end of a timer's life) */

@@ -80,7 +80,7 @@ s64 qt_deliver_user_expires(const struct qt_timer *t, ktime_t when,
 void qt_deliver_fill(struct qt_ctx *ctx, struct qt_timer *t,
 		     struct qtimer_record *rec, const ktime_t *ns_offset)
 {
-	rec->id = qt_timer_id(t);
+	rec->id = qt_ctx_timer_id(t);
 	rec->cookie = t->cookie;
 	rec->expires_ns = qt_deliver_user_expires(t, t->expires,
 						  ns_offset[qt_timer_clock(t)]);
@@ -99,7 +99,7 @@ void qt_deliver_queue(struct qt_ctx *ctx, struct qt_timer *t)
 	if (ctx->ring)
 		qt_deliver_ring_add(ctx, t);
 	else
-		qt_ready_queue(ctx, t);
+		qt_ctx_ready_queue(ctx, t);
 }
 
 /*
@@ -186,7 +186,7 @@ void qt_deliver_ring_add(struct qt_ctx *ctx, struct qt_timer *t)
 		qt_deliver_ring_write(ctx, ring, t);
 		return;
 	}
-	qt_ready_queue(ctx, t);
+	qt_ctx_ready_queue(ctx, t);
 	WRITE_ONCE(*ring->flags_p, QTIMER_RING_OVERFLOW);
 	/* It moves in once the tail frees room: the drain looks for that. */
 	qt_deliver_drain_arm(ring, QT_DRAIN_MIN_NS);

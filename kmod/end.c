@@ -85,7 +85,7 @@ void qt_end_give_back(struct qt_ctx *ctx, unsigned int nr)
  */
 void qt_end_forget(struct qt_ctx *ctx, struct qt_timer *t, unsigned int *freed)
 {
-	struct qt_shard *shard = qt_shard_of(t);
+	struct qt_shard *shard = qt_ctx_shard_of(t);
 
 	lockdep_assert_held(&shard->lock);
 	qt_ids_free(&shard->ids, t->slot);
@@ -106,7 +106,7 @@ void qt_end_forget(struct qt_ctx *ctx, struct qt_timer *t, unsigned int *freed)
  */
 void qt_end_timer(struct qt_timer *t, struct qt_base **held)
 {
-	struct qt_shard *shard = qt_shard_of(t);
+	struct qt_shard *shard = qt_ctx_shard_of(t);
 
 	lockdep_assert_held(&t->ctx->wqh.lock);
 	/* With a stale heap entry left, the heap side reads the state. */

@@ -125,7 +125,8 @@ static bool qt_expire_one(struct qt_ctx *ctx, struct qt_base *base,
 		}
 		/* Still ARMED: its id comes from t->gen, no table miss. */
 		if (trace_qtimer_expire_enabled())
-			trace_qtimer_expire(qt_timer_id(t), t->expires, now);
+			trace_qtimer_expire(qt_ctx_timer_id(t), t->expires,
+					    now);
 		qt_deliver_queue(ctx, t);
 		return true;
 	}

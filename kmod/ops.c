@@ -29,7 +29,7 @@
 static struct qt_timer *qt_lookup(struct qt_ctx *ctx, u64 id,
 				  struct qt_batch *batch)
 {
-	struct qt_shard *shard = qt_shard_of_id(ctx, id);
+	struct qt_shard *shard = qt_ctx_shard_of_id(ctx, id);
 
 	if (!shard)
 		return NULL;
@@ -157,7 +157,7 @@ int qt_ops_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 	}
 
 	for (;;) {
-		shard = qt_shard_here(ctx);
+		shard = qt_ctx_shard_here(ctx);
 		/* Held by the batch: room is checked under the locks below. */
 		if (batch->shard != shard) {
 			qt_batch_drop(ctx, batch);
@@ -194,7 +194,7 @@ int qt_ops_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 		}
 		t->shard = shard - ctx->shards;
 		t->slot = qt_ids_alloc(&shard->ids, t, clock);
-		qt_timer_armed(t);
+		qt_ctx_timer_armed(t);
 		qt_base_push(base, t);
 		base->stats.armed++;
 
@@ -203,7 +203,7 @@ int qt_ops_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 			shard->nr_cancel_on_set++;
 			qt_ids_mark(&shard->ids, t->slot, true);
 		}
-		*id = qt_timer_id(t);
+		*id = qt_ctx_timer_id(t);
 		trace_qtimer_arm(*id, args, cpu);
 		return 0;
 	}
@@ -404,8 +404,8 @@ static void qt_ops_take_over(struct qt_ctx *ctx, struct qt_timer *t,
 	fresh->heap_key = QT_KEY_NONE;
 	fresh->base_idx = base->idx;
 	qt_timer_set(fresh, args);
-	qt_ids_replace(&qt_shard_of(t)->ids, t->slot, fresh);
-	qt_timer_armed(fresh);
+	qt_ids_replace(&qt_ctx_shard_of(t)->ids, t->slot, fresh);
+	qt_ctx_timer_armed(fresh);
 	qt_base_push(base, fresh);
 }
 

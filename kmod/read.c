@@ -40,7 +40,7 @@
  * them from piling up when a file cancels or modifies fired timers and never
  * reads: once they outnumber the live ones, every op that adds one walks
  * QT_SWEEP_CHUNK more entries of the queue, from where the last step
- * stopped (ctx->sweep_at, which qt_ready_pop() forgets if it takes it), and
+ * stopped (ctx->sweep_at, which qt_ctx_ready_pop() forgets if it takes it), and
  * frees the GHOSTs on the way.  The walk outpaces the ghosts that ops add,
  * and no step holds the context lock for more than a chunk, however long
  * the queue: amortised O(1), bounded O(1).
@@ -130,7 +130,7 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 		}
 		t->expires = qt_deliver_expires_next(t);
 		t->count = 0;
-		qt_timer_armed(t);
+		qt_ctx_timer_armed(t);
 		qt_base_push(base, t);
 	}
 	if (base)
@@ -150,7 +150,7 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 		if (t->flags & QT_TF_SET_WHILE_READ)
 			t->flags = (t->flags & ~QT_TF_SET_WHILE_READ) | QT_TF_CANCELED;
 		t->state = QT_QUEUED;
-		qt_ready_prepend(ctx, t);
+		qt_ctx_ready_prepend(ctx, t);
 		ctx->nr_ready++;
 	}
 	if (nr > copied) {
@@ -268,7 +268,8 @@ ssize_t qt_read_records(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		 */
 		popped = 0;
 		while (nr < min_t(size_t, QT_READ_CHUNK, max - got) &&
-		       popped++ < QT_SWEEP_CHUNK && (t = qt_ready_pop(ctx))) {
+		       popped++ < QT_SWEEP_CHUNK &&
+		       (t = qt_ctx_ready_pop(ctx))) {
 			if (t->state == QT_GHOST) {
 				ctx->nr_ghosts--;
 				qt_end_free_when_unreferenced(t);

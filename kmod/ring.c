@@ -216,7 +216,7 @@ static int qt_ring_reap_one(struct qt_ctx *ctx, struct qt_timer *t,
 	qt_deliver_detach(ring, t);
 	t->expires = next;
 	t->count = 0;
-	qt_timer_armed(t);
+	qt_ctx_timer_armed(t);
 	qt_base_push(base, t);
 	return 0;
 }
@@ -294,7 +294,7 @@ int qt_ring_settle(struct qt_ctx *ctx, struct qt_base **held,
 			goto out;
 		}
 		(*budget)--;
-		t = qt_ready_pop(ctx);
+		t = qt_ctx_ready_pop(ctx);
 		if (t->state == QT_GHOST) {
 			ctx->nr_ghosts--;
 			qt_ring_let_die(t, held, dead);
