@@ -96,7 +96,7 @@ static inline struct qt_shard *qt_ctx_shard_here(struct qt_ctx *ctx)
 /* The shard @id names, or NULL for a forged one. */
 static inline struct qt_shard *qt_ctx_shard_of_id(struct qt_ctx *ctx, u64 id)
 {
-	unsigned int shard = qt_id_shard(id);
+	unsigned int shard = qt_ids_shard(id);
 
 	return shard < ctx->nr_shards ? &ctx->shards[shard] : NULL;
 }
@@ -178,7 +178,7 @@ static inline void qt_ctx_timer_armed(struct qt_timer *t)
 static inline u64 qt_ctx_timer_id(const struct qt_timer *t)
 {
 	if (t->state == QT_ARMED)
-		return qt_id_make(t, t->gen);
+		return qt_ids_make(t, t->gen);
 	return qt_ids_id(&qt_ctx_shard_of(t)->ids, t);
 }
 

@@ -54,9 +54,10 @@ static int qt_resolve_expires(unsigned int clock, u32 flags, s64 expires,
 		 * before the host's epoch has passed already: fire at once.
 		 */
 		if (clock != QT_CLOCK_REALTIME) {
-			if (check_sub_overflow(expires,
-					       qt_timens_offset(qt_clock_id(clock)),
-					       &expires))
+			ktime_t offset;
+
+			offset = qt_clock_timens_offset(qt_clock_id(clock));
+			if (check_sub_overflow(expires, offset, &expires))
 				return -EOVERFLOW;
 			expires = max_t(s64, expires, 0);
 		}
@@ -157,7 +158,7 @@ static int qt_ioctl_op_cancel(struct qt_ctx *ctx, const struct qtimer_op *op,
 static int qt_ioctl_op_modify(struct qt_ctx *ctx, const struct qtimer_op *op,
 			      struct qt_batch *batch)
 {
-	unsigned int clock = qt_id_clock(op->id);
+	unsigned int clock = qt_ids_clock(op->id);
 	struct qt_arm_args args = {};
 	int ret;
 

@@ -261,7 +261,7 @@ static void qt_get_fill(const struct qt_timer *t, ktime_t next,
 	if (t->flags & QT_TF_CANCEL_ON_SET)
 		op->flags |= QTIMER_F_CANCEL_ON_SET;
 	/* As a record says it, in the caller's namespace. */
-	ns_offset = qt_timens_offset(qt_clock_id(clock));
+	ns_offset = qt_clock_timens_offset(qt_clock_id(clock));
 	op->expires_ns = qt_deliver_user_expires(t, next, ns_offset);
 	op->period_ns = t->period;
 	op->slack_ns = t->slack;

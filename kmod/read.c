@@ -197,7 +197,7 @@ ssize_t qt_read_records(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		return qt_ring_read(ctx, to, nonblock);
 	/* The reader's time namespace, looked up once rather than per record. */
 	for (clock = 0; clock < QT_NR_CLOCKS; clock++)
-		ns_offset[clock] = qt_timens_offset(qt_clock_id(clock));
+		ns_offset[clock] = qt_clock_timens_offset(qt_clock_id(clock));
 	spin_lock_irq(&ctx->wqh.lock);
 	for (;;) {
 		/* Settle what the last round copied out (or could not). */

@@ -85,7 +85,8 @@ int qt_ring_setup(struct qt_ctx *ctx, struct qtimer_ring_setup *setup)
 	mutex_init(&ring->read_mutex);
 	/* A file keeps the namespace of whoever set its ring up. */
 	for (clock = 0; clock < QT_NR_CLOCKS; clock++)
-		ring->ns_offset[clock] = qt_timens_offset(qt_clock_id(clock));
+		ring->ns_offset[clock] =
+			qt_clock_timens_offset(qt_clock_id(clock));
 
 	spin_lock_irq(&ctx->wqh.lock);
 	if (ctx->ring) {
