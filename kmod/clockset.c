@@ -237,8 +237,8 @@ static bool qt_offs_real_known;
  * from @priv, the timekeeper being updated: ktime_mono_to_real() would
  * wait for the update we are called from.
  */
-static int qt_clock_notify(struct notifier_block *nb, unsigned long was_set,
-			   void *priv)
+static int qt_clockset_notify(struct notifier_block *nb, unsigned long was_set,
+			      void *priv)
 {
 	bool known = qt_offs_real_known;
 	ktime_t offs;
@@ -259,7 +259,7 @@ static int qt_clock_notify(struct notifier_block *nb, unsigned long was_set,
 }
 
 static struct notifier_block qt_clock_nb = {
-	.notifier_call = qt_clock_notify,
+	.notifier_call = qt_clockset_notify,
 };
 
 /* @ctx is closing: no clock set walks it from now on. */
