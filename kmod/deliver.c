@@ -144,7 +144,7 @@ void qt_deliver_drain_arm(struct qt_ring *ring, u64 ns)
 void qt_deliver_ring_write(struct qt_ctx *ctx, struct qt_ring *ring,
 			   struct qt_timer *t)
 {
-	u32 idx = qt_ring_idx(ring, ring->head);
+	u32 idx = qt_ring_types_idx(ring, ring->head);
 	struct qtimer_record rec, *slot = &ring->recs[idx];
 
 	qt_deliver_fill(ctx, t, &rec, ring->ns_offset);
@@ -217,7 +217,7 @@ static bool qt_deliver_taken_by_read(const struct qt_ring *ring, u32 pos)
 
 bool qt_deliver_void(struct qt_ring *ring, struct qt_timer *t)
 {
-	u32 *flags = &ring->recs[qt_ring_idx(ring, t->ring_pos)].flags;
+	u32 *flags = &ring->recs[qt_ring_types_idx(ring, t->ring_pos)].flags;
 	u32 old = READ_ONCE(*flags), was;
 	int tries;
 
@@ -248,7 +248,8 @@ bool qt_deliver_void(struct qt_ring *ring, struct qt_timer *t)
  */
 bool qt_deliver_unclaimed(struct qt_ring *ring, struct qt_timer *t)
 {
-	u32 flags = READ_ONCE(ring->recs[qt_ring_idx(ring, t->ring_pos)].flags);
+	u32 idx = qt_ring_types_idx(ring, t->ring_pos);
+	u32 flags = READ_ONCE(ring->recs[idx].flags);
 
 	return !qt_deliver_taken_by_read(ring, t->ring_pos) &&
 	       (flags & QTIMER_REC_CLAIM) == QTIMER_REC_READY;
@@ -257,6 +258,6 @@ bool qt_deliver_unclaimed(struct qt_ring *ring, struct qt_timer *t)
 /* @t no longer stands behind its record: the reap passes it by. */
 void qt_deliver_detach(struct qt_ring *ring, struct qt_timer *t)
 {
-	ring->owner[qt_ring_idx(ring, t->ring_pos)] = NULL;
+	ring->owner[qt_ring_types_idx(ring, t->ring_pos)] = NULL;
 	ring->nr_owned--;
 }

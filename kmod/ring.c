@@ -282,7 +282,7 @@ int qt_ring_settle(struct qt_ctx *ctx, struct qt_base **held,
 			goto out;
 		}
 		(*budget)--;
-		t = ring->owner[qt_ring_idx(ring, ring->reaped)];
+		t = ring->owner[qt_ring_types_idx(ring, ring->reaped)];
 		if (!t)
 			continue;
 		ret = qt_ring_reap_one(ctx, t, held, need, dead);
@@ -485,7 +485,8 @@ static int qt_ring_scan(struct qt_ctx *ctx)
 	if (pos - tail > ring->head - tail)
 		pos = tail;
 	for (; pos != ring->head; pos++) {
-		u32 flags = READ_ONCE(ring->recs[qt_ring_idx(ring, pos)].flags);
+		u32 idx = qt_ring_types_idx(ring, pos);
+		u32 flags = READ_ONCE(ring->recs[idx].flags);
 
 		if ((flags & QTIMER_REC_CLAIM) == QTIMER_REC_READY)
 			break;
@@ -544,7 +545,7 @@ static unsigned int qt_ring_claim(struct qt_ring *ring, u32 *tail,
 	unsigned int nr = 0, looked = 0;
 
 	while (*tail != ring->head && nr < max && looked++ < QT_RING_SCAN_CHUNK) {
-		u32 idx = qt_ring_idx(ring, *tail);
+		u32 idx = qt_ring_types_idx(ring, *tail);
 		struct qtimer_record *slot = &ring->recs[idx];
 		struct qt_timer *t = ring->owner[idx];
 		u32 flags = READ_ONCE(slot->flags);
@@ -575,7 +576,7 @@ static unsigned int qt_ring_claim(struct qt_ring *ring, u32 *tail,
  */
 static void qt_ring_unclaim(struct qt_ring *ring, u32 pos, u32 flags)
 {
-	u32 idx = qt_ring_idx(ring, pos);
+	u32 idx = qt_ring_types_idx(ring, pos);
 	struct qt_timer *t = ring->owner[idx];
 
 	if (!t || t->ring_pos != pos)

@@ -92,7 +92,7 @@ struct qt_ring {
 #define QT_DRAIN_MAX_NS		(64 * NSEC_PER_MSEC)
 #define QT_DRAIN_BACKOFF	6
 
-static inline u32 qt_ring_idx(const struct qt_ring *ring, u32 pos)
+static inline u32 qt_ring_types_idx(const struct qt_ring *ring, u32 pos)
 {
 	return pos & (ring->entries - 1);
 }
