@@ -10,8 +10,8 @@
  * the claims only who won a record.
  *
  * This header is the ring's memory and the pace of its drain, for
- * deliver.c, which writes records into it, and ring.c, which owns the rest
- * (ring.h).
+ * deliver.c, which writes records into it, and ring.c and ring_settle.c,
+ * which own the rest (ring.h).
  */
 #ifndef _QT_RING_TYPES_H
 #define _QT_RING_TYPES_H
@@ -51,7 +51,7 @@ struct qt_ring {
 	/* (C) the RINGED timer of each record in [reaped, head), or NULL */
 	struct qt_timer **owner;
 	/*
-	 * The drain (ring.c, qt_ring_drain_work()): while a ticker stands
+	 * The drain (qt_ring_settle_drain_work()): while a ticker stands
 	 * behind a record or records wait in the kernel, the kernel looks
 	 * at the tail by itself now and then, so that what the consumer
 	 * passed with no system call is reaped and refilled, and wakes it.
@@ -80,7 +80,7 @@ struct qt_ring {
 	unsigned int nr_pages;
 };
 
-/* ring.c */
+/* ring_settle.c */
 /*
  * The drain's pace: it looks at the tail a ticker's period after the
  * ticker's record was written (it is due again then), and every
