@@ -117,7 +117,7 @@ static void qt_base_drop(void *timer, void *arg)
 
 	/*
 	 * Unless it is DEAD the timer has an owner, which may free it as soon
-	 * as it sees no entry left (qt_timer_unreachable()): the count is the
+	 * as it sees no entry left (qt_end_unreachable()): the count is the
 	 * last thing of it touched here, and published with release.
 	 */
 	smp_store_release(&t->nr_entries, left);
@@ -129,7 +129,7 @@ static void qt_base_drop(void *timer, void *arg)
 	}
 	reap->timers[reap->nr++] = t;
 	if (reap->nr == QT_REAP_MAX) {
-		qt_timers_free(reap->nr, reap->timers);
+		qt_timer_free_bulk(reap->nr, reap->timers);
 		reap->nr = 0;
 	}
 }
@@ -151,7 +151,7 @@ qt_base_filter(struct qt_base *base,
 	reap.nr = 0;
 	qt_heap_filter(&base->heap, keep, qt_base_drop, &reap);
 	if (reap.nr)
-		qt_timers_free(reap.nr, reap.timers);
+		qt_timer_free_bulk(reap.nr, reap.timers);
 }
 
 /* All at once, O(n): only where no user can make it happen at will. */
@@ -247,6 +247,7 @@ bool qt_base_collect(struct qt_base *base, ktime_t now,
 		     unsigned int max, unsigned int *scan)
 {
 	const struct qt_heap_entry *top;
+	unsigned int bucket;
 	struct qt_timer *t;
 	s64 hard;
 
@@ -275,7 +276,8 @@ bool qt_base_collect(struct qt_base *base, ktime_t now,
 			return true;
 		qt_heap_pop(&base->heap);
 		t->heap_key = QT_KEY_NONE;
-		base->stats.lateness[qt_lateness_bucket(now - t->expires)]++;
+		bucket = qt_base_lateness_bucket(now - t->expires);
+		base->stats.lateness[bucket]++;
 		batch[(*nr)++] = t;
 	}
 	return false;
@@ -327,10 +329,10 @@ static void qt_base_compact_fn(struct work_struct *work)
 		done = pos >= base->heap.nr;
 		spin_unlock_irqrestore(&base->lock, flags);
 		if (reap.nr)
-			qt_timers_free(reap.nr, reap.timers);
+			qt_timer_free_bulk(reap.nr, reap.timers);
 		cond_resched();
 	} while (!done);
-	qt_base_shrink(base);
+	qt_storage_shrink(base);
 }
 
 /*
@@ -373,7 +375,7 @@ void qt_base_stats_sum(unsigned int cpu, struct qt_base_stats *sum,
 		sum->coalesced += base->stats.coalesced;
 		sum->deferred_runs += base->stats.deferred_runs;
 		sum->max_run_ns = max(sum->max_run_ns, base->stats.max_run_ns);
-		qt_lateness_add(sum->lateness, base->stats.lateness);
+		qt_base_lateness_add(sum->lateness, base->stats.lateness);
 		nr_entries[clock] = base->heap.nr;
 		nr_dead[clock] = base->nr_dead;
 		spin_unlock_irqrestore(&base->lock, flags);
@@ -422,8 +424,8 @@ static int qt_cpu_dead(unsigned int cpu)
  * @expire and @expire_work are the expirer's hrtimer callback and worker
  * (expire.c), which run a base's expiries.
  */
-int qt_bases_init(enum hrtimer_restart (*expire)(struct hrtimer *),
-		  work_func_t expire_work)
+int qt_base_init(enum hrtimer_restart (*expire)(struct hrtimer *),
+		 work_func_t expire_work)
 {
 	unsigned int cpu, clock;
 	int ret;
@@ -465,7 +467,7 @@ static bool qt_base_keep_none(const struct qt_heap_entry *e, void *arg)
 }
 
 /* Every file is closed: what is left are stale entries of dead timers. */
-void qt_bases_exit(void)
+void qt_base_exit(void)
 {
 	unsigned int i;
 
@@ -486,7 +488,7 @@ void qt_bases_exit(void)
 		spin_unlock_irq(&base->lock);
 		hrtimer_cancel(&base->hrtimer);
 		cancel_work_sync(&base->work);
-		qt_base_free_storage(base);
+		qt_storage_free(base);
 	}
 	kvfree(qt_bases);
 }

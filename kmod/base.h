@@ -26,13 +26,13 @@
 #define QT_LATENESS_BUCKETS	16
 #define QT_LATENESS_SHIFT	10
 
-static inline unsigned int qt_lateness_bucket(u64 late_ns)
+static inline unsigned int qt_base_lateness_bucket(u64 late_ns)
 {
 	return min_t(unsigned int, fls64(late_ns >> QT_LATENESS_SHIFT),
 		     QT_LATENESS_BUCKETS - 1);
 }
 
-static inline void qt_lateness_add(u64 *sum, const u64 *add)
+static inline void qt_base_lateness_add(u64 *sum, const u64 *add)
 {
 	unsigned int i;
 
@@ -55,13 +55,14 @@ struct qt_base_stats {
 	u64 coalesced;		/* fired by a run that fired another first */
 	u64 deferred_runs;	/* runs handed to the worker by the budget */
 	u64 max_run_ns;		/* longest hrtimer callback */
-	u64 lateness[QT_LATENESS_BUCKETS];	/* see qt_lateness_bucket() */
+	/* timers fired, by lateness: see qt_base_lateness_bucket() */
+	u64 lateness[QT_LATENESS_BUCKETS];
 };
 
 struct qt_base {
 	spinlock_t lock;	/* protects all below, and (B) timer fields */
 	struct qt_heap heap;
-	/* The heap array's pages (see qt_base_remap()), under resize. */
+	/* The heap array's pages (see qt_storage_remap()), under resize. */
 	struct page **pages;
 	unsigned long nr_pages;
 	struct mutex resize;	/* serialises heap array changes */
@@ -97,14 +98,14 @@ static inline struct qt_base *qt_base_of(const struct qt_timer *t)
 	return &qt_bases[READ_ONCE(t->base_idx)];
 }
 
-int qt_bases_init(enum hrtimer_restart (*expire)(struct hrtimer *),
-		  work_func_t expire_work);
-void qt_bases_exit(void);
+int qt_base_init(enum hrtimer_restart (*expire)(struct hrtimer *),
+		 work_func_t expire_work);
+void qt_base_exit(void);
 
 /* storage.c: the heap arrays' memory */
-int qt_base_reserve(struct qt_base *base, u32 extra);
-void qt_base_shrink(struct qt_base *base);
-void qt_base_free_storage(struct qt_base *base);
+int qt_storage_reserve(struct qt_base *base, u32 extra);
+void qt_storage_shrink(struct qt_base *base);
+void qt_storage_free(struct qt_base *base);
 
 struct qt_base *qt_base_lock_timer(struct qt_timer *t)
 	__acquires(&qt_base_of(t)->lock);

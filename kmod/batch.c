@@ -36,10 +36,10 @@ void qt_batch_begin(struct qt_ctx *ctx, struct qt_batch *batch,
 	batch->base = NULL;
 	if (nr_arm < 2)
 		return;
-	batch->nr = qt_timers_alloc(nr_arm, batch->timers);
+	batch->nr = qt_timer_alloc_bulk(nr_arm, batch->timers);
 	if (qt_user_charge_n(ctx->user, nr_arm))
 		batch->quota = nr_arm;
-	if (qt_ctx_charge_n(ctx, nr_arm))
+	if (qt_end_charge_n(ctx, nr_arm))
 		batch->fd_quota = nr_arm;
 }
 
@@ -51,7 +51,7 @@ void qt_batch_end(struct qt_ctx *ctx, struct qt_batch *batch)
 {
 	qt_batch_drop(ctx, batch);
 	if (batch->nr)
-		qt_timers_free(batch->nr, (void **)batch->timers);
+		qt_timer_free_bulk(batch->nr, (void **)batch->timers);
 	batch->nr = 0;
 	if (batch->quota)
 		qt_user_uncharge_n(ctx->user, batch->quota);
@@ -60,7 +60,7 @@ void qt_batch_end(struct qt_ctx *ctx, struct qt_batch *batch)
 		atomic_sub(batch->fd_quota, &ctx->nr_timers);
 	batch->fd_quota = 0;
 	if (batch->freed)
-		qt_ctx_give_back(ctx, batch->freed);
+		qt_end_give_back(ctx, batch->freed);
 	batch->freed = 0;
 }
 
@@ -125,7 +125,7 @@ bool qt_batch_charge_fd(struct qt_ctx *ctx, struct qt_batch *batch)
 		batch->quota++;
 		return true;
 	}
-	return qt_ctx_charge_n(ctx, 1);
+	return qt_end_charge_n(ctx, 1);
 }
 
 /* An ARM that failed gives its place under the per-file cap back, as above. */

@@ -62,9 +62,9 @@ void qt_batch_uncharge_fd(struct qt_batch *batch);
 
 /*
  * The locks an op holds are carried in a batch, or for a single ioctl in a
- * batch of the op's own on its stack (qt_op_locks()), so that the op code
- * has one path.  sparse cannot follow locks carried in a structure: the
- * helpers below keep them out of its count.
+ * batch of the op's own on its stack (qt_ioctl_op_run_alone()), so that
+ * the op code has one path.  sparse cannot follow locks carried in a
+ * structure: the helpers below keep them out of its count.
  */
 
 /* Before an op takes base locks its own way, or wants none held. */

@@ -30,7 +30,7 @@ ktime_t qt_clock_now(unsigned int clock);
  * plus this.  The kernel's own timens_ktime_to_host() calls a helper that
  * is not exported, so read the offsets directly, as its inline siblings do.
  */
-static inline ktime_t qt_timens_offset(clockid_t clockid)
+static inline ktime_t qt_clock_timens_offset(clockid_t clockid)
 {
 #ifdef CONFIG_TIME_NS
 	struct timens_offsets *offs = &current->nsproxy->time_ns->offsets;

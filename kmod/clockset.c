@@ -70,9 +70,9 @@ static bool qt_clockset_cancel(struct qt_ctx *ctx, struct qt_timer *t)
 	 * puts back is the cancellation, a one-shot's too (qt_ring_read()).
 	 */
 	if (t->state == QT_RINGED) {
-		if (qt_ring_void(ctx->ring, t)) {
-			qt_ring_detach(ctx->ring, t);
-			__qt_timer_queue_canceled(ctx, t, t->count);
+		if (qt_deliver_void(ctx->ring, t)) {
+			qt_deliver_detach(ctx->ring, t);
+			__qt_deliver_queue_canceled(ctx, t, t->count);
 			return true;
 		}
 		if (!(t->flags & QT_TF_CANCELED))
@@ -104,7 +104,7 @@ static bool qt_clockset_cancel(struct qt_ctx *ctx, struct qt_timer *t)
 	if (t->heap_key != QT_KEY_NONE)
 		qt_base_unlink(base, t);
 	spin_unlock(&base->lock);
-	__qt_timer_queue_canceled(ctx, t, 0);
+	__qt_deliver_queue_canceled(ctx, t, 0);
 	return true;
 }
 
@@ -237,8 +237,8 @@ static bool qt_offs_real_known;
  * from @priv, the timekeeper being updated: ktime_mono_to_real() would
  * wait for the update we are called from.
  */
-static int qt_clock_notify(struct notifier_block *nb, unsigned long was_set,
-			   void *priv)
+static int qt_clockset_notify(struct notifier_block *nb, unsigned long was_set,
+			      void *priv)
 {
 	bool known = qt_offs_real_known;
 	ktime_t offs;
@@ -259,7 +259,7 @@ static int qt_clock_notify(struct notifier_block *nb, unsigned long was_set,
 }
 
 static struct notifier_block qt_clock_nb = {
-	.notifier_call = qt_clock_notify,
+	.notifier_call = qt_clockset_notify,
 };
 
 /* @ctx is closing: no clock set walks it from now on. */

@@ -67,7 +67,7 @@ void qt_ctx_release(struct qt_ctx *ctx)
 			t = qt_ids_get(&shard->ids, slot);
 			/* An ENDED one is on the ended list, emptied below. */
 			if (t && t->state != QT_ENDED)
-				qt_timer_kill(ctx, t, &base, NULL);
+				qt_ops_kill(ctx, t, &base, NULL);
 			/*
 			 * Let interrupts in now and then: a file may hold
 			 * millions.
@@ -92,7 +92,7 @@ void qt_ctx_release(struct qt_ctx *ctx)
 	 * The ENDED ones the walk left, with those an expirer's reap ended
 	 * while we let go: no more can come, as no timer has a record left.
 	 */
-	qt_ctx_end(ctx, &dead);
+	qt_end_ctx(ctx, &dead);
 	spin_lock_irq(&ctx->wqh.lock);
 	/* No timer stands behind a record now; expirers see no ring. */
 	ring = ctx->ring;
@@ -115,14 +115,15 @@ void qt_ctx_release(struct qt_ctx *ctx)
 		unsigned int nr = 0, popped = 0;
 
 		spin_lock_irq(&ctx->wqh.lock);
-		while (popped++ < QT_RELEASE_CHUNK && (t = qt_ready_pop(ctx)))
-			if (qt_timer_let_die(t, &base))
+		while (popped++ < QT_RELEASE_CHUNK &&
+		       (t = qt_ctx_ready_pop(ctx)))
+			if (qt_end_let_die(t, &base))
 				dead[nr++] = t;
 		if (base)
 			qt_base_unlock_carried(base);
 		spin_unlock_irq(&ctx->wqh.lock);
 		if (nr)
-			qt_timers_free(nr, dead);
+			qt_timer_free_bulk(nr, dead);
 		cond_resched();
 	} while (t);
 

@@ -47,7 +47,7 @@ struct qt_shard {
 	struct qt_ids ids;		/* (S) */
 	u32 nr_cancel_on_set;		/* (S) */
 	u32 nr_per_clock[QT_NR_CLOCKS];	/* (S) live ids per clock, for fdinfo */
-	/* (D) ENDED timers, by ->next, whose ids qt_ctx_end() frees */
+	/* (D) ENDED timers, by ->next, whose ids qt_end_ctx() frees */
 	struct qt_timer *ended;
 } ____cacheline_aligned_in_smp;
 
@@ -59,7 +59,7 @@ struct qt_ctx {
 	wait_queue_head_t wqh;
 	struct qt_timer *ready;		/* (D) FIFO of QUEUED and GHOST timers */
 	struct qt_timer **ready_tail;	/* (D) */
-	/* (D) where qt_ready_sweep() goes on from: a QUEUED timer, or NULL */
+	/* (D) where qt_read_sweep() goes on from: a QUEUED timer, or NULL */
 	struct qt_timer *sweep_at;
 	unsigned int nr_ready;		/* (D) QUEUED timers on it */
 	unsigned int nr_ghosts;		/* (D) GHOST timers on it */
@@ -88,25 +88,25 @@ struct qt_ctx {
 };
 
 /* The shard an op on this CPU arms in. */
-static inline struct qt_shard *qt_shard_here(struct qt_ctx *ctx)
+static inline struct qt_shard *qt_ctx_shard_here(struct qt_ctx *ctx)
 {
 	return &ctx->shards[raw_smp_processor_id() % ctx->nr_shards];
 }
 
 /* The shard @id names, or NULL for a forged one. */
-static inline struct qt_shard *qt_shard_of_id(struct qt_ctx *ctx, u64 id)
+static inline struct qt_shard *qt_ctx_shard_of_id(struct qt_ctx *ctx, u64 id)
 {
-	unsigned int shard = qt_id_shard(id);
+	unsigned int shard = qt_ids_shard(id);
 
 	return shard < ctx->nr_shards ? &ctx->shards[shard] : NULL;
 }
 
-static inline struct qt_shard *qt_shard_of(const struct qt_timer *t)
+static inline struct qt_shard *qt_ctx_shard_of(const struct qt_timer *t)
 {
 	return &t->ctx->shards[t->shard];
 }
 
-/* Whether timers wait for qt_ctx_end(); under the delivery lock. */
+/* Whether timers wait for qt_end_ctx(); under the delivery lock. */
 static inline bool qt_ctx_ending(const struct qt_ctx *ctx)
 {
 	unsigned int i;
@@ -120,7 +120,7 @@ static inline bool qt_ctx_ending(const struct qt_ctx *ctx)
 
 /* --- the ready queue, in delivery order ------------------------------- */
 
-static inline void qt_ready_append(struct qt_ctx *ctx, struct qt_timer *t)
+static inline void qt_ctx_ready_append(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
 	t->next = NULL;
@@ -129,14 +129,14 @@ static inline void qt_ready_append(struct qt_ctx *ctx, struct qt_timer *t)
 }
 
 /* @t fired (or was cancelled by a clock set): its record is pending. */
-static inline void qt_ready_queue(struct qt_ctx *ctx, struct qt_timer *t)
+static inline void qt_ctx_ready_queue(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	t->state = QT_QUEUED;
-	qt_ready_append(ctx, t);
+	qt_ctx_ready_append(ctx, t);
 	ctx->nr_ready++;
 }
 
-static inline void qt_ready_prepend(struct qt_ctx *ctx, struct qt_timer *t)
+static inline void qt_ctx_ready_prepend(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
 	t->next = ctx->ready;
@@ -145,7 +145,7 @@ static inline void qt_ready_prepend(struct qt_ctx *ctx, struct qt_timer *t)
 	ctx->ready = t;
 }
 
-static inline struct qt_timer *qt_ready_pop(struct qt_ctx *ctx)
+static inline struct qt_timer *qt_ctx_ready_pop(struct qt_ctx *ctx)
 {
 	struct qt_timer *t = ctx->ready;
 
@@ -168,18 +168,18 @@ static inline struct qt_timer *qt_ready_pop(struct qt_ctx *ctx)
  * while armed.  A slot's generation changes only when it is freed, which
  * ends the timer's ARMED life first.
  */
-static inline void qt_timer_armed(struct qt_timer *t)
+static inline void qt_ctx_timer_armed(struct qt_timer *t)
 {
 	t->state = QT_ARMED;
-	t->gen = *qt_ids_gen(&qt_shard_of(t)->ids, t->slot);
+	t->gen = *qt_ids_gen(&qt_ctx_shard_of(t)->ids, t->slot);
 }
 
 /* @t's id; its caller holds @t (see qt_ids_gen()). */
-static inline u64 qt_timer_id(const struct qt_timer *t)
+static inline u64 qt_ctx_timer_id(const struct qt_timer *t)
 {
 	if (t->state == QT_ARMED)
-		return qt_id_make(t, t->gen);
-	return qt_ids_id(&qt_shard_of(t)->ids, t);
+		return qt_ids_make(t, t->gen);
+	return qt_ids_id(&qt_ctx_shard_of(t)->ids, t);
 }
 
 /* ctx.c: contexts (end.h: the end of a timer's life) */
@@ -188,20 +188,20 @@ void qt_ctx_release(struct qt_ctx *ctx);
 void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m);
 
 /* ops.c: arm, cancel, modify, get */
-int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
+int qt_ops_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 	       struct qt_batch *batch, u64 *id);
-int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch);
-int qt_ctx_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
+int qt_ops_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch);
+int qt_ops_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
 	       struct qtimer_op *op);
-int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
+int qt_ops_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 		  struct qt_batch *batch);
-int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
-		  struct qt_base **held, unsigned int *freed);
+int qt_ops_kill(struct qt_ctx *ctx, struct qt_timer *t,
+		struct qt_base **held, unsigned int *freed);
 
 /* read.c: records and read() */
 struct iov_iter;
-ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock);
-void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch);
+ssize_t qt_read_records(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock);
+void qt_read_sweep(struct qt_ctx *ctx, struct qt_batch *batch);
 
 /* expire.c: the bases' expirer, which delivers into files */
 enum hrtimer_restart qt_expire_hrtimer(struct hrtimer *hrtimer);

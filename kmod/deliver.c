@@ -19,7 +19,7 @@
 #include "ctx.h"
 #include "deliver.h"
 
-ktime_t qt_expires_next(const struct qt_timer *t)
+ktime_t qt_deliver_expires_next(const struct qt_timer *t)
 {
 	if (t->expires > QT_EXPIRES_MAX - (s64)min_t(u64, t->period, QT_EXPIRES_MAX))
 		return QT_EXPIRES_MAX;
@@ -33,7 +33,7 @@ ktime_t qt_expires_next(const struct qt_timer *t)
  * period after it, Go's when + period * (1 + late / period), so the ticker
  * never drifts.
  */
-void qt_timer_fold(struct qt_timer *t)
+void qt_deliver_fold(struct qt_timer *t)
 {
 	unsigned int clock = qt_timer_clock(t);
 	u64 count;
@@ -64,7 +64,8 @@ void qt_timer_fold(struct qt_timer *t)
  * a relative CLOCK_REALTIME timer, else shifted by the @ns_offset of a time
  * namespace, saturated: another namespace may see beyond ktime_t.
  */
-s64 qt_user_expires(const struct qt_timer *t, ktime_t when, ktime_t ns_offset)
+s64 qt_deliver_user_expires(const struct qt_timer *t, ktime_t when,
+			    ktime_t ns_offset)
 {
 	s64 ns;
 
@@ -76,13 +77,13 @@ s64 qt_user_expires(const struct qt_timer *t, ktime_t when, ktime_t ns_offset)
 }
 
 /* @t's record, its expiry seen from the namespace of @ns_offset. */
-void qt_record_fill(struct qt_ctx *ctx, struct qt_timer *t,
-		    struct qtimer_record *rec, const ktime_t *ns_offset)
+void qt_deliver_fill(struct qt_ctx *ctx, struct qt_timer *t,
+		     struct qtimer_record *rec, const ktime_t *ns_offset)
 {
-	rec->id = qt_timer_id(t);
+	rec->id = qt_ctx_timer_id(t);
 	rec->cookie = t->cookie;
-	rec->expires_ns = qt_user_expires(t, t->expires,
-					  ns_offset[qt_timer_clock(t)]);
+	rec->expires_ns = qt_deliver_user_expires(t, t->expires,
+						  ns_offset[qt_timer_clock(t)]);
 	rec->count = t->count;
 	rec->flags = 0;
 	if (!t->period || (t->flags & QT_TF_CANCELED))
@@ -92,13 +93,13 @@ void qt_record_fill(struct qt_ctx *ctx, struct qt_timer *t,
 }
 
 /* Queue @t's record: into the file's ring if it has one. */
-void qt_timer_queue(struct qt_ctx *ctx, struct qt_timer *t)
+void qt_deliver_queue(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
 	if (ctx->ring)
-		qt_ring_add(ctx, t);
+		qt_deliver_ring_add(ctx, t);
 	else
-		qt_ready_queue(ctx, t);
+		qt_ctx_ready_queue(ctx, t);
 }
 
 /*
@@ -107,20 +108,20 @@ void qt_timer_queue(struct qt_ctx *ctx, struct qt_timer *t)
  * caller wakes the file's waiters: once for all it queued, as each wakeup
  * calls every waiter, and their number is the file owner's choice.
  */
-void __qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
-			       u32 count)
+void __qt_deliver_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
+				 u32 count)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
 	t->flags = (t->flags & ~QT_TF_SET_WHILE_READ) | QT_TF_CANCELED;
 	t->count = count;
-	qt_timer_queue(ctx, t);
+	qt_deliver_queue(ctx, t);
 }
 
 /* The same, and wake the file's waiters. */
-void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
-			     u32 count)
+void qt_deliver_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
+			       u32 count)
 {
-	__qt_timer_queue_canceled(ctx, t, count);
+	__qt_deliver_queue_canceled(ctx, t, count);
 	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 }
 
@@ -128,7 +129,7 @@ void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
  * Have the drain run @ns from now, unless it runs sooner anyway.  Rounded
  * up to whole jiffies: a ticker's drain never comes before it is due.
  */
-void qt_ring_drain_arm(struct qt_ring *ring, u64 ns)
+void qt_deliver_drain_arm(struct qt_ring *ring, u64 ns)
 {
 	unsigned long delay = nsecs_to_jiffies(ns) + 1;
 
@@ -140,13 +141,13 @@ void qt_ring_drain_arm(struct qt_ring *ring, u64 ns)
 }
 
 /* Write @t's record at head and publish it; @t becomes RINGED. */
-void qt_ring_write(struct qt_ctx *ctx, struct qt_ring *ring,
-		   struct qt_timer *t)
+void qt_deliver_ring_write(struct qt_ctx *ctx, struct qt_ring *ring,
+			   struct qt_timer *t)
 {
-	u32 idx = qt_ring_idx(ring, ring->head);
+	u32 idx = qt_ring_types_idx(ring, ring->head);
 	struct qtimer_record rec, *slot = &ring->recs[idx];
 
-	qt_record_fill(ctx, t, &rec, ring->ns_offset);
+	qt_deliver_fill(ctx, t, &rec, ring->ns_offset);
 	WRITE_ONCE(slot->id, rec.id);
 	WRITE_ONCE(slot->cookie, rec.cookie);
 	WRITE_ONCE(slot->expires_ns, rec.expires_ns);
@@ -166,7 +167,8 @@ void qt_ring_write(struct qt_ctx *ctx, struct qt_ring *ring,
 	if (t->period && !(t->flags & QT_TF_CANCELED)) {
 		if (!ring->drain_period || t->period < ring->drain_period)
 			ring->drain_period = t->period;
-		qt_ring_drain_arm(ring, max_t(u64, t->period, QT_DRAIN_MIN_NS));
+		qt_deliver_drain_arm(ring,
+				     max_t(u64, t->period, QT_DRAIN_MIN_NS));
 	}
 }
 
@@ -175,19 +177,19 @@ void qt_ring_write(struct qt_ctx *ctx, struct qt_ring *ring,
  * the ring, or behind the records already waiting when there are any or the
  * ring is full, so that the ring's order stays the delivery order.
  */
-void qt_ring_add(struct qt_ctx *ctx, struct qt_timer *t)
+void qt_deliver_ring_add(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	struct qt_ring *ring = ctx->ring;
 
 	lockdep_assert_held(&ctx->wqh.lock);
 	if (!ctx->ready && ring->head - ring->reaped < ring->entries) {
-		qt_ring_write(ctx, ring, t);
+		qt_deliver_ring_write(ctx, ring, t);
 		return;
 	}
-	qt_ready_queue(ctx, t);
+	qt_ctx_ready_queue(ctx, t);
 	WRITE_ONCE(*ring->flags_p, QTIMER_RING_OVERFLOW);
 	/* It moves in once the tail frees room: the drain looks for that. */
-	qt_ring_drain_arm(ring, QT_DRAIN_MIN_NS);
+	qt_deliver_drain_arm(ring, QT_DRAIN_MIN_NS);
 }
 
 /*
@@ -203,7 +205,7 @@ void qt_ring_add(struct qt_ctx *ctx, struct qt_timer *t)
  * word says by now: it is being copied out.
  */
 /* Whether the kernel's read() claimed the record at @pos (ring->taken). */
-static bool qt_ring_taken_by_read(const struct qt_ring *ring, u32 pos)
+static bool qt_deliver_taken_by_read(const struct qt_ring *ring, u32 pos)
 {
 	unsigned int i;
 
@@ -213,13 +215,13 @@ static bool qt_ring_taken_by_read(const struct qt_ring *ring, u32 pos)
 	return false;
 }
 
-bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t)
+bool qt_deliver_void(struct qt_ring *ring, struct qt_timer *t)
 {
-	u32 *flags = &ring->recs[qt_ring_idx(ring, t->ring_pos)].flags;
+	u32 *flags = &ring->recs[qt_ring_types_idx(ring, t->ring_pos)].flags;
 	u32 old = READ_ONCE(*flags), was;
 	int tries;
 
-	if (qt_ring_taken_by_read(ring, t->ring_pos))
+	if (qt_deliver_taken_by_read(ring, t->ring_pos))
 		return false;
 	for (tries = 0; tries < 8; tries++) {
 		if ((old & QTIMER_REC_CLAIM) == QTIMER_REC_VOID)
@@ -244,17 +246,18 @@ bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t)
  * word and not claimed by the kernel's read().  A look, not a claim: the
  * answer holds for the moment it was read, as any claim's does.
  */
-bool qt_ring_unclaimed(struct qt_ring *ring, struct qt_timer *t)
+bool qt_deliver_unclaimed(struct qt_ring *ring, struct qt_timer *t)
 {
-	u32 flags = READ_ONCE(ring->recs[qt_ring_idx(ring, t->ring_pos)].flags);
+	u32 idx = qt_ring_types_idx(ring, t->ring_pos);
+	u32 flags = READ_ONCE(ring->recs[idx].flags);
 
-	return !qt_ring_taken_by_read(ring, t->ring_pos) &&
+	return !qt_deliver_taken_by_read(ring, t->ring_pos) &&
 	       (flags & QTIMER_REC_CLAIM) == QTIMER_REC_READY;
 }
 
 /* @t no longer stands behind its record: the reap passes it by. */
-void qt_ring_detach(struct qt_ring *ring, struct qt_timer *t)
+void qt_deliver_detach(struct qt_ring *ring, struct qt_timer *t)
 {
-	ring->owner[qt_ring_idx(ring, t->ring_pos)] = NULL;
+	ring->owner[qt_ring_types_idx(ring, t->ring_pos)] = NULL;
 	ring->nr_owned--;
 }

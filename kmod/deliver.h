@@ -11,22 +11,23 @@
 #include "ctx.h"
 #include "ring_types.h"
 
-ktime_t qt_expires_next(const struct qt_timer *t);
-void qt_timer_fold(struct qt_timer *t);
-s64 qt_user_expires(const struct qt_timer *t, ktime_t when, ktime_t ns_offset);
-void qt_record_fill(struct qt_ctx *ctx, struct qt_timer *t,
-		    struct qtimer_record *rec, const ktime_t *ns_offset);
-void qt_timer_queue(struct qt_ctx *ctx, struct qt_timer *t);
-void __qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
+ktime_t qt_deliver_expires_next(const struct qt_timer *t);
+void qt_deliver_fold(struct qt_timer *t);
+s64 qt_deliver_user_expires(const struct qt_timer *t, ktime_t when,
+			    ktime_t ns_offset);
+void qt_deliver_fill(struct qt_ctx *ctx, struct qt_timer *t,
+		     struct qtimer_record *rec, const ktime_t *ns_offset);
+void qt_deliver_queue(struct qt_ctx *ctx, struct qt_timer *t);
+void __qt_deliver_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
+				 u32 count);
+void qt_deliver_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
 			       u32 count);
-void qt_timer_queue_canceled(struct qt_ctx *ctx, struct qt_timer *t,
-			     u32 count);
-void qt_ring_add(struct qt_ctx *ctx, struct qt_timer *t);
-void qt_ring_write(struct qt_ctx *ctx, struct qt_ring *ring,
-		   struct qt_timer *t);
-void qt_ring_drain_arm(struct qt_ring *ring, u64 ns);
-bool qt_ring_void(struct qt_ring *ring, struct qt_timer *t);
-bool qt_ring_unclaimed(struct qt_ring *ring, struct qt_timer *t);
-void qt_ring_detach(struct qt_ring *ring, struct qt_timer *t);
+void qt_deliver_ring_add(struct qt_ctx *ctx, struct qt_timer *t);
+void qt_deliver_ring_write(struct qt_ctx *ctx, struct qt_ring *ring,
+			   struct qt_timer *t);
+void qt_deliver_drain_arm(struct qt_ring *ring, u64 ns);
+bool qt_deliver_void(struct qt_ring *ring, struct qt_timer *t);
+bool qt_deliver_unclaimed(struct qt_ring *ring, struct qt_timer *t);
+void qt_deliver_detach(struct qt_ring *ring, struct qt_timer *t);
 
 #endif /* _QT_DELIVER_H */

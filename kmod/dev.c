@@ -18,7 +18,7 @@
 #include "ioctl.h"
 #include "ring.h"
 
-static int qt_open(struct inode *inode, struct file *file)
+static int qt_dev_open(struct inode *inode, struct file *file)
 {
 	struct qt_ctx *ctx = qt_ctx_create();
 
@@ -30,7 +30,7 @@ static int qt_open(struct inode *inode, struct file *file)
 	return stream_open(inode, file);
 }
 
-static int qt_release(struct inode *inode, struct file *file)
+static int qt_dev_release(struct inode *inode, struct file *file)
 {
 	qt_ctx_release(file->private_data);
 	return 0;
@@ -42,16 +42,16 @@ static int qt_release(struct inode *inode, struct file *file)
  * queue is -EAGAIN, and io_uring waits for EPOLLIN and tries again instead
  * of blocking a worker thread in here.
  */
-static ssize_t qt_read_iter(struct kiocb *iocb, struct iov_iter *to)
+static ssize_t qt_dev_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct file *file = iocb->ki_filp;
 
-	return qt_ctx_read(file->private_data, to,
-			   (file->f_flags & O_NONBLOCK) ||
-			   (iocb->ki_flags & IOCB_NOWAIT));
+	return qt_read_records(file->private_data, to,
+			       (file->f_flags & O_NONBLOCK) ||
+			       (iocb->ki_flags & IOCB_NOWAIT));
 }
 
-static __poll_t qt_poll(struct file *file, poll_table *wait)
+static __poll_t qt_dev_poll(struct file *file, poll_table *wait)
 {
 	struct qt_ctx *ctx = file->private_data;
 
@@ -69,26 +69,26 @@ static __poll_t qt_poll(struct file *file, poll_table *wait)
 	return READ_ONCE(ctx->nr_ready) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
-static int qt_mmap(struct file *file, struct vm_area_struct *vma)
+static int qt_dev_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	return qt_ring_mmap(file->private_data, vma);
 }
 
-static void qt_show_fdinfo(struct seq_file *m, struct file *file)
+static void qt_dev_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	qt_ctx_show_fdinfo(file->private_data, m);
 }
 
 static const struct file_operations qt_fops = {
 	.owner		= THIS_MODULE,
-	.open		= qt_open,
-	.release	= qt_release,
-	.read_iter	= qt_read_iter,
-	.poll		= qt_poll,
-	.mmap		= qt_mmap,
+	.open		= qt_dev_open,
+	.release	= qt_dev_release,
+	.read_iter	= qt_dev_read_iter,
+	.poll		= qt_dev_poll,
+	.mmap		= qt_dev_mmap,
 	.unlocked_ioctl	= qt_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
-	.show_fdinfo	= qt_show_fdinfo,
+	.show_fdinfo	= qt_dev_show_fdinfo,
 };
 
 /*

@@ -6,7 +6,7 @@
  * timer.h: letting it die or freeing it once no heap entry points at it,
  * taking its id away and giving its places under the caps back, and the
  * ended lists that read(), ring reaps and the expirer leave for
- * qt_ctx_end().  Below every file that ends timers (ops, read, ring,
+ * qt_end_ctx().  Below every file that ends timers (ops, read, ring,
  * expire, the SUBMIT batch and release), so that none of them calls up.
  */
 
@@ -21,7 +21,7 @@
  * Whether no heap entry points at @t any more, so that only its owner, the
  * caller, can reach it (see nr_entries in timer.h).
  */
-static bool qt_timer_unreachable(struct qt_timer *t)
+static bool qt_end_unreachable(struct qt_timer *t)
 {
 	/* Pairs with the release in qt_base_drop(), its last touch of @t. */
 	return !smp_load_acquire(&t->nr_entries);
@@ -34,9 +34,9 @@ static bool qt_timer_unreachable(struct qt_timer *t)
  * reach @t any more, for the caller to free it, which may wait until the
  * locks are dropped; otherwise the last stale heap entry dropped frees it.
  */
-bool qt_timer_let_die(struct qt_timer *t, struct qt_base **held)
+bool qt_end_let_die(struct qt_timer *t, struct qt_base **held)
 {
-	if (qt_timer_unreachable(t))
+	if (qt_end_unreachable(t))
 		return true;
 	*held = qt_base_relock(*held, t);
 	t->state = QT_DEAD;
@@ -44,10 +44,10 @@ bool qt_timer_let_die(struct qt_timer *t, struct qt_base **held)
 }
 
 /* Free a GHOST or ORPHAN, now or once its last heap entry is dropped. */
-void qt_timer_free_when_unreferenced(struct qt_timer *t)
+void qt_end_free_when_unreferenced(struct qt_timer *t)
 {
 	struct qt_base *base = NULL;
-	bool free = qt_timer_let_die(t, &base);
+	bool free = qt_end_let_die(t, &base);
 
 	if (base)
 		qt_base_unlock_carried(base);
@@ -59,7 +59,7 @@ void qt_timer_free_when_unreferenced(struct qt_timer *t)
  * Count @nr more timers against the per-file cap, all or none; exact,
  * whatever the shards.
  */
-bool qt_ctx_charge_n(struct qt_ctx *ctx, unsigned int nr)
+bool qt_end_charge_n(struct qt_ctx *ctx, unsigned int nr)
 {
 	int n = atomic_read(&ctx->nr_timers);
 
@@ -71,7 +71,7 @@ bool qt_ctx_charge_n(struct qt_ctx *ctx, unsigned int nr)
 }
 
 /* @nr timers gone: their places under the per-file and per-user caps. */
-void qt_ctx_give_back(struct qt_ctx *ctx, unsigned int nr)
+void qt_end_give_back(struct qt_ctx *ctx, unsigned int nr)
 {
 	atomic_sub(nr, &ctx->nr_timers);
 	qt_user_uncharge_n(ctx->user, nr);
@@ -83,9 +83,9 @@ void qt_ctx_give_back(struct qt_ctx *ctx, unsigned int nr)
  * there for the caller to give back before it returns to user space (a
  * SUBMIT chunk does so once for all its CANCELs: qt_batch_end()).
  */
-void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t, unsigned int *freed)
+void qt_end_forget(struct qt_ctx *ctx, struct qt_timer *t, unsigned int *freed)
 {
-	struct qt_shard *shard = qt_shard_of(t);
+	struct qt_shard *shard = qt_ctx_shard_of(t);
 
 	lockdep_assert_held(&shard->lock);
 	qt_ids_free(&shard->ids, t->slot);
@@ -95,29 +95,29 @@ void qt_ctx_forget(struct qt_ctx *ctx, struct qt_timer *t, unsigned int *freed)
 	if (freed)
 		(*freed)++;
 	else
-		qt_ctx_give_back(ctx, 1);
+		qt_end_give_back(ctx, 1);
 }
 
 /*
  * A read() or a ring reap, holding the delivery lock, consumed @t, a
  * one-shot or a cancellation: it is ENDED and waits on its shard's ended
- * list for qt_ctx_end() to free its id, which needs the shard's lock, which
- * comes before the delivery lock.  *@held is as for qt_timer_let_die().
+ * list for qt_end_ctx() to free its id, which needs the shard's lock, which
+ * comes before the delivery lock.  *@held is as for qt_end_let_die().
  */
-void qt_timer_end(struct qt_timer *t, struct qt_base **held)
+void qt_end_timer(struct qt_timer *t, struct qt_base **held)
 {
-	struct qt_shard *shard = qt_shard_of(t);
+	struct qt_shard *shard = qt_ctx_shard_of(t);
 
 	lockdep_assert_held(&t->ctx->wqh.lock);
 	/* With a stale heap entry left, the heap side reads the state. */
-	if (!qt_timer_unreachable(t))
+	if (!qt_end_unreachable(t))
 		*held = qt_base_relock(*held, t);
 	t->state = QT_ENDED;
 	t->next = shard->ended;
 	WRITE_ONCE(shard->ended, t);
 }
 
-/* ENDED timers qt_shard_end_locked() handles per hold of the two locks. */
+/* ENDED timers qt_end_shard_locked() handles per hold of the two locks. */
 #define QT_END_CHUNK	256
 
 /*
@@ -133,7 +133,7 @@ void qt_timer_end(struct qt_timer *t, struct qt_base **held)
  *
  * Return: true when ENDED timers are left for another hold.
  */
-static bool qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
+static bool qt_end_shard_locked(struct qt_ctx *ctx, struct qt_shard *shard,
 				struct qt_timer **dead, unsigned int *budget)
 {
 	struct qt_base *base = NULL;
@@ -144,8 +144,8 @@ static bool qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
 	lockdep_assert_held(&ctx->wqh.lock);
 	for (; (t = ended) && n; n--, (*budget)--) {
 		ended = t->next;
-		qt_ctx_forget(ctx, t, &freed);
-		if (qt_timer_let_die(t, &base)) {
+		qt_end_forget(ctx, t, &freed);
+		if (qt_end_let_die(t, &base)) {
 			t->next = *dead;
 			*dead = t;
 		}
@@ -159,7 +159,7 @@ static bool qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
 	 * had this lock.
 	 */
 	if (freed)
-		qt_ctx_give_back(ctx, freed);
+		qt_end_give_back(ctx, freed);
 	return ended;
 }
 
@@ -167,7 +167,7 @@ static bool qt_shard_end_locked(struct qt_ctx *ctx, struct qt_shard *shard,
  * End what waits on @ctx's shards: all of it, a chunk per hold with a
  * rescheduling point between (@resched), or at most QT_END_CHUNK in all.
  */
-static void __qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead,
+static void __qt_end_ctx(struct qt_ctx *ctx, struct qt_timer **dead,
 			 bool resched, unsigned int *left)
 {
 	unsigned int i, budget = left ? min_t(unsigned int, *left, QT_END_CHUNK) :
@@ -187,35 +187,35 @@ static void __qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead,
 				budget = QT_END_CHUNK;
 			spin_lock_irqsave(&shard->lock, flags);
 			spin_lock(&ctx->wqh.lock);
-			more = qt_shard_end_locked(ctx, shard, dead, &budget);
+			more = qt_end_shard_locked(ctx, shard, dead, &budget);
 			spin_unlock(&ctx->wqh.lock);
 			spin_unlock_irqrestore(&shard->lock, flags);
 			/* Left over only when the budget ran out. */
 			if (!more || !resched)
 				break;
 			/* Freed a chunk at a time too. */
-			qt_timers_free_list(*dead);
+			qt_timer_free_list(*dead);
 			*dead = NULL;
 			cond_resched();
 		}
 	}
-	qt_timers_free_list(*dead);
+	qt_timer_free_list(*dead);
 	*dead = NULL;
 	if (left)
 		*left -= given - budget;
 }
 
 /*
- * End what read() or a ring reap consumed (qt_timer_end()), and free the
- * timers it let die on *@dead (qt_timer_let_die()), which it empties:
+ * End what read() or a ring reap consumed (qt_end_timer()), and free the
+ * timers it let die on *@dead (qt_end_let_die()), which it empties:
  * called by the ender once it dropped the delivery lock, before returning
  * to user space, so that a consumed one-shot's id and place under the caps
  * are free when its record is.  Process context: the ended list may be
- * long (see qt_shard_end_locked()), so it lets others run between chunks.
+ * long (see qt_end_shard_locked()), so it lets others run between chunks.
  */
-void qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead)
+void qt_end_ctx(struct qt_ctx *ctx, struct qt_timer **dead)
 {
-	__qt_ctx_end(ctx, dead, true, NULL);
+	__qt_end_ctx(ctx, dead, true, NULL);
 }
 
 /*
@@ -224,10 +224,10 @@ void qt_ctx_end(struct qt_ctx *ctx, struct qt_timer **dead)
  * what it ended off: it may run in softirq, where nothing can preempt it,
  * and a shard's ended list may be long (parked read()s of a file that then
  * set up a ring).  What is left waits for the next delivery or for the
- * file's drain, poll(), read() or release (qt_ctx_end()).
+ * file's drain, poll(), read() or release (qt_end_ctx()).
  */
-void qt_ctx_end_atomic(struct qt_ctx *ctx, struct qt_timer **dead,
+void qt_end_ctx_atomic(struct qt_ctx *ctx, struct qt_timer **dead,
 		       unsigned int *budget)
 {
-	__qt_ctx_end(ctx, dead, false, budget);
+	__qt_end_ctx(ctx, dead, false, budget);
 }

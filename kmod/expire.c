@@ -106,8 +106,8 @@ static void qt_wake_flush(struct qt_wake *wake)
  * reference is the timer's only one (see nr_entries in timer.h).  Returns true
  * when a record was queued.
  */
-static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
-			   struct qt_timer *t, ktime_t now)
+static bool qt_expire_one(struct qt_ctx *ctx, struct qt_base *base,
+			  struct qt_timer *t, ktime_t now)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
 	if (base)
@@ -125,8 +125,9 @@ static bool qt_deliver_one(struct qt_ctx *ctx, struct qt_base *base,
 		}
 		/* Still ARMED: its id comes from t->gen, no table miss. */
 		if (trace_qtimer_expire_enabled())
-			trace_qtimer_expire(qt_timer_id(t), t->expires, now);
-		qt_timer_queue(ctx, t);
+			trace_qtimer_expire(qt_ctx_timer_id(t), t->expires,
+					    now);
+		qt_deliver_queue(ctx, t);
 		return true;
 	}
 	if (t->state == QT_DEAD) {
@@ -213,12 +214,12 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 				continue;
 			}
 			if (READ_ONCE(t->nr_entries) == 1) {
-				woke |= qt_deliver_one(ctx, NULL, t, now);
+				woke |= qt_expire_one(ctx, NULL, t, now);
 				continue;
 			}
 			/* Its other entries are in its base's heap. */
 			base = qt_base_relock(base, t);
-			woke |= qt_deliver_one(ctx, base, t, now);
+			woke |= qt_expire_one(ctx, base, t, now);
 		}
 		if (base)
 			qt_base_unlock_carried(base);
@@ -226,7 +227,7 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 			qt_wake_later(wake, ctx);
 		spin_unlock_irqrestore(&ctx->wqh.lock, flags);
 		if (dead_or_ended)
-			qt_ctx_end_atomic(ctx, &dead, upkeep);
+			qt_end_ctx_atomic(ctx, &dead, upkeep);
 		nr = rest;
 	}
 	return nr;

@@ -32,12 +32,12 @@
 #define QT_ID_GEN_SHIFT		34
 #define QT_ID_GEN_MASK		((1U << 30) - 1)
 
-static inline unsigned int qt_id_shard(u64 id)
+static inline unsigned int qt_ids_shard(u64 id)
 {
 	return (u32)id >> QT_ID_SHARD_SHIFT;
 }
 
-static inline unsigned int qt_id_clock(u64 id)
+static inline unsigned int qt_ids_clock(u64 id)
 {
 	return (id >> QT_ID_CLOCK_SHIFT) & 3;
 }
@@ -137,7 +137,7 @@ static inline struct qt_timer *qt_ids_get(const struct qt_ids *ids, u32 slot)
 }
 
 /* The id of @t, whose slot has the generation word @gen. */
-static inline u64 qt_id_make(const struct qt_timer *t, u32 gen)
+static inline u64 qt_ids_make(const struct qt_timer *t, u32 gen)
 {
 	return (u64)(gen & QT_ID_GEN_MASK) << QT_ID_GEN_SHIFT |
 	       (u64)(gen >> QT_GEN_CLOCK_SHIFT) << QT_ID_CLOCK_SHIFT |
@@ -146,7 +146,7 @@ static inline u64 qt_id_make(const struct qt_timer *t, u32 gen)
 
 static inline u64 qt_ids_id(const struct qt_ids *ids, const struct qt_timer *t)
 {
-	return qt_id_make(t, *qt_ids_gen(ids, t->slot));
+	return qt_ids_make(t, *qt_ids_gen(ids, t->slot));
 }
 
 /*
@@ -167,7 +167,7 @@ static inline struct qt_timer *qt_ids_lookup(const struct qt_ids *ids, u64 id)
 	if (v & 1)
 		return NULL;
 	if (block->gen[slot] != ((id >> QT_ID_GEN_SHIFT) |
-				 qt_id_clock(id) << QT_GEN_CLOCK_SHIFT))
+				 qt_ids_clock(id) << QT_GEN_CLOCK_SHIFT))
 		return NULL;
 	return (struct qt_timer *)v;
 }

@@ -24,7 +24,7 @@
 #include "ioctl.h"
 #include "user.h"
 
-static int qt_clock_from_user(u32 clockid)
+static int qt_ioctl_clock_index(u32 clockid)
 {
 	switch (clockid) {
 	case CLOCK_REALTIME:
@@ -54,9 +54,10 @@ static int qt_resolve_expires(unsigned int clock, u32 flags, s64 expires,
 		 * before the host's epoch has passed already: fire at once.
 		 */
 		if (clock != QT_CLOCK_REALTIME) {
-			if (check_sub_overflow(expires,
-					       qt_timens_offset(qt_clock_id(clock)),
-					       &expires))
+			ktime_t offset;
+
+			offset = qt_clock_timens_offset(qt_clock_id(clock));
+			if (check_sub_overflow(expires, offset, &expires))
 				return -EOVERFLOW;
 			expires = max_t(s64, expires, 0);
 		}
@@ -118,7 +119,7 @@ static bool qt_cpu_allowed(u32 cpu)
 /* Check an ARM and make @args of it: 0, or the error the ARM fails with. */
 static int qt_arm_prepare(const struct qtimer_op *op, struct qt_arm_args *args)
 {
-	int clock = qt_clock_from_user(op->clockid);
+	int clock = qt_ioctl_clock_index(op->clockid);
 
 	if (clock < 0)
 		return clock;
@@ -133,8 +134,8 @@ static int qt_arm_prepare(const struct qtimer_op *op, struct qt_arm_args *args)
 	return qt_check_schedule(op, clock, args);
 }
 
-static int qt_op_arm(struct qt_ctx *ctx, struct qtimer_op *op,
-		     struct qt_batch *batch)
+static int qt_ioctl_op_arm(struct qt_ctx *ctx, struct qtimer_op *op,
+			   struct qt_batch *batch)
 {
 	struct qt_arm_args args;
 	int ret;
@@ -142,22 +143,22 @@ static int qt_op_arm(struct qt_ctx *ctx, struct qtimer_op *op,
 	ret = qt_arm_prepare(op, &args);
 	if (ret)
 		return ret;
-	return qt_ctx_arm(ctx, &args, batch, &op->id);
+	return qt_ops_arm(ctx, &args, batch, &op->id);
 }
 
-static int qt_op_cancel(struct qt_ctx *ctx, const struct qtimer_op *op,
-			struct qt_batch *batch)
+static int qt_ioctl_op_cancel(struct qt_ctx *ctx, const struct qtimer_op *op,
+			      struct qt_batch *batch)
 {
 	if (op->clockid || op->flags || op->expires_ns || op->period_ns ||
 	    op->slack_ns || op->cookie || op->cpu || op->reserved)
 		return -EINVAL;
-	return qt_ctx_cancel(ctx, op->id, batch);
+	return qt_ops_cancel(ctx, op->id, batch);
 }
 
-static int qt_op_modify(struct qt_ctx *ctx, const struct qtimer_op *op,
-			struct qt_batch *batch)
+static int qt_ioctl_op_modify(struct qt_ctx *ctx, const struct qtimer_op *op,
+			      struct qt_batch *batch)
 {
-	unsigned int clock = qt_id_clock(op->id);
+	unsigned int clock = qt_ids_clock(op->id);
 	struct qt_arm_args args = {};
 	int ret;
 
@@ -170,20 +171,20 @@ static int qt_op_modify(struct qt_ctx *ctx, const struct qtimer_op *op,
 	ret = qt_check_schedule(op, clock, &args);
 	if (ret)
 		return ret;
-	return qt_ctx_modify(ctx, op->id, &args, batch);
+	return qt_ops_modify(ctx, op->id, &args, batch);
 }
 
-/* @batch: the SUBMIT chunk's, or a single op's own (qt_op_run_alone()). */
-static int qt_op_run(struct qt_ctx *ctx, struct qtimer_op *op,
-		     struct qt_batch *batch)
+/* @batch: the SUBMIT chunk's, or one op's own (qt_ioctl_op_run_alone()). */
+static int qt_ioctl_op_run(struct qt_ctx *ctx, struct qtimer_op *op,
+			   struct qt_batch *batch)
 {
 	switch (op->opcode) {
 	case QTIMER_OP_ARM:
-		return qt_op_arm(ctx, op, batch);
+		return qt_ioctl_op_arm(ctx, op, batch);
 	case QTIMER_OP_CANCEL:
-		return qt_op_cancel(ctx, op, batch);
+		return qt_ioctl_op_cancel(ctx, op, batch);
 	case QTIMER_OP_MODIFY:
-		return qt_op_modify(ctx, op, batch);
+		return qt_ioctl_op_modify(ctx, op, batch);
 	}
 	return -EINVAL;
 }
@@ -212,13 +213,13 @@ static long qt_ioctl_version(void __user *argp)
 }
 
 /* One op on its own: a chunk of one. */
-static int qt_op_run_alone(struct qt_ctx *ctx, struct qtimer_op *op)
+static int qt_ioctl_op_run_alone(struct qt_ctx *ctx, struct qtimer_op *op)
 {
 	struct qt_batch batch;
 	int ret;
 
 	qt_batch_begin(ctx, &batch, 0);
-	ret = qt_op_run(ctx, op, &batch);
+	ret = qt_ioctl_op_run(ctx, op, &batch);
 	qt_batch_end(ctx, &batch);
 	return ret;
 }
@@ -228,7 +229,7 @@ static void qt_cancel_unreported(struct qt_ctx *ctx, u64 id)
 {
 	struct qtimer_op op = { .opcode = QTIMER_OP_CANCEL, .id = id };
 
-	qt_op_run_alone(ctx, &op);
+	qt_ioctl_op_run_alone(ctx, &op);
 }
 
 /* ARM, CANCEL and MODIFY, one at a time. */
@@ -252,7 +253,7 @@ static long qt_ioctl_single(struct qt_ctx *ctx, struct qtimer_op __user *uop,
 	 */
 	if (opcode == QTIMER_OP_ARM && put_user(0ULL, &uop->id))
 		return -EFAULT;
-	ret = qt_op_run_alone(ctx, &op);
+	ret = qt_ioctl_op_run_alone(ctx, &op);
 	if (opcode == QTIMER_OP_ARM && !ret && put_user(op.id, &uop->id)) {
 		qt_cancel_unreported(ctx, op.id);
 		return -EFAULT;
@@ -359,9 +360,9 @@ static unsigned int qt_submit_chunk(struct qt_ctx *ctx,
 
 	for (ran = 0; ran < marked; ) {
 		if (ops[ran].opcode != QTIMER_OP_ARM)
-			results[ran] = qt_op_run(ctx, &ops[ran], &batch);
+			results[ran] = qt_ioctl_op_run(ctx, &ops[ran], &batch);
 		else if (!results[ran])
-			results[ran] = qt_ctx_arm(ctx, &args[ran], &batch,
+			results[ran] = qt_ops_arm(ctx, &args[ran], &batch,
 						  &ops[ran].id);
 		if (results[ran++] < 0 && (flags & QTIMER_SUBMIT_STOP_ON_ERROR)) {
 			*stop = true;
@@ -446,7 +447,7 @@ static long qt_ioctl_get(struct qt_ctx *ctx, struct qtimer_op __user *uop)
 	    op.reserved)
 		return -EINVAL;
 	qt_batch_begin(ctx, &batch, 0);
-	ret = qt_ctx_get(ctx, op.id, &batch, &op);
+	ret = qt_ops_get(ctx, op.id, &batch, &op);
 	qt_batch_end(ctx, &batch);
 	if (ret < 0)
 		return ret;

@@ -79,7 +79,7 @@ static int __init qt_mod_init(void)
 	ret = qt_clockset_init();
 	if (ret)
 		goto err_clockset;
-	ret = qt_bases_init(qt_expire_hrtimer, qt_expire_work);
+	ret = qt_base_init(qt_expire_hrtimer, qt_expire_work);
 	if (ret)
 		goto err_bases;
 	ret = qt_netlink_init();
@@ -93,7 +93,7 @@ static int __init qt_mod_init(void)
 err_dev:
 	qt_netlink_exit();
 err_netlink:
-	qt_bases_exit();
+	qt_base_exit();
 err_bases:
 	qt_clockset_exit();
 err_clockset:
@@ -106,7 +106,7 @@ static void __exit qt_mod_exit(void)
 {
 	qt_dev_exit();
 	qt_netlink_exit();
-	qt_bases_exit();
+	qt_base_exit();
 	qt_clockset_exit();
 	/* kfree_rcu()'d contexts, before the timers' cache goes. */
 	rcu_barrier();

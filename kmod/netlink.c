@@ -46,7 +46,7 @@ static void qt_nl_stats_add_cpu(struct qt_nl_stats *st, unsigned int cpu)
 	}
 }
 
-/* The lower bound of lateness bucket @i; see qt_lateness_bucket(). */
+/* The lower bound of lateness bucket @i; see qt_base_lateness_bucket(). */
 static u64 qt_nl_bucket_min_ns(unsigned int i)
 {
 	return i ? 1ULL << (QT_LATENESS_SHIFT + i - 1) : 0;

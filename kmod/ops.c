@@ -24,12 +24,12 @@
 
 /*
  * The timer @id names, with its shard's lock taken (the batch keeps it), or
- * NULL.  The timer may be consumed already: see qt_timer_live().
+ * NULL.  The timer may be consumed already: see qt_ops_live().
  */
 static struct qt_timer *qt_lookup(struct qt_ctx *ctx, u64 id,
 				  struct qt_batch *batch)
 {
-	struct qt_shard *shard = qt_shard_of_id(ctx, id);
+	struct qt_shard *shard = qt_ctx_shard_of_id(ctx, id);
 
 	if (!shard)
 		return NULL;
@@ -43,8 +43,8 @@ static struct qt_timer *qt_lookup(struct qt_ctx *ctx, u64 id,
  * side's reach while the base lock is held (see timer.h).  If not, the base
  * lock is given up for the delivery lock, under which the op goes on.
  */
-static bool qt_timer_in_heap(struct qt_ctx *ctx, struct qt_batch *batch,
-			     struct qt_timer *t)
+static bool qt_ops_in_heap(struct qt_ctx *ctx, struct qt_batch *batch,
+			   struct qt_timer *t)
 {
 	qt_batch_lock_timer(batch, t);
 	if (t->heap_key != QT_KEY_NONE)
@@ -64,14 +64,14 @@ static bool qt_timer_in_heap(struct qt_ctx *ctx, struct qt_batch *batch,
  * One already ENDED has its id freed by its ender.  No record of a timer is
  * ever read after a call was told that the timer does not exist.
  */
-static bool qt_timer_live(struct qt_ctx *ctx, struct qt_timer *t)
+static bool qt_ops_live(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
 	if (t->state == QT_ENDED)
 		return false;
 	if (t->state == QT_READING &&
 	    (!t->period || (t->flags & QT_TF_CANCELED))) {
-		qt_ctx_forget(ctx, t, NULL);
+		qt_end_forget(ctx, t, NULL);
 		t->state = QT_ORPHAN;
 		return false;
 	}
@@ -85,13 +85,13 @@ static bool qt_timer_live(struct qt_ctx *ctx, struct qt_timer *t)
  * qt_base_relock()).  Returns the QTIMER_CANCEL_* mask of what that
  * prevented.
  */
-int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
-		  struct qt_base **held, unsigned int *freed)
+int qt_ops_kill(struct qt_ctx *ctx, struct qt_timer *t,
+		struct qt_base **held, unsigned int *freed)
 {
 	struct qt_base *base;
 	int ret = 0;
 
-	qt_ctx_forget(ctx, t, freed);
+	qt_end_forget(ctx, t, freed);
 	base = *held = qt_base_relock(*held, t);
 	base->stats.cancelled++;
 	switch (t->state) {
@@ -116,7 +116,7 @@ int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
 	case QT_RINGED:
 		/* One compare-and-swap with the consumer's decides. */
 		ret = qt_ring_cancel(ctx->ring, t);
-		qt_ring_detach(ctx->ring, t);
+		qt_deliver_detach(ctx->ring, t);
 		t->state = QT_DEAD;
 		qt_base_put_timer(base, t);
 		break;
@@ -128,7 +128,7 @@ int qt_timer_kill(struct qt_ctx *ctx, struct qt_timer *t,
  * ARM on this CPU: its shard's lock and its base's, nothing else.  The
  * timer is new, so nothing on the delivery side can know it.
  */
-int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
+int qt_ops_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 	       struct qt_batch *batch, u64 *id)
 {
 	unsigned int clock = args->flags & QT_ARM_RELATIVE_REAL ?
@@ -157,12 +157,13 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 	}
 
 	for (;;) {
-		shard = qt_shard_here(ctx);
+		shard = qt_ctx_shard_here(ctx);
 		/* Held by the batch: room is checked under the locks below. */
 		if (batch->shard != shard) {
 			qt_batch_drop(ctx, batch);
 			cpu = pinned ? args->cpu : raw_smp_processor_id();
-			ret = qt_base_reserve(qt_base_get(cpu, args->clock), 1);
+			base = qt_base_get(cpu, args->clock);
+			ret = qt_storage_reserve(base, 1);
 			if (ret)
 				goto out_free;
 			ret = qt_ids_reserve(&shard->ids, &shard->lock);
@@ -193,7 +194,7 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 		}
 		t->shard = shard - ctx->shards;
 		t->slot = qt_ids_alloc(&shard->ids, t, clock);
-		qt_timer_armed(t);
+		qt_ctx_timer_armed(t);
 		qt_base_push(base, t);
 		base->stats.armed++;
 
@@ -202,7 +203,7 @@ int qt_ctx_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 			shard->nr_cancel_on_set++;
 			qt_ids_mark(&shard->ids, t->slot, true);
 		}
-		*id = qt_timer_id(t);
+		*id = qt_ctx_timer_id(t);
 		trace_qtimer_arm(*id, args, cpu);
 		return 0;
 	}
@@ -214,16 +215,16 @@ out_user:
 	return ret;
 }
 
-int qt_ctx_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch)
+int qt_ops_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch)
 {
 	struct qt_timer *t;
 	int ret = -ENOENT;
 
 	t = qt_lookup(ctx, id, batch);
-	if (t && (qt_timer_in_heap(ctx, batch, t) || qt_timer_live(ctx, t))) {
-		ret = qt_timer_kill(ctx, t, &batch->base, &batch->freed);
+	if (t && (qt_ops_in_heap(ctx, batch, t) || qt_ops_live(ctx, t))) {
+		ret = qt_ops_kill(ctx, t, &batch->base, &batch->freed);
 		if (batch->delivery)
-			qt_ready_sweep(ctx, batch);
+			qt_read_sweep(ctx, batch);
 	}
 	trace_qtimer_cancel(id, ret);
 	qt_batch_drop_delivery(ctx, batch);
@@ -253,14 +254,15 @@ static void qt_get_fill(const struct qt_timer *t, ktime_t next,
 			struct qtimer_op *op)
 {
 	unsigned int clock = qt_timer_clock(t);
+	ktime_t ns_offset;
 
 	op->clockid = qt_clock_id(qt_timer_user_clock(t));
 	op->flags = QTIMER_F_ABSTIME;
 	if (t->flags & QT_TF_CANCEL_ON_SET)
 		op->flags |= QTIMER_F_CANCEL_ON_SET;
 	/* As a record says it, in the caller's namespace. */
-	op->expires_ns = qt_user_expires(t, next,
-					 qt_timens_offset(qt_clock_id(clock)));
+	ns_offset = qt_clock_timens_offset(qt_clock_id(clock));
+	op->expires_ns = qt_deliver_user_expires(t, next, ns_offset);
 	op->period_ns = t->period;
 	op->slack_ns = t->slack;
 	op->cookie = t->cookie;
@@ -273,7 +275,7 @@ static void qt_get_fill(const struct qt_timer *t, ktime_t next,
  * lock and the base lock of a timer in its heap, or the delivery lock of
  * one out of it, which hold its (C) fields still (timer.h).
  */
-int qt_ctx_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
+int qt_ops_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
 	       struct qtimer_op *op)
 {
 	struct qt_timer *t;
@@ -282,17 +284,18 @@ int qt_ctx_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
 	t = qt_lookup(ctx, id, batch);
 	if (!t)
 		goto out;
-	if (qt_timer_in_heap(ctx, batch, t)) {
+	if (qt_ops_in_heap(ctx, batch, t)) {
 		qt_get_fill(t, t->expires, op);
 		ret = QTIMER_CANCEL_ARMED;
 		goto out;
 	}
-	if (!qt_timer_live(ctx, t))
+	if (!qt_ops_live(ctx, t))
 		goto out;
 	ret = QTIMER_CANCEL_QUEUED;
 	if (t->state == QT_READING) {
 		ret = 0;
-	} else if (t->state == QT_RINGED && !qt_ring_unclaimed(ctx->ring, t)) {
+	} else if (t->state == QT_RINGED &&
+		   !qt_deliver_unclaimed(ctx->ring, t)) {
 		/*
 		 * The consumer claimed its record: a one-shot is consumed, as
 		 * CANCEL and MODIFY would find, and its id goes now; a ticker
@@ -301,9 +304,9 @@ int qt_ctx_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
 		if (!t->period || (t->flags & QT_TF_CANCELED)) {
 			/* Freeing takes @t's base: the batch must not hold one. */
 			qt_batch_drop_base(batch);
-			qt_ctx_forget(ctx, t, NULL);
-			qt_ring_detach(ctx->ring, t);
-			qt_timer_free_when_unreferenced(t);
+			qt_end_forget(ctx, t, NULL);
+			qt_deliver_detach(ctx->ring, t);
+			qt_end_free_when_unreferenced(t);
 			ret = -ENOENT;
 			goto out;
 		}
@@ -387,9 +390,9 @@ static struct qt_base *qt_modify_target(const struct qt_timer *t,
  * cancel-on-set, the schedule of @args.  @t no longer has an id; the caller
  * decides what becomes of it.
  */
-static void qt_timer_take_over(struct qt_ctx *ctx, struct qt_timer *t,
-			       struct qt_timer *fresh, struct qt_base *base,
-			       const struct qt_arm_args *args)
+static void qt_ops_take_over(struct qt_ctx *ctx, struct qt_timer *t,
+			     struct qt_timer *fresh, struct qt_base *base,
+			     const struct qt_arm_args *args)
 {
 	lockdep_assert_held(&base->lock);
 	memset(fresh, 0, sizeof(*fresh));
@@ -401,8 +404,8 @@ static void qt_timer_take_over(struct qt_ctx *ctx, struct qt_timer *t,
 	fresh->heap_key = QT_KEY_NONE;
 	fresh->base_idx = base->idx;
 	qt_timer_set(fresh, args);
-	qt_ids_replace(&qt_shard_of(t)->ids, t->slot, fresh);
-	qt_timer_armed(fresh);
+	qt_ids_replace(&qt_ctx_shard_of(t)->ids, t->slot, fresh);
+	qt_ctx_timer_armed(fresh);
 	qt_base_push(base, fresh);
 }
 
@@ -424,7 +427,7 @@ static int qt_modify_replace(struct qt_ctx *ctx, struct qt_timer *t,
 	*basep = base;
 	if (base->heap.nr >= base->heap.cap)
 		return -EAGAIN;
-	qt_timer_take_over(ctx, t, fresh, base, args);
+	qt_ops_take_over(ctx, t, fresh, base, args);
 	base->stats.modified++;
 
 	/* Two base locks are never held together: the old one now. */
@@ -465,24 +468,24 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
 		ret = qt_ring_cancel(ctx->ring, t);
 		if (ret == -ENOENT) {
 			spin_unlock(&base->lock);
-			qt_ctx_forget(ctx, t, NULL);
-			qt_ring_detach(ctx->ring, t);
-			qt_timer_free_when_unreferenced(t);
+			qt_end_forget(ctx, t, NULL);
+			qt_deliver_detach(ctx->ring, t);
+			qt_end_free_when_unreferenced(t);
 			return -ENOENT;
 		}
 	}
-	qt_timer_take_over(ctx, t, fresh, base, args);
+	qt_ops_take_over(ctx, t, fresh, base, args);
 	spin_unlock(&base->lock);
 
 	if (t->state == QT_RINGED) {
-		qt_ring_detach(ctx->ring, t);
-		qt_timer_free_when_unreferenced(t);
+		qt_deliver_detach(ctx->ring, t);
+		qt_end_free_when_unreferenced(t);
 	} else if (t->state == QT_QUEUED) {
 		ret = QTIMER_CANCEL_QUEUED;
 		t->state = QT_GHOST;
 		ctx->nr_ready--;
 		ctx->nr_ghosts++;
-		qt_ready_sweep(ctx, batch);
+		qt_read_sweep(ctx, batch);
 	} else {
 		t->state = QT_ORPHAN;
 	}
@@ -494,7 +497,7 @@ static int qt_modify_fired(struct qt_ctx *ctx, struct qt_timer *t,
  * common case; any other under the delivery lock too, with a fresh object
  * for its id to move to, allocated with no lock held.
  */
-int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
+int qt_ops_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 		  struct qt_batch *batch)
 {
 	bool cos = args->flags & QTIMER_F_CANCEL_ON_SET;
@@ -517,7 +520,7 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 		}
 		shard = batch->shard;
 		slot = (id & QT_ID_SLOT_MASK) - 1;
-		if (qt_timer_in_heap(ctx, batch, t)) {
+		if (qt_ops_in_heap(ctx, batch, t)) {
 			base = batch->base;
 			was_cos = t->flags & QT_TF_CANCEL_ON_SET;
 			if (!qt_modify_replaces(t, args)) {
@@ -526,7 +529,7 @@ int qt_ctx_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 			}
 			qt_batch_lock_delivery(ctx, batch);
 		}
-		if (!qt_timer_live(ctx, t)) {
+		if (!qt_ops_live(ctx, t)) {
 			ret = -ENOENT;
 			break;
 		}
@@ -567,7 +570,7 @@ done:
 		}
 		/* The heap is full: grow it unlocked and look again. */
 		qt_batch_drop(ctx, batch);
-		ret = qt_base_reserve(base, 1);
+		ret = qt_storage_reserve(base, 1);
 		if (ret)
 			goto out;
 	}

@@ -40,12 +40,12 @@
  * them from piling up when a file cancels or modifies fired timers and never
  * reads: once they outnumber the live ones, every op that adds one walks
  * QT_SWEEP_CHUNK more entries of the queue, from where the last step
- * stopped (ctx->sweep_at, which qt_ready_pop() forgets if it takes it), and
+ * stopped (ctx->sweep_at, which qt_ctx_ready_pop() forgets if it takes it), and
  * frees the GHOSTs on the way.  The walk outpaces the ghosts that ops add,
  * and no step holds the context lock for more than a chunk, however long
  * the queue: amortised O(1), bounded O(1).
  */
-void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch)
+void qt_read_sweep(struct qt_ctx *ctx, struct qt_batch *batch)
 {
 	struct qt_timer **link, *t;
 	unsigned int n = 0;
@@ -61,7 +61,7 @@ void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch)
 			if (ctx->ready_tail == &t->next)
 				ctx->ready_tail = link;
 			ctx->nr_ghosts--;
-			qt_timer_free_when_unreferenced(t);
+			qt_end_free_when_unreferenced(t);
 			continue;
 		}
 		ctx->sweep_at = t;
@@ -76,10 +76,10 @@ void qt_ready_sweep(struct qt_ctx *ctx, struct qt_batch *batch)
 static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
 			   struct qtimer_record *rec, const ktime_t *ns_offset)
 {
-	qt_timer_fold(t);
+	qt_deliver_fold(t);
 	t->state = QT_READING;
 	ctx->nr_ready--;
-	qt_record_fill(ctx, t, rec, ns_offset);
+	qt_deliver_fill(ctx, t, rec, ns_offset);
 	trace_qtimer_read(rec->id, rec->count, rec->flags);
 }
 
@@ -90,7 +90,7 @@ static void qt_take_record(struct qt_ctx *ctx, struct qt_timer *t,
  * when a periodic timer's heap needs to grow first.
  *
  * The timers are settled under one hold of each base lock they share.
- * Those consumed are ENDED, for qt_ctx_end() to free their ids; those that
+ * Those consumed are ENDED, for qt_end_ctx() to free their ids; those that
  * are now free (DEAD with no heap entry left) are collected on @dead,
  * linked by ->next, for the caller to free once it dropped the delivery
  * lock.
@@ -108,19 +108,19 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 		struct qt_timer *t = taken[i];
 
 		if (t->state == QT_ORPHAN) {
-			if (qt_timer_let_die(t, &base)) {
+			if (qt_end_let_die(t, &base)) {
 				t->next = *dead;
 				*dead = t;
 			}
 			continue;
 		}
 		if (!t->period || (t->flags & QT_TF_CANCELED)) {
-			qt_timer_end(t, &base);
+			qt_end_timer(t, &base);
 			continue;
 		}
 		if (t->flags & QT_TF_SET_WHILE_READ) {
 			/* The clock was set meanwhile: cancelled, not re-armed. */
-			qt_timer_queue_canceled(ctx, t, 0);
+			qt_deliver_queue_canceled(ctx, t, 0);
 			continue;
 		}
 		base = qt_base_relock(base, t);
@@ -128,9 +128,9 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 			ret = -EAGAIN;
 			break;
 		}
-		t->expires = qt_expires_next(t);
+		t->expires = qt_deliver_expires_next(t);
 		t->count = 0;
-		qt_timer_armed(t);
+		qt_ctx_timer_armed(t);
 		qt_base_push(base, t);
 	}
 	if (base)
@@ -143,14 +143,14 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 		struct qt_timer *t = taken[i];
 
 		if (t->state == QT_ORPHAN) {
-			qt_timer_free_when_unreferenced(t);
+			qt_end_free_when_unreferenced(t);
 			continue;
 		}
 		/* Its record, back on the queue, becomes the cancellation. */
 		if (t->flags & QT_TF_SET_WHILE_READ)
 			t->flags = (t->flags & ~QT_TF_SET_WHILE_READ) | QT_TF_CANCELED;
 		t->state = QT_QUEUED;
-		qt_ready_prepend(ctx, t);
+		qt_ctx_ready_prepend(ctx, t);
 		ctx->nr_ready++;
 	}
 	if (nr > copied) {
@@ -164,7 +164,7 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 
 /*
  * A read() settles the chunk it copied out under the same hold of the file's
- * lock as it takes the next, and ends what it consumed (qt_ctx_end(), which
+ * lock as it takes the next, and ends what it consumed (qt_end_ctx(), which
  * takes the lock again) only every this many records, before it sleeps and
  * before it returns: each hold is one the expirer may have to wait for.
  */
@@ -174,11 +174,11 @@ static int qt_read_settle(struct qt_ctx *ctx, struct qt_timer **taken,
 static void qt_read_end(struct qt_ctx *ctx, struct qt_timer **dead,
 			unsigned int *unended)
 {
-	qt_ctx_end(ctx, dead);
+	qt_end_ctx(ctx, dead);
 	*unended = 0;
 }
 
-ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
+ssize_t qt_read_records(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 {
 	struct qtimer_record recs[QT_READ_CHUNK];
 	struct qt_timer *taken[QT_READ_CHUNK], *dead = NULL;
@@ -197,7 +197,7 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		return qt_ring_read(ctx, to, nonblock);
 	/* The reader's time namespace, looked up once rather than per record. */
 	for (clock = 0; clock < QT_NR_CLOCKS; clock++)
-		ns_offset[clock] = qt_timens_offset(qt_clock_id(clock));
+		ns_offset[clock] = qt_clock_timens_offset(qt_clock_id(clock));
 	spin_lock_irq(&ctx->wqh.lock);
 	for (;;) {
 		/* Settle what the last round copied out (or could not). */
@@ -214,7 +214,7 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			 * ticker's count and deadline are kept, so nothing is
 			 * lost and the next read() catches up.
 			 */
-			if (qt_base_reserve(qt_base_of(taken[done]), 1)) {
+			if (qt_storage_reserve(qt_base_of(taken[done]), 1)) {
 				copied = done;
 				err = -ENOMEM;
 			}
@@ -234,8 +234,8 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			break;
 		/*
 		 * A ring set up meanwhile takes the file's records from now
-		 * on (qt_ring_add()): what is queued is its overflow, for
-		 * qt_ring_read() to move in order.
+		 * on (qt_deliver_ring_add()): what is queued is its overflow,
+		 * for qt_ring_read() to move in order.
 		 */
 		if (ctx->ring) {
 			handoff = !got;
@@ -264,14 +264,15 @@ ssize_t qt_ctx_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		/*
 		 * GHOSTs count against the hold too: up to as many as there
 		 * are live records can lead the queue without a sweep (see
-		 * qt_ready_sweep()), and each may be freed here.
+		 * qt_read_sweep()), and each may be freed here.
 		 */
 		popped = 0;
 		while (nr < min_t(size_t, QT_READ_CHUNK, max - got) &&
-		       popped++ < QT_SWEEP_CHUNK && (t = qt_ready_pop(ctx))) {
+		       popped++ < QT_SWEEP_CHUNK &&
+		       (t = qt_ctx_ready_pop(ctx))) {
 			if (t->state == QT_GHOST) {
 				ctx->nr_ghosts--;
-				qt_timer_free_when_unreferenced(t);
+				qt_end_free_when_unreferenced(t);
 				continue;
 			}
 			qt_take_record(ctx, t, &recs[nr], ns_offset);

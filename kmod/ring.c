@@ -7,17 +7,20 @@
  * system call and no touch of the timer or its id on the way.
  *
  * The timer stays behind its record (RINGED, in owner[]) until it is
- * settled: CANCEL or MODIFY void the record by claim (qt_ring_void()), or
+ * settled: CANCEL or MODIFY void the record by claim (qt_deliver_void()), or
  * the consumer's tail passes it and the ring is reaped, which frees a
  * one-shot and re-arms a ticker, so that a ticker has at most one record
  * pending, as on the ready queue.  When the ring is full, records wait on
  * the ready queue (the overflow) and move into the ring as it drains:
  * nothing is dropped.  Reaping and refilling happen on the expirer's
  * delivery into the file, in poll() and in read(), a bounded amount per
- * hold of the file's lock.
+ * hold of the file's lock: ring_settle.c.
+ *
+ * This file sets the ring up and maps it, and takes its records back by
+ * claim: for CANCEL and MODIFY, and as the consumer when read() is called
+ * on a ringed file; poll() looks for a record to claim.
  */
 
-#include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
@@ -25,23 +28,14 @@
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
 
-#include "base.h"
 #include "clockset.h"
 #include "ctx.h"
 #include "deliver.h"
 #include "end.h"
 #include "ring.h"
 
-/* Records settled per hold of the file's lock outside the expirer. */
-#define QT_RING_SETTLE_CHUNK	256
-/* Records poll() looks at per hold of the file's lock. */
+/* Records poll() and read() look at per hold of the file's lock. */
 #define QT_RING_SCAN_CHUNK	1024
-/* Chunks poll() and read() settle per call (qt_ring_settle_all()). */
-#define QT_SETTLE_ALL_CHUNKS	64
-/* Chunks the drain settles per run; the next run goes on from there. */
-#define QT_DRAIN_CHUNKS		16
-
-static void qt_ring_drain_work(struct work_struct *work);
 
 int qt_ring_setup(struct qt_ctx *ctx, struct qtimer_ring_setup *setup)
 {
@@ -58,7 +52,7 @@ int qt_ring_setup(struct qt_ctx *ctx, struct qtimer_ring_setup *setup)
 	if (!ring)
 		return -ENOMEM;
 	ring->ctx = ctx;
-	INIT_DELAYED_WORK(&ring->drain, qt_ring_drain_work);
+	INIT_DELAYED_WORK(&ring->drain, qt_ring_settle_drain_work);
 	ring->entries = setup->entries;
 	ring->nr_pages = PAGE_ALIGN(size) >> PAGE_SHIFT;
 	ring->pages = kcalloc(ring->nr_pages, sizeof(*ring->pages),
@@ -85,7 +79,8 @@ int qt_ring_setup(struct qt_ctx *ctx, struct qtimer_ring_setup *setup)
 	mutex_init(&ring->read_mutex);
 	/* A file keeps the namespace of whoever set its ring up. */
 	for (clock = 0; clock < QT_NR_CLOCKS; clock++)
-		ring->ns_offset[clock] = qt_timens_offset(qt_clock_id(clock));
+		ring->ns_offset[clock] =
+			qt_clock_timens_offset(qt_clock_id(clock));
 
 	spin_lock_irq(&ctx->wqh.lock);
 	if (ctx->ring) {
@@ -96,7 +91,7 @@ int qt_ring_setup(struct qt_ctx *ctx, struct qtimer_ring_setup *setup)
 			WRITE_ONCE(*ring->flags_p, QTIMER_RING_OVERFLOW);
 		/* Unlocked readers (read, poll, mmap) see it set up. */
 		smp_store_release(&ctx->ring, ring);
-		/* A read() asleep without it goes on with it (qt_ctx_read()). */
+		/* A read() asleep without it goes on (qt_read_records()). */
 		wake_up_locked(&ctx->wqh);
 		ret = 0;
 	}
@@ -152,87 +147,6 @@ int qt_ring_mmap(struct qt_ctx *ctx, struct vm_area_struct *vma)
 }
 
 /*
- * @t is to die: if nothing can reach it any more, onto @dead, for the
- * caller to free once it dropped the file's lock, which the consumer and
- * the expirer both wait for.
- */
-static void qt_ring_let_die(struct qt_timer *t, struct qt_base **held,
-			    struct qt_timer **dead)
-{
-	if (qt_timer_let_die(t, held)) {
-		t->next = *dead;
-		*dead = t;
-	}
-}
-
-/*
- * The consumer is done with @t's record.  A one-shot (or a cancellation)
- * dies; a ticker fires again at once with the periods it missed counted,
- * or goes back into its heap for its next deadline, which needs room there:
- * -EAGAIN with *@need set when there is none, @t untouched.
- */
-static int qt_ring_reap_one(struct qt_ctx *ctx, struct qt_timer *t,
-			    struct qt_base **held, struct qt_base **need,
-			    struct qt_timer **dead)
-{
-	struct qt_ring *ring = ctx->ring;
-	struct qt_base *base;
-	ktime_t now, next;
-
-	if (!t->period || (t->flags & QT_TF_CANCELED)) {
-		qt_ring_detach(ring, t);
-		qt_timer_end(t, held);
-		return 0;
-	}
-	/*
-	 * The clock was set after the consumer claimed it; or it is being
-	 * set, and the walk has not reached this timer yet: the set came
-	 * first, as for a timer that fires meanwhile (qt_deliver_one()), so
-	 * the periods it skipped are no catch-up to count.
-	 */
-	if ((t->flags & QT_TF_SET_WHILE_READ) ||
-	    ((t->flags & QT_TF_CANCEL_ON_SET) && qt_clockset_pending(t->ctx))) {
-		qt_ring_detach(ring, t);
-		qt_timer_queue_canceled(ctx, t, 0);
-		return 0;
-	}
-	base = qt_base_relock(*held, t);
-	*held = base;
-	now = qt_clock_now(qt_timer_clock(t));
-	next = qt_expires_next(t);
-	if (now >= next) {
-		u64 missed = div64_u64(now - t->expires, t->period);
-
-		qt_ring_detach(ring, t);
-		t->expires += missed * t->period;
-		t->count = min_t(u64, missed, QTIMER_COUNT_MAX);
-		qt_ring_add(ctx, t);
-		return 0;
-	}
-	if (base->heap.nr >= base->heap.cap) {
-		*need = base;
-		return -EAGAIN;
-	}
-	qt_ring_detach(ring, t);
-	t->expires = next;
-	t->count = 0;
-	qt_timer_armed(t);
-	qt_base_push(base, t);
-	return 0;
-}
-
-/* The consumer's tail, or where reaping stands if it is out of range. */
-static u32 qt_ring_tail(const struct qt_ring *ring)
-{
-	/* Pairs with the consumer's release: it is done with what is before. */
-	u32 tail = smp_load_acquire(ring->tail_p);
-
-	if (tail - ring->reaped > ring->head - ring->reaped)
-		return ring->reaped;
-	return tail;
-}
-
-/*
  * Take @t's record back for CANCEL or MODIFY, by the claim: the mask of
  * what that prevented, or -ENOENT for a one-shot whose record the consumer
  * claimed (it is consumed, as by a read()).  A ticker the consumer is done
@@ -241,220 +155,13 @@ static u32 qt_ring_tail(const struct qt_ring *ring)
  */
 int qt_ring_cancel(struct qt_ring *ring, struct qt_timer *t)
 {
-	if (qt_ring_void(ring, t))
+	if (qt_deliver_void(ring, t))
 		return QTIMER_CANCEL_QUEUED;
 	if (!t->period || (t->flags & QT_TF_CANCELED))
 		return -ENOENT;
 	if (t->ring_pos - ring->reaped < qt_ring_tail(ring) - ring->reaped)
 		return QTIMER_CANCEL_ARMED;
 	return 0;
-}
-
-/**
- * qt_ring_settle() - Reap what the consumer is done with, then refill.
- * @ctx: a file with a ring, locked.
- * @held: the base the caller carries locked, or NULL (see qt_base_relock()).
- * @budget: records to look at, reaped and refilled together; it takes
- *	what it looked at off *@budget.
- * @need: set to the base whose heap needs room, on -EAGAIN.
- * @dead: where timers that died go, linked by ->next, for the caller to
- *	free with qt_ctx_end() once it dropped the file's lock.
- *
- * Wakes the file's waiters when it wrote records.
- *
- * Return: 0 when done, 1 when the budget ran out first, -EAGAIN when a
- * ticker needs room in *@need's heap before the reap can go on.
- */
-int qt_ring_settle(struct qt_ctx *ctx, struct qt_base **held,
-		   unsigned int *budget, struct qt_base **need,
-		   struct qt_timer **dead)
-{
-	struct qt_ring *ring = ctx->ring;
-	u32 tail = qt_ring_tail(ring), head = ring->head;
-	struct qt_timer *t;
-	int ret = 0;
-
-	lockdep_assert_held(&ctx->wqh.lock);
-	for (; ring->reaped != tail; ring->reaped++) {
-		if (!*budget) {
-			ret = 1;
-			goto out;
-		}
-		(*budget)--;
-		t = ring->owner[qt_ring_idx(ring, ring->reaped)];
-		if (!t)
-			continue;
-		ret = qt_ring_reap_one(ctx, t, held, need, dead);
-		if (ret)
-			goto out;
-	}
-	while (ctx->ready && ring->head - ring->reaped < ring->entries) {
-		if (!*budget) {
-			ret = 1;
-			goto out;
-		}
-		(*budget)--;
-		t = qt_ready_pop(ctx);
-		if (t->state == QT_GHOST) {
-			ctx->nr_ghosts--;
-			qt_ring_let_die(t, held, dead);
-			continue;
-		}
-		ctx->nr_ready--;
-		qt_timer_fold(t);
-		qt_ring_write(ctx, ring, t);
-	}
-	if (!ctx->ready)
-		WRITE_ONCE(*ring->flags_p, 0);
-out:
-	/*
-	 * qt_ring_scan()'s cursor never falls behind the reap: a cursor left
-	 * 2^32 records behind would look in range again.
-	 */
-	if (ring->scanned - ring->reaped > ring->head - ring->reaped)
-		ring->scanned = ring->reaped;
-	if (ring->head != head)
-		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
-	return ret;
-}
-
-/* What qt_ring_settle_some() came to. */
-enum qt_settle_end {
-	QT_SETTLED,		/* nothing left to reap or move in */
-	QT_SETTLE_MORE,		/* the chunks ran out first */
-	QT_SETTLE_ROOM,		/* a ticker needs room, which only a sleep gives */
-	QT_SETTLE_STUCK,	/* a ticker needs room and there is no memory */
-	QT_SETTLE_GONE,		/* the file is being released */
-};
-
-/*
- * Settle up to @chunks chunks of @ring, dropping the lock between them:
- * tickers with a period of 1 ns re-fire as they are reaped, so a thread
- * that keeps moving the tail to the head would make "all" last as long as
- * it cared to.  A ticker that needs room in a full heap gets it here only
- * if @may_sleep: growing a heap takes the base's resize mutex, which
- * another user's growth may hold, and allocates, so a caller that must not
- * sleep (poll(), O_NONBLOCK read()) leaves that to the drain.  Process
- * context; called and returns with the lock held.  The timers of the last
- * chunk that died are left on @dead (see qt_ring_settle()); the others it
- * frees itself.
- */
-static enum qt_settle_end qt_ring_settle_some(struct qt_ctx *ctx,
-					      struct qt_ring *ring,
-					      unsigned int chunks,
-					      bool may_sleep,
-					      struct qt_timer **dead)
-	__must_hold(&ctx->wqh.lock)
-{
-	struct qt_base *base, *need;
-	unsigned int budget;
-	int ret;
-
-	for (;;) {
-		base = NULL;
-		budget = QT_RING_SETTLE_CHUNK;
-		ret = qt_ring_settle(ctx, &base, &budget, &need, dead);
-		if (base)
-			qt_base_unlock_carried(base);
-		if (!ret)
-			return QT_SETTLED;
-		if (ret == -EAGAIN && !may_sleep)
-			return QT_SETTLE_ROOM;
-		if (!--chunks)
-			return QT_SETTLE_MORE;
-		spin_unlock_irq(&ctx->wqh.lock);
-		qt_ctx_end(ctx, dead);
-		if (ret == -EAGAIN && qt_base_reserve(need, 1)) {
-			spin_lock_irq(&ctx->wqh.lock);
-			return QT_SETTLE_STUCK;
-		}
-		cond_resched();
-		spin_lock_irq(&ctx->wqh.lock);
-		if (ctx->ring != ring)
-			return QT_SETTLE_GONE;
-	}
-}
-
-/*
- * Settle what poll() or read() can, QT_SETTLE_ALL_CHUNKS chunks at most:
- * the drain, queued at once, goes on from where it stops, and makes room
- * for a ticker when the caller may not sleep.  Called and returns with the
- * lock held.
- *
- * Return: QT_SETTLE_STUCK when a ticker the consumer is done with could
- * not be re-armed for want of memory (it stays behind its record, and the
- * next poll() or read() tries again), QT_SETTLE_ROOM when one waits for the
- * drain to make room, QT_SETTLED otherwise.
- */
-static enum qt_settle_end qt_ring_settle_all(struct qt_ctx *ctx,
-					     bool may_sleep,
-					     struct qt_timer **dead)
-	__must_hold(&ctx->wqh.lock)
-{
-	enum qt_settle_end end;
-
-	end = qt_ring_settle_some(ctx, ctx->ring, QT_SETTLE_ALL_CHUNKS,
-				  may_sleep, dead);
-	if (end == QT_SETTLE_MORE || end == QT_SETTLE_ROOM)
-		qt_ring_drain_arm(ctx->ring, 0);
-	return end == QT_SETTLE_MORE ? QT_SETTLED : end;
-}
-
-/*
- * After a run of the drain: run again while a ticker stands behind a
- * record (its period after the shortest one's) or records wait for room
- * (soon), backing off while the tail stays where it was.
- */
-static void qt_ring_drain_again(struct qt_ctx *ctx, struct qt_ring *ring)
-{
-	u32 tail = qt_ring_tail(ring);
-	u64 ns = 0;
-
-	lockdep_assert_held(&ctx->wqh.lock);
-	ring->drain_armed = false;
-	if (!ring->nr_owned)
-		ring->drain_period = 0;
-	if (ring->drain_period)
-		ns = max_t(u64, ring->drain_period, QT_DRAIN_MIN_NS);
-	if (ctx->ready)
-		ns = QT_DRAIN_MIN_NS;
-	if (!ns) {
-		ring->drain_idle = 0;
-		return;
-	}
-	if (tail != ring->drain_tail)
-		ring->drain_idle = 0;
-	else if (ring->drain_idle < QT_DRAIN_BACKOFF)
-		ring->drain_idle++;
-	ring->drain_tail = tail;
-	qt_ring_drain_arm(ring, min_t(u64, ns << ring->drain_idle,
-				      max_t(u64, ns, QT_DRAIN_MAX_NS)));
-}
-
-/*
- * The drain: reap what the consumer passed and move waiting records in, as
- * poll() does, for consumers that never call it.  An edge-triggered epoll
- * or an io_uring multishot poll calls ->poll() only after a wakeup, and a
- * mapped consumer that advances the tail makes none: without this, a
- * ticker whose record it took would never fire again and records waiting
- * for room would never arrive.  It runs in process context, a chunk per
- * hold of the file's lock, at most QT_DRAIN_CHUNKS chunks a run.
- */
-static void qt_ring_drain_work(struct work_struct *work)
-{
-	struct qt_ring *ring = container_of(to_delayed_work(work),
-					    struct qt_ring, drain);
-	struct qt_ctx *ctx = ring->ctx;
-	struct qt_timer *dead = NULL;
-
-	spin_lock_irq(&ctx->wqh.lock);
-	/* The file is being released: its timers are all dying. */
-	if (ctx->ring == ring &&
-	    qt_ring_settle_some(ctx, ring, QT_DRAIN_CHUNKS, true,
-				&dead) != QT_SETTLE_GONE)
-		qt_ring_drain_again(ctx, ring);
-	spin_unlock_irq(&ctx->wqh.lock);
-	qt_ctx_end(ctx, &dead);
 }
 
 /*
@@ -484,7 +191,8 @@ static int qt_ring_scan(struct qt_ctx *ctx)
 	if (pos - tail > ring->head - tail)
 		pos = tail;
 	for (; pos != ring->head; pos++) {
-		u32 flags = READ_ONCE(ring->recs[qt_ring_idx(ring, pos)].flags);
+		u32 idx = qt_ring_types_idx(ring, pos);
+		u32 flags = READ_ONCE(ring->recs[idx].flags);
 
 		if ((flags & QTIMER_REC_CLAIM) == QTIMER_REC_READY)
 			break;
@@ -522,7 +230,7 @@ __poll_t qt_ring_poll(struct qt_ctx *ctx)
 		spin_lock_irq(&ctx->wqh.lock);
 	}
 	spin_unlock_irq(&ctx->wqh.lock);
-	qt_ctx_end(ctx, &dead);
+	qt_end_ctx(ctx, &dead);
 	return pending ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
@@ -543,7 +251,7 @@ static unsigned int qt_ring_claim(struct qt_ring *ring, u32 *tail,
 	unsigned int nr = 0, looked = 0;
 
 	while (*tail != ring->head && nr < max && looked++ < QT_RING_SCAN_CHUNK) {
-		u32 idx = qt_ring_idx(ring, *tail);
+		u32 idx = qt_ring_types_idx(ring, *tail);
 		struct qtimer_record *slot = &ring->recs[idx];
 		struct qt_timer *t = ring->owner[idx];
 		u32 flags = READ_ONCE(slot->flags);
@@ -574,7 +282,7 @@ static unsigned int qt_ring_claim(struct qt_ring *ring, u32 *tail,
  */
 static void qt_ring_unclaim(struct qt_ring *ring, u32 pos, u32 flags)
 {
-	u32 idx = qt_ring_idx(ring, pos);
+	u32 idx = qt_ring_types_idx(ring, pos);
 	struct qt_timer *t = ring->owner[idx];
 
 	if (!t || t->ring_pos != pos)
@@ -618,7 +326,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		tail = qt_ring_tail(ring);
 		nr = qt_ring_claim(ring, &tail, recs, pos,
 				   min_t(size_t, QT_RING_READ_CHUNK, max - got));
-		/* The kernel's claims, for qt_ring_void() while we copy. */
+		/* The kernel's claims, for qt_deliver_void() while we copy. */
 		memcpy(ring->taken, pos, nr * sizeof(pos[0]));
 		ring->nr_taken = nr;
 		if (!nr) {
@@ -638,7 +346,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			if (end == QT_SETTLED &&
 			    (tail != ring->head || ring->reaped != tail)) {
 				spin_unlock_irq(&ctx->wqh.lock);
-				qt_ctx_end(ctx, &dead);
+				qt_end_ctx(ctx, &dead);
 				cond_resched();
 				spin_lock_irq(&ctx->wqh.lock);
 				if (signal_pending(current)) {
@@ -665,7 +373,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			/* Not kept while we sleep. */
 			if (dead || qt_ctx_ending(ctx)) {
 				spin_unlock_irq(&ctx->wqh.lock);
-				qt_ctx_end(ctx, &dead);
+				qt_end_ctx(ctx, &dead);
 				spin_lock_irq(&ctx->wqh.lock);
 				continue;
 			}
@@ -676,8 +384,8 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 			continue;
 		}
 		spin_unlock_irq(&ctx->wqh.lock);
-		qt_ctx_end(ctx, &dead);
-		/* One read() may take a million records: see qt_ctx_read(). */
+		qt_end_ctx(ctx, &dead);
+		/* One read() may take a million: see qt_read_records(). */
 		cond_resched();
 		/* A record cut in the middle was not delivered. */
 		copied = copy_to_iter(recs, nr * sizeof(recs[0]), to) /
@@ -704,7 +412,7 @@ ssize_t qt_ring_read(struct qt_ctx *ctx, struct iov_iter *to, bool nonblock)
 		qt_ring_settle_all(ctx, !nonblock, &dead);
 	spin_unlock_irq(&ctx->wqh.lock);
 	mutex_unlock(&ring->read_mutex);
-	qt_ctx_end(ctx, &dead);
+	qt_end_ctx(ctx, &dead);
 	if (got)
 		return got * sizeof(recs[0]);
 	return ret ? ret : -EAGAIN;

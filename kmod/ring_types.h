@@ -10,8 +10,8 @@
  * the claims only who won a record.
  *
  * This header is the ring's memory and the pace of its drain, for
- * deliver.c, which writes records into it, and ring.c, which owns the rest
- * (ring.h).
+ * deliver.c, which writes records into it, and ring.c and ring_settle.c,
+ * which own the rest (ring.h).
  */
 #ifndef _QT_RING_TYPES_H
 #define _QT_RING_TYPES_H
@@ -51,7 +51,7 @@ struct qt_ring {
 	/* (C) the RINGED timer of each record in [reaped, head), or NULL */
 	struct qt_timer **owner;
 	/*
-	 * The drain (ring.c, qt_ring_drain_work()): while a ticker stands
+	 * The drain (qt_ring_settle_drain_work()): while a ticker stands
 	 * behind a record or records wait in the kernel, the kernel looks
 	 * at the tail by itself now and then, so that what the consumer
 	 * passed with no system call is reaped and refilled, and wakes it.
@@ -69,7 +69,7 @@ struct qt_ring {
 	/*
 	 * (C) The positions of the records the holder of read_mutex claimed
 	 * and is copying out.  Its claim is the kernel's, whatever user space
-	 * writes into their flags meanwhile: qt_ring_void() reads these, not
+	 * writes into their flags meanwhile: qt_deliver_void() reads these, not
 	 * the shared word, for them.
 	 */
 	u32 taken[QT_RING_READ_CHUNK];
@@ -80,7 +80,7 @@ struct qt_ring {
 	unsigned int nr_pages;
 };
 
-/* ring.c */
+/* ring_settle.c */
 /*
  * The drain's pace: it looks at the tail a ticker's period after the
  * ticker's record was written (it is due again then), and every
@@ -92,7 +92,7 @@ struct qt_ring {
 #define QT_DRAIN_MAX_NS		(64 * NSEC_PER_MSEC)
 #define QT_DRAIN_BACKOFF	6
 
-static inline u32 qt_ring_idx(const struct qt_ring *ring, u32 pos)
+static inline u32 qt_ring_types_idx(const struct qt_ring *ring, u32 pos)
 {
 	return pos & (ring->entries - 1);
 }

@@ -36,7 +36,7 @@
  */
 
 /* Pages that hold an array of @cap entries, or 0 if no size_t can say. */
-static unsigned long qt_heap_pages(u32 cap)
+static unsigned long qt_storage_pages(u32 cap)
 {
 	size_t size = qt_heap_storage_size(cap);
 
@@ -46,7 +46,7 @@ static unsigned long qt_heap_pages(u32 cap)
 }
 
 /* Entries that @nr_pages pages hold. */
-static u32 qt_heap_pages_cap(unsigned long nr_pages)
+static u32 qt_storage_pages_cap(unsigned long nr_pages)
 {
 	size_t fit = ((nr_pages << PAGE_SHIFT) - qt_heap_storage_size(0)) /
 		     sizeof(struct qt_heap_entry);
@@ -54,7 +54,7 @@ static u32 qt_heap_pages_cap(unsigned long nr_pages)
 	return min_t(size_t, fit, U32_MAX);
 }
 
-static u32 qt_heap_grow_cap(u32 cap, u32 need)
+static u32 qt_storage_grow_cap(u32 cap, u32 need)
 {
 	/*
 	 * Double while small; grow by an eighth once large, so that a big
@@ -73,12 +73,12 @@ static u32 qt_heap_grow_cap(u32 cap, u32 need)
  * the heap no longer fits by the time the base lock is taken (a shrink that
  * raced with arms), leaving everything as it was.
  */
-static int qt_base_remap(struct qt_base *base, unsigned long nr_pages)
+static int qt_storage_remap(struct qt_base *base, unsigned long nr_pages)
 {
 	unsigned long keep = min_t(unsigned long, nr_pages, base->nr_pages), i;
 	unsigned long old_nr = base->nr_pages;
 	struct page **pages, **old_pages = base->pages;
-	u32 cap = qt_heap_pages_cap(nr_pages);
+	u32 cap = qt_storage_pages_cap(nr_pages);
 	unsigned long flags;
 	void *mem, *old;
 	int ret = -ENOMEM;
@@ -135,7 +135,7 @@ out_free:
 }
 
 /**
- * qt_base_reserve() - Make room for @extra more entries in @base's heap.
+ * qt_storage_reserve() - Make room for @extra more entries in @base's heap.
  * @base: the base; its lock must not be held.
  * @extra: entries about to be pushed.
  *
@@ -145,7 +145,7 @@ out_free:
  *
  * Return: 0, or -ENOMEM.
  */
-int qt_base_reserve(struct qt_base *base, u32 extra)
+int qt_storage_reserve(struct qt_base *base, u32 extra)
 {
 	unsigned long flags, nr_pages;
 	u32 cap, need;
@@ -163,8 +163,8 @@ int qt_base_reserve(struct qt_base *base, u32 extra)
 		spin_unlock_irqrestore(&base->lock, flags);
 		if (need <= cap)
 			break;
-		nr_pages = qt_heap_pages(qt_heap_grow_cap(cap, need));
-		ret = nr_pages ? qt_base_remap(base, nr_pages) : -ENOMEM;
+		nr_pages = qt_storage_pages(qt_storage_grow_cap(cap, need));
+		ret = nr_pages ? qt_storage_remap(base, nr_pages) : -ENOMEM;
 		if (ret)
 			break;
 	}
@@ -173,7 +173,7 @@ int qt_base_reserve(struct qt_base *base, u32 extra)
 }
 
 /* At exit, or with the base otherwise unused: give all storage back. */
-void qt_base_free_storage(struct qt_base *base)
+void qt_storage_free(struct qt_base *base)
 {
 	unsigned long i;
 
@@ -187,7 +187,7 @@ void qt_base_free_storage(struct qt_base *base)
 }
 
 /* Heaps shrink back when a file's timers leave, so memory follows load. */
-void qt_base_shrink(struct qt_base *base)
+void qt_storage_shrink(struct qt_base *base)
 {
 	unsigned long nr_pages;
 	u32 cap;
@@ -196,9 +196,9 @@ void qt_base_shrink(struct qt_base *base)
 	if (cap <= 256 || READ_ONCE(base->heap.nr) >= cap / 4)
 		return;
 	mutex_lock(&base->resize);
-	nr_pages = qt_heap_pages(max(READ_ONCE(base->heap.nr) * 2, 64U));
+	nr_pages = qt_storage_pages(max(READ_ONCE(base->heap.nr) * 2, 64U));
 	/* A failure keeps the larger array, which is harmless. */
 	if (nr_pages < base->nr_pages)
-		qt_base_remap(base, nr_pages);
+		qt_storage_remap(base, nr_pages);
 	mutex_unlock(&base->resize);
 }

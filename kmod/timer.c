@@ -32,7 +32,7 @@ struct qt_timer *qt_timer_alloc(gfp_t gfp)
 }
 
 /* Up to @nr zeroed timers in one slab call; returns how many it got. */
-unsigned int qt_timers_alloc(unsigned int nr, struct qt_timer **timers)
+unsigned int qt_timer_alloc_bulk(unsigned int nr, struct qt_timer **timers)
 {
 	return kmem_cache_alloc_bulk(qt_timer_cache, GFP_KERNEL | __GFP_ZERO,
 				     nr, (void **)timers);
@@ -43,7 +43,7 @@ void qt_timer_free(struct qt_timer *t)
 	kmem_cache_free(qt_timer_cache, t);
 }
 
-void qt_timers_free(unsigned int nr, void **timers)
+void qt_timer_free_bulk(unsigned int nr, void **timers)
 {
 	kmem_cache_free_bulk(qt_timer_cache, nr, timers);
 }
@@ -52,7 +52,7 @@ void qt_timers_free(unsigned int nr, void **timers)
  * Free timers nothing can reach any more, linked by ->next, in bulk: what a
  * holder of the file's lock collected, freed once it dropped the lock.
  */
-void qt_timers_free_list(struct qt_timer *list)
+void qt_timer_free_list(struct qt_timer *list)
 {
 	void *bulk[16];
 	unsigned int nr = 0;
@@ -61,10 +61,10 @@ void qt_timers_free_list(struct qt_timer *list)
 		bulk[nr++] = list;
 		list = list->next;
 		if (nr == ARRAY_SIZE(bulk)) {
-			qt_timers_free(nr, bulk);
+			qt_timer_free_bulk(nr, bulk);
 			nr = 0;
 		}
 	}
 	if (nr)
-		qt_timers_free(nr, bulk);
+		qt_timer_free_bulk(nr, bulk);
 }

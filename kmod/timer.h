@@ -40,7 +40,7 @@ struct qt_ctx;
  *   ENDED    consumed by a read() or a ring reap, which holds only the
  *            file's delivery lock and so cannot free its id yet: it still
  *            has its id, and the ender frees id and timer once it has
- *            dropped that lock and taken the shard's (qt_timers_end()).
+ *            dropped that lock and taken the shard's (qt_end_ctx()).
  *            CANCEL and MODIFY say -ENOENT for it.
  *   DEAD     no id, no owner but heap entries: the last entry dropped
  *            frees it (nr_entries == 0).
@@ -181,9 +181,9 @@ static inline void qt_timer_set(struct qt_timer *t, const struct qt_arm_args *ar
 int qt_timer_cache_init(void);
 void qt_timer_cache_exit(void);
 struct qt_timer *qt_timer_alloc(gfp_t gfp);
-unsigned int qt_timers_alloc(unsigned int nr, struct qt_timer **timers);
+unsigned int qt_timer_alloc_bulk(unsigned int nr, struct qt_timer **timers);
 void qt_timer_free(struct qt_timer *t);
-void qt_timers_free(unsigned int nr, void **timers);
-void qt_timers_free_list(struct qt_timer *list);
+void qt_timer_free_bulk(unsigned int nr, void **timers);
+void qt_timer_free_list(struct qt_timer *list);
 
 #endif /* _QT_TIMER_H */

@@ -249,7 +249,7 @@ TEST_F_TIMEOUT(dos, memcg_charges_and_contains, 600)
 /*
  * A heap is every file's on its CPU and clock: the tenant whose ARM found
  * it full used to pay for its growth, an eighth of everyone's entries at
- * once (qt_heap_grow_cap()), in its own memory cgroup.  Now heap pages are
+ * once (qt_storage_grow_cap()), in its own memory cgroup.  Now heap pages are
  * charged to no cgroup, and bounded by the timers, which are charged.
  *
  * Tenant A, outside any cgroup, fills CPU @cpu's monotonic heap with

@@ -288,7 +288,7 @@ TEST_F_TIMEOUT(latency, ring_read_takes_every_record_in_one_call, 300)
 
 /*
  * Up to half of a file's unread records may be cancelled without a sweep
- * (qt_ready_sweep() waits until they outnumber the others), and the half
+ * (qt_read_sweep() waits until they outnumber the others), and the half
  * that fired first leads the queue: a read() of one record works through
  * all of them.  Half of 10^6 fire first, the other half after, all on the
  * victim's CPU; the first half is cancelled.

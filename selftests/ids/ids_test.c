@@ -54,9 +54,9 @@ TEST_F(ids, an_id_names_its_timer)
 	ASSERT_NE(a, b);
 	EXPECT_EQ(&self->timers[0], qt_ids_lookup(&self->ids, a));
 	EXPECT_EQ(&self->timers[1], qt_ids_lookup(&self->ids, b));
-	EXPECT_EQ(1, qt_id_clock(a));
-	EXPECT_EQ(2, qt_id_clock(b));
-	EXPECT_EQ(5, qt_id_shard(a));
+	EXPECT_EQ(1, qt_ids_clock(a));
+	EXPECT_EQ(2, qt_ids_clock(b));
+	EXPECT_EQ(5, qt_ids_shard(a));
 	EXPECT_EQ(&self->timers[0], qt_ids_get(&self->ids, self->timers[0].slot));
 	EXPECT_EQ(0, self->lock.held);
 }
