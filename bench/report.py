@@ -477,7 +477,7 @@ def main():
     lines, verdicts = goals(rows, idx)
     print("\n".join(lines))
     print("  => %d PASS, %d MISS, %d n/a" % (verdicts["PASS"], verdicts["MISS"], verdicts["n/a"]))
-    print("\nGoals of issue 20, delivery and growth (information only):")
+    print("\nScaling goals, delivery and growth (information only):")
     lines, verdicts = delivery_goals(rows, idx, flags)
     print("\n".join(lines))
     print("  => %d PASS, %d MISS, %d n/a" % (verdicts["PASS"], verdicts["MISS"], verdicts["n/a"]))
