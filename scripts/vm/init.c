@@ -15,9 +15,12 @@
  *
  * Instructions come from the kernel command line, all optional:
  *   qtimer.modparams=  module parameters for the insmod ("a=1 b=2")
- *   qtimer.suites=     comma-separated globs of suite names (default "*"):
- *                      the entries of /kselftest/kselftest-list.txt whose
- *                      test names they match go to the runner as "-t"s
+ *   qtimer.suites=     comma-separated globs of suite names (default: the
+ *                      first line of /suites, which run.sh writes, else
+ *                      "*"): the entries of /kselftest/kselftest-list.txt
+ *                      whose test names they match go to the runner as
+ *                      "-t"s (a kernel's whole list is too long for x86's
+ *                      2047-byte command line, hence the file)
  *   qtimer.run=        a program and its arguments to run instead of suites
  *   qtimer.timeout=    seconds each suite or program may take (default 300;
  *                      the runner enforces it for a suite, from the
@@ -239,6 +242,31 @@ static void parse_cmdline(void)
 	}
 }
 
+/*
+ * The suites' globs from /suites (one line), unless the command line named
+ * them: a whole kernel's list does not fit on it.
+ */
+static void read_suites_file(void)
+{
+	static char buf[16384];
+	ssize_t len;
+	int fd;
+
+	if (strcmp(cfg.suites, "*"))
+		return;
+	fd = open("/suites", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return;
+	buf[len] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (buf[0])
+		cfg.suites = buf;
+}
+
 static int write_file(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -454,6 +482,7 @@ int main(void)
 	setup_console();
 	setup_result_channel();
 	parse_cmdline();
+	read_suites_file();
 	setup_loopback();
 	sethostname("qtimer-vm", 9);
 	run_quiet(busybox_install);
