@@ -141,13 +141,15 @@ check "the tree works from another directory" moved_tree_runs
 # found through RUNPATHs relative to each file, so the moved copy and an
 # empty environment must do.
 stands_alone() {
-	local t=$scratch/moved/$collection f lib
+	local t=$scratch/moved/$collection f lib magic
 	for f in bin/qtimerctl bin/hello lib/ynl/bin/python3; do
 		[ -x "$t/$f" ] || echo "$collection/$f: not bundled"
 	done
 	while IFS= read -r -d '' f; do
-		[ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || continue
-		readelf -d "$f" 2>/dev/null | grep -q '(NEEDED)' || continue
+		magic=
+		IFS= read -r -n 4 magic <"$f" 2>/dev/null
+		[ "$magic" = $'\x7fELF' ] || continue
+		readelf -d "$f" 2>/dev/null | grep '(NEEDED)' >/dev/null || continue
 		while read -r lib; do
 			case "$lib" in
 			"not found") echo "${f#"$t"/}: a library is not found: $(env -i ldd "$f" | grep 'not found')" ;;
@@ -157,7 +159,7 @@ stands_alone() {
 			*) echo "${f#"$t"/}: $lib comes from the host, not the tree" ;;
 			esac
 		done < <(env -i ldd "$f" 2>/dev/null | awk '/=> not found/ { print "not found"; next } /=> \// { print $3 }')
-	done < <(find "$t" -type f -print0)
+	done < <(find "$t" -type f \( -perm -u+x -o -name '*.so' -o -name '*.so.*' \) -print0)
 }
 check "the tree stands alone: its programs are in it, every library is in it or glibc's" stands_alone
 

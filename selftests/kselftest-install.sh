@@ -98,32 +98,40 @@ from_host() {
 	esac
 	return 1
 }
-is_dynamic_elf() {
-	[ -f "$1" ] && [ ! -L "$1" ] &&
-		[ "$(head -c 4 "$1" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ] &&
-		readelf -d "$1" 2>/dev/null | grep -q '(NEEDED)'
+# The dynamic ELF files under $1, NUL-separated: executables and shared
+# objects only (the YNL tree's thousands of .py files are neither), the
+# magic read by the shell, readelf only for the few that are ELF.
+dynamic_elves() {
+	local f magic
+	while IFS= read -r -d '' f; do
+		magic=
+		IFS= read -r -n 4 magic <"$f" 2>/dev/null || true
+		[ "$magic" = $'\x7fELF' ] || continue
+		readelf -d "$f" 2>/dev/null | grep '(NEEDED)' >/dev/null && printf '%s\0' "$f"
+	done < <(find "$1" -type f \( -perm -u+x -o -name '*.so' -o -name '*.so.*' \) -print0)
 }
 command -v patchelf >/dev/null || die "no patchelf: run scripts/setup.sh (Debian package patchelf)"
-mapfile -d '' elves < <(find "$coll" -type f -print0)
+mapfile -d '' elves < <(dynamic_elves "$coll")
 # A library's own libraries are looked for in turn: until nothing is new.
-for pass in 1 2 3 4; do
-	new=0
-	for f in "${elves[@]}"; do
-		is_dynamic_elf "$f" || continue
+todo=("${elves[@]}")
+while [ "${#todo[@]}" -gt 0 ]; do
+	new=()
+	for f in "${todo[@]}"; do
 		while read -r lib; do
 			from_host "$lib" && continue
 			case "$lib" in "$coll"/*) continue ;; esac
 			[ -e "$coll/lib/${lib##*/}" ] && continue
 			cp -L "$lib" "$coll/lib/"
-			new=1
+			chmod 755 "$coll/lib/${lib##*/}"
+			new+=("$coll/lib/${lib##*/}")
 		done < <(LD_LIBRARY_PATH=$coll/lib ldd "$f" 2>/dev/null |
 			awk '/=> \// { print $3 }')
 	done
-	[ "$new" = 1 ] || break
-	mapfile -d '' elves < <(find "$coll" -type f -print0)
+	elves+=("${new[@]}")
+	todo=("${new[@]}")
 done
 for f in "${elves[@]}"; do
-	is_dynamic_elf "$f" || continue
+	readelf -d "$f" 2>/dev/null | grep '(NEEDED)' >/dev/null || continue
 	rel=$(realpath --relative-to="$(dirname "$f")" "$coll/lib")
 	patchelf --set-rpath "\$ORIGIN/$rel" "$f" || die "patchelf --set-rpath failed on $f"
 done
