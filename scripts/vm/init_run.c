@@ -201,13 +201,16 @@ static bool run_program(const char *name, char *const argv[], unsigned int timeo
 
 static bool suite_selected(const char *globs, const char *name)
 {
-	char copy[1024], *glob, *save;
+	char *copy = strdup(globs), *glob, *save;
+	bool found = false;
 
-	snprintf(copy, sizeof(copy), "%s", globs);
-	for (glob = strtok_r(copy, ",", &save); glob; glob = strtok_r(NULL, ",", &save))
-		if (!fnmatch(glob, name, 0))
-			return true;
-	return false;
+	if (!copy)
+		return false;
+	for (glob = strtok_r(copy, ",", &save); glob && !found;
+	     glob = strtok_r(NULL, ",", &save))
+		found = !fnmatch(glob, name, 0);
+	free(copy);
+	return found;
 }
 
 static int compare_tests(const void *a, const void *b)
