@@ -194,22 +194,31 @@ char *percent_decode(char *s)
  * Split /proc/cmdline into parameters the way the kernel does: spaces
  * separate them except inside double quotes, and the quotes are dropped.
  */
+/* @path's first @size - 1 bytes into @buf, NUL-terminated: false if none. */
+static bool read_small_file(const char *path, char *buf, size_t size)
+{
+	ssize_t len;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	if (len <= 0)
+		return false;
+	buf[len] = '\0';
+	return true;
+}
+
 static void parse_cmdline(void)
 {
 	static char buf[4096];
 	char *in, *out, *param;
 	bool quoted = false;
-	ssize_t len;
-	int fd;
 
-	fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!read_small_file("/proc/cmdline", buf, sizeof(buf)))
 		return;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return;
-	buf[len] = '\0';
 
 	in = buf;
 	out = buf;
@@ -249,19 +258,9 @@ static void parse_cmdline(void)
 static void read_suites_file(void)
 {
 	static char buf[16384];
-	ssize_t len;
-	int fd;
 
-	if (strcmp(cfg.suites, "*"))
+	if (strcmp(cfg.suites, "*") || !read_small_file("/suites", buf, sizeof(buf)))
 		return;
-	fd = open("/suites", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return;
-	buf[len] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	if (buf[0])
 		cfg.suites = buf;
