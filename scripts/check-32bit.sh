@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # qtimer must refuse to build for a 32-bit kernel, with a message that says
-# why (issue 17): the id slot table in kmod/ctx.c tags a free slot as
+# why: the id slot table in kmod/ctx.c tags a free slot as
 # "next << 1 | 1" in an unsigned long, which needs 64 bits, and DKMS would
 # otherwise build the module for i386 or armhf without a word.
 #

@@ -3,7 +3,7 @@
  * Copyright (C) 2026 The qtimer authors
  *
  * What a file's timers must keep doing now that its context is split into
- * per-CPU shards (issue 20; Documentation/design.rst, "Context shards"),
+ * per-CPU shards (Documentation/design.rst, "Context shards"),
  * one suite a feature: an id armed on one CPU is cancelled and modified
  * from another with the results it gets at home, singly and in a SUBMIT
  * that hops between CPUs' timers (qtimer_shard_cross_test.c); threads on

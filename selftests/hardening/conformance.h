@@ -2,7 +2,7 @@
 /*
  * Copyright (C) 2026 The qtimer authors
  *
- * Differential conformance with timerfd (issue 17), split by feature into
+ * Differential conformance with timerfd, split by feature into
  * conformance_{delivery,step,timens}_test.c, which share the pair machinery
  * of conformance.c that this header declares.  Each schedule runs
  * through a timerfd and a qtimer timer side by side, each pair on a file of
