@@ -308,9 +308,7 @@ for k in "${kernels[@]}"; do
 		elif [ "$modversion" = "$version" ]; then
 			tap_ok "$name, version $modversion"
 			if [ -n "$keep_dir" ]; then
-				rm -rf "$keep_dir/$k"
-				mkdir -p "$keep_dir/$k"
-				cp "$ko" "$keep_dir/$k/"
+				tap_keep_module "$keep_dir" "$k" "$ko"
 			fi
 		else
 			tap_not_ok "$name" "modinfo says version $modversion, the release is $version"

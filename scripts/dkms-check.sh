@@ -133,9 +133,7 @@ for k in "${kernels[@]}"; do
 		tap_ok "$k: dkms install: ${ko#"$install_tree"/}, vermagic $kver"
 		installed_ko[$k]=$ko
 		if [ -n "$keep_dir" ]; then
-			rm -rf "$keep_dir/$k"
-			mkdir -p "$keep_dir/$k"
-			cp "$ko" "$keep_dir/$k/"
+			tap_keep_module "$keep_dir" "$k" "$ko"
 		fi
 	else
 		tap_not_ok "$k: dkms install for $kver" "module: ${ko:-none found}" "vermagic: $vermagic" \

@@ -38,6 +38,8 @@ trap cleanup EXIT
 
 # shellcheck source=lib/tap.sh
 . "$top/scripts/lib/tap.sh"
+# shellcheck source=../selftests/kselftest-host-libs.sh
+. "$top/selftests/kselftest-host-libs.sh"
 # check NAME CMD...: one test, passing when CMD succeeds and prints
 # nothing; what it prints is the reason it failed.
 check() {
@@ -154,9 +156,8 @@ stands_alone() {
 			case "$lib" in
 			"not found") echo "${f#"$t"/}: a library is not found: $(env -i ldd "$f" | grep 'not found')" ;;
 			"$scratch/moved/"*) ;;
-			*/libc.so.* | */libm.so.* | */libpthread.so.* | */libdl.so.* | */librt.so.* | \
-			*/libresolv.so.* | */libutil.so.* | */libgcc_s.so.*) ;;
-			*) echo "${f#"$t"/}: $lib comes from the host, not the tree" ;;
+			*) ksft_from_host "$lib" ||
+				echo "${f#"$t"/}: $lib comes from the host, not the tree" ;;
 			esac
 		done < <(env -i ldd "$f" 2>/dev/null | awk '/=> not found/ { print "not found"; next } /=> \// { print $3 }')
 	done < <(find "$t" -type f \( -perm -u+x -o -name '*.so' -o -name '*.so.*' \) -print0)

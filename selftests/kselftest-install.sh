@@ -88,16 +88,8 @@ mkdir -p "$coll/bin" "$coll/lib"
 [ ! -d "$payload/bin" ] || cp -a "$payload/bin/." "$coll/bin/"
 [ ! -d "$payload/lib" ] || cp -a "$payload/lib/." "$coll/lib/"
 
-# What every host that runs kselftests has: glibc and the compiler's
-# unwinder (libgcc_s, which glibc's pthread_cancel() loads).
-from_host() {
-	case "${1##*/}" in
-	linux-vdso.so.* | ld-linux*.so.* | libc.so.* | libm.so.* | libpthread.so.* | \
-	libdl.so.* | librt.so.* | libresolv.so.* | libutil.so.* | libgcc_s.so.*)
-		return 0 ;;
-	esac
-	return 1
-}
+# shellcheck source=kselftest-host-libs.sh
+. "$top/selftests/kselftest-host-libs.sh"
 # The dynamic ELF files under $1, NUL-separated: executables and shared
 # objects only (the YNL tree's thousands of .py files are neither), the
 # magic read by the shell, readelf only for the few that are ELF.
@@ -118,7 +110,7 @@ while [ "${#todo[@]}" -gt 0 ]; do
 	new=()
 	for f in "${todo[@]}"; do
 		while read -r lib; do
-			from_host "$lib" && continue
+			ksft_from_host "$lib" && continue
 			case "$lib" in "$coll"/*) continue ;; esac
 			[ -e "$coll/lib/${lib##*/}" ] && continue
 			cp -L "$lib" "$coll/lib/"

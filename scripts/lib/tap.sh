@@ -18,6 +18,9 @@
 #   tap_scratch NAME    $scratch: a directory of its own, removed at exit
 #                       unless KEEP=1 (then its path is printed)
 #   tap_tail FILE [N]   the last N (25) lines of a log, for a not-ok detail
+#   tap_keep_module DIR KERNEL KO
+#                       KO copied to DIR/KERNEL/ (alone there) for a
+#                       caller's VM to boot
 #   tap_vm_module NAME KERNEL TAG KO SUITES
 #                       one test: a VM of KERNEL boots with the prebuilt
 #                       module KO (scripts/vm/run.sh --module, logs in
@@ -106,6 +109,15 @@ tap_scratch_remove() {
 
 tap_tail() {
 	tail -n "${2:-25}" "$1" 2>/dev/null
+}
+
+# tap_keep_module DIR KERNEL KO: KO as DIR/KERNEL/<its name>, alone there,
+# for a caller that boots it (make check's VMs; DKMS_CHECK_MODULES and
+# DEB_CHECK_MODULES).
+tap_keep_module() {
+	rm -rf "${1:?}/$2"
+	mkdir -p "$1/$2"
+	cp "$3" "$1/$2/"
 }
 
 tap_vm_module() {
