@@ -382,7 +382,8 @@ void qt_base_stats_sum(unsigned int cpu, struct qt_base_stats *sum,
 	}
 }
 
-static int qt_cpu_online(unsigned int cpu)
+/* Whether @cpu's bases take new timers pinned to it (QTIMER_F_CPU). */
+static void qt_cpu_set_online(unsigned int cpu, bool online)
 {
 	unsigned int clock;
 
@@ -390,9 +391,14 @@ static int qt_cpu_online(unsigned int cpu)
 		struct qt_base *base = qt_base_get(cpu, clock);
 
 		spin_lock_irq(&base->lock);
-		base->online = true;
+		base->online = online;
 		spin_unlock_irq(&base->lock);
 	}
+}
+
+static int qt_cpu_online(unsigned int cpu)
+{
+	qt_cpu_set_online(cpu, true);
 	return 0;
 }
 
@@ -408,15 +414,7 @@ static int qt_cpu_online(unsigned int cpu)
  */
 static int qt_cpu_dead(unsigned int cpu)
 {
-	unsigned int clock;
-
-	for (clock = 0; clock < QT_NR_CLOCKS; clock++) {
-		struct qt_base *base = qt_base_get(cpu, clock);
-
-		spin_lock_irq(&base->lock);
-		base->online = false;
-		spin_unlock_irq(&base->lock);
-	}
+	qt_cpu_set_online(cpu, false);
 	return 0;
 }
 
