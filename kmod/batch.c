@@ -85,22 +85,30 @@ void qt_batch_timer_unused(struct qt_batch *batch, struct qt_timer *t)
 }
 
 /*
- * Count an ARM against the per-user cap: from the chunk's share if it has
- * one, or from a place an earlier CANCEL of the chunk freed, which holds a
- * place under the per-file cap too, kept for qt_batch_charge_fd().
+ * Take one place under a cap from the chunk's share of it, @share, or from
+ * a place an earlier CANCEL of the chunk freed: that one holds a place under
+ * the other cap too, which moves to that cap's share, @other.
  */
-bool qt_batch_charge(struct qt_ctx *ctx, struct qt_batch *batch)
+static bool qt_batch_take(struct qt_batch *batch, unsigned int *share,
+			  unsigned int *other)
 {
-	if (batch->quota) {
-		batch->quota--;
+	if (*share) {
+		(*share)--;
 		return true;
 	}
 	if (batch->freed) {
 		batch->freed--;
-		batch->fd_quota++;
+		(*other)++;
 		return true;
 	}
-	return qt_user_charge_n(ctx->user, 1);
+	return false;
+}
+
+/* Count an ARM against the per-user cap, from the chunk first. */
+bool qt_batch_charge(struct qt_ctx *ctx, struct qt_batch *batch)
+{
+	return qt_batch_take(batch, &batch->quota, &batch->fd_quota) ||
+	       qt_user_charge_n(ctx->user, 1);
 }
 
 /*
@@ -113,19 +121,11 @@ void qt_batch_uncharge(struct qt_ctx *ctx, struct qt_batch *batch)
 	batch->quota++;
 }
 
-/* The same against the per-file cap: a freed place's user half is kept. */
+/* The same against the per-file cap. */
 bool qt_batch_charge_fd(struct qt_ctx *ctx, struct qt_batch *batch)
 {
-	if (batch->fd_quota) {
-		batch->fd_quota--;
-		return true;
-	}
-	if (batch->freed) {
-		batch->freed--;
-		batch->quota++;
-		return true;
-	}
-	return qt_end_charge_n(ctx, 1);
+	return qt_batch_take(batch, &batch->fd_quota, &batch->quota) ||
+	       qt_end_charge_n(ctx, 1);
 }
 
 /* An ARM that failed gives its place under the per-file cap back, as above. */
