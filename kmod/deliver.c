@@ -19,11 +19,29 @@
 #include "ctx.h"
 #include "deliver.h"
 
+/* @when one @period on, saturated at QT_EXPIRES_MAX. */
+ktime_t qt_deliver_add_period(ktime_t when, u64 period)
+{
+	if (when > QT_EXPIRES_MAX - (s64)min_t(u64, period, QT_EXPIRES_MAX))
+		return QT_EXPIRES_MAX;
+	return when + period;
+}
+
 ktime_t qt_deliver_expires_next(const struct qt_timer *t)
 {
-	if (t->expires > QT_EXPIRES_MAX - (s64)min_t(u64, t->period, QT_EXPIRES_MAX))
-		return QT_EXPIRES_MAX;
-	return t->expires + t->period;
+	return qt_deliver_add_period(t->expires, t->period);
+}
+
+/*
+ * Whole periods of the ticker @t that have passed by @now since its
+ * expires; @t->expires plus that many periods is at most @now, so it never
+ * overflows.
+ */
+u64 qt_deliver_missed(const struct qt_timer *t, ktime_t now)
+{
+	if (now <= t->expires)
+		return 0;
+	return div64_u64(now - t->expires, t->period);
 }
 
 /*
@@ -47,14 +65,10 @@ void qt_deliver_fold(struct qt_timer *t)
 		t->flags |= QT_TF_CANCELED;
 	count = t->count;
 	if (t->period && !(t->flags & QT_TF_CANCELED)) {
-		ktime_t now = qt_clock_now(clock);
+		u64 missed = qt_deliver_missed(t, qt_clock_now(clock));
 
-		if (now > t->expires) {
-			u64 missed = div64_u64(now - t->expires, t->period);
-
-			count += missed;
-			t->expires += missed * t->period;
-		}
+		count += missed;
+		t->expires += missed * t->period;
 	}
 	t->count = min_t(u64, count, QTIMER_COUNT_MAX);
 }

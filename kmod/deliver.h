@@ -11,7 +11,9 @@
 #include "ctx.h"
 #include "ring_types.h"
 
+ktime_t qt_deliver_add_period(ktime_t when, u64 period);
 ktime_t qt_deliver_expires_next(const struct qt_timer *t);
+u64 qt_deliver_missed(const struct qt_timer *t, ktime_t now);
 void qt_deliver_fold(struct qt_timer *t);
 s64 qt_deliver_user_expires(const struct qt_timer *t, ktime_t when,
 			    ktime_t ns_offset);

@@ -239,14 +239,11 @@ int qt_ops_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch)
  */
 static ktime_t qt_get_next(const struct qt_timer *t, ktime_t now)
 {
-	u64 periods;
-
 	if (!t->period || (t->flags & QT_TF_CANCELED) || now < t->expires)
 		return t->expires;
-	periods = div64_u64(now - t->expires, t->period) + 1;
-	if (periods > div64_u64(QT_EXPIRES_MAX - t->expires, t->period))
-		return QT_EXPIRES_MAX;
-	return t->expires + periods * t->period;
+	return qt_deliver_add_period(t->expires +
+				     qt_deliver_missed(t, now) * t->period,
+				     t->period);
 }
 
 /* Fill @op with @t's schedule as its user sees it, @next its expiry. */
