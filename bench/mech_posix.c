@@ -117,7 +117,6 @@ static int px_wait(struct run *r, int timeout_ms)
 const struct mech mech_posix = {
 	.name = "posix",
 	.kernel_timers = true,
-	.periodic = true,
 	.open = px_open,
 	.close = px_close,
 	.submit = px_submit,

@@ -49,7 +49,6 @@ struct mech {
 	const char *name;
 	bool batched;		/* r->batch means something */
 	bool kernel_timers;	/* the timers live in the kernel: measure memory */
-	bool periodic;		/* supports MOP_ARM with a period */
 	bool engine_stats;	/* /dev/qtimer underneath: qtimerctl has stats */
 	int (*open)(struct run *r);
 	void (*close)(struct run *r);
