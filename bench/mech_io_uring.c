@@ -247,7 +247,6 @@ const struct mech mech_io_uring = {
 	.name = "io_uring",
 	.batched = true,
 	.kernel_timers = true,
-	.periodic = true,
 	.open = ur_open,
 	.close = ur_close,
 	.submit = ur_submit,

@@ -138,7 +138,6 @@ const struct mech mech_libtimerdev = {
 	.name = "libtimerdev",
 	.batched = true,
 	.kernel_timers = true,
-	.periodic = true,
 	.engine_stats = true,
 	.open = tdb_open,
 	.close = tdb_close,

@@ -110,7 +110,6 @@ static int uvb_wait(struct run *r, int timeout_ms)
 
 const struct mech mech_libuv = {
 	.name = "libuv",
-	.periodic = true,
 	.open = uvb_open,
 	.close = uvb_close,
 	.submit = uvb_submit,

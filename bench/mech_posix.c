@@ -12,7 +12,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/signalfd.h>
@@ -102,35 +101,22 @@ static int px_submit(struct run *r, const struct mop *ops, size_t nr)
 static int px_wait(struct run *r, int timeout_ms)
 {
 	struct px_priv *p = r->priv;
-	struct pollfd pfd = { .fd = p->sfd, .events = POLLIN };
+	ssize_t len;
+	size_t i;
 
 	if (p->sfd < 0)
 		return 0;
-	for (;;) {
-		ssize_t len = read(p->sfd, p->si, sizeof(p->si));
-		size_t i;
-
-		if (len > 0) {
-			for (i = 0; i < len / sizeof(p->si[0]); i++)
-				run_expired(r, p->si[i].ssi_int, 1 + p->si[i].ssi_overrun, INT64_MIN);
-			return len / sizeof(p->si[0]);
-		}
-		if (len < 0 && errno != EAGAIN)
-			return -errno;
-		if (!timeout_ms)
-			return 0;
-		if (poll(&pfd, 1, timeout_ms) < 0)
-			return errno == EINTR ? 0 : -errno;
-		if (!pfd.revents)
-			return 0;
-		timeout_ms = 0;
-	}
+	len = read_or_wait(p->sfd, p->si, sizeof(p->si), timeout_ms);
+	if (len <= 0)
+		return len;
+	for (i = 0; i < len / sizeof(p->si[0]); i++)
+		run_expired(r, p->si[i].ssi_int, 1 + p->si[i].ssi_overrun, INT64_MIN);
+	return len / sizeof(p->si[0]);
 }
 
 const struct mech mech_posix = {
 	.name = "posix",
 	.kernel_timers = true,
-	.periodic = true,
 	.open = px_open,
 	.close = px_close,
 	.submit = px_submit,

@@ -13,7 +13,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,33 +195,17 @@ static int qt_submit_batch(struct run *r, const struct mop *ops, size_t nr)
 static int qt_wait(struct run *r, int timeout_ms)
 {
 	struct qt_priv *p = r->priv;
-	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+	ssize_t len = read_or_wait(p->fd, p->recs, sizeof(p->recs), timeout_ms);
+	size_t i, nr;
 
-	for (;;) {
-		ssize_t len = read(p->fd, p->recs, sizeof(p->recs));
-		size_t i, nr;
-
-		if (len > 0) {
-			if (len % sizeof(p->recs[0]))
-				return -EIO;
-			nr = len / sizeof(p->recs[0]);
-			for (i = 0; i < nr; i++)
-				run_expired(r, p->recs[i].cookie, p->recs[i].count,
-					    p->recs[i].expires_ns);
-			return nr;
-		}
-		if (len == 0)
-			return -EIO;
-		if (errno != EAGAIN)
-			return -errno;
-		if (!timeout_ms)
-			return 0;
-		if (poll(&pfd, 1, timeout_ms) < 0)
-			return errno == EINTR ? 0 : -errno;
-		if (!pfd.revents)
-			return 0;
-		timeout_ms = 0;	/* read what poll promised, then return */
-	}
+	if (len <= 0)
+		return len;
+	if (len % sizeof(p->recs[0]))
+		return -EIO;
+	nr = len / sizeof(p->recs[0]);
+	for (i = 0; i < nr; i++)
+		run_expired(r, p->recs[i].cookie, p->recs[i].count, p->recs[i].expires_ns);
+	return nr;
 }
 
 static int qt_open_ring(struct run *r)
@@ -284,18 +267,16 @@ static int qt_take_ring(struct run *r)
 static int qt_wait_ring(struct run *r, int timeout_ms)
 {
 	struct qt_priv *p = r->priv;
-	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
-	int nr;
+	int nr, ret;
 
 	for (;;) {
 		nr = qt_take_ring(r);
 		if (nr)
 			return nr;
 		/* Empty: poll() moves waiting records in, or sleeps. */
-		if (poll(&pfd, 1, timeout_ms) < 0)
-			return errno == EINTR ? 0 : -errno;
-		if (!pfd.revents)
-			return 0;
+		ret = poll_in(p->fd, timeout_ms);
+		if (ret <= 0)
+			return ret;
 		if (!timeout_ms)
 			return qt_take_ring(r);
 		timeout_ms = 0;
@@ -305,7 +286,6 @@ static int qt_wait_ring(struct run *r, int timeout_ms)
 const struct mech mech_qtimer = {
 	.name = "qtimer",
 	.kernel_timers = true,
-	.periodic = true,
 	.engine_stats = true,
 	.open = t_open,
 	.close = qt_close,
@@ -318,7 +298,6 @@ const struct mech mech_qtimer_batch = {
 	.name = "qtimer-batch",
 	.batched = true,
 	.kernel_timers = true,
-	.periodic = true,
 	.engine_stats = true,
 	.open = t_open,
 	.close = qt_close,
@@ -332,7 +311,6 @@ const struct mech mech_qtimer_ring = {
 	.name = "qtimer-ring",
 	.batched = true,
 	.kernel_timers = true,
-	.periodic = true,
 	.engine_stats = true,
 	.open = qt_open_ring,
 	.close = qt_close,

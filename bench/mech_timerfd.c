@@ -139,7 +139,6 @@ static int tfd_wait(struct run *r, int timeout_ms)
 const struct mech mech_timerfd = {
 	.name = "timerfd",
 	.kernel_timers = true,
-	.periodic = true,
 	.open = tfd_open,
 	.close = tfd_close,
 	.submit = tfd_submit,

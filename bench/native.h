@@ -6,7 +6,9 @@
  * wheel/wheel_bench.c) share: the random numbers their workloads draw,
  * the clock, and the bracket around a timed phase that, under callgrind,
  * collects only inside it and dumps it under its own name for the
- * bench/callgrind.sh to find.
+ * bench/callgrind.sh to find.  Each benchmark is one file that includes
+ * this header once, so the mode below is that program's own (as
+ * kselftest.h keeps its counts).
  */
 #ifndef _QT_BENCH_NATIVE_H
 #define _QT_BENCH_NATIVE_H
@@ -39,10 +41,27 @@ static inline double bench_now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-/* Start a timed phase; returns its start for bench_phase_end(). */
-static inline double bench_phase_begin(bool callgrind)
+/*
+ * --callgrind: the program runs under valgrind --tool=callgrind
+ * --collect-atstart=no, and each phase is collected and dumped on its own.
+ */
+static bool bench_callgrind;
+
+/* What a benchmark keeps of a timed phase for its table. */
+struct bench_phase {
+	double ns;			/* wall time */
+	unsigned long long ops;
+};
+
+static inline double bench_ns_per_op(const struct bench_phase *ph)
 {
-	if (callgrind) {
+	return ph->ns / ph->ops;
+}
+
+/* Start a timed phase; returns its start for bench_phase_end(). */
+static inline double bench_phase_begin(void)
+{
+	if (bench_callgrind) {
 		CALLGRIND_ZERO_STATS;
 		CALLGRIND_TOGGLE_COLLECT;
 	}
@@ -50,24 +69,25 @@ static inline double bench_phase_begin(bool callgrind)
 }
 
 /*
- * End the phase @what @phase of @ops operations begun at @start; returns
- * its wall time in ns.  Under callgrind its counts are dumped as
+ * End the phase @what @phase of @ops operations begun at @start, and keep
+ * its wall time and @ops in @ph.  Under callgrind its counts are dumped as
  * "<what> <phase>" and its op count printed as "ops <what> <phase> N".
  */
-static inline double bench_phase_end(bool callgrind, const char *what,
-				     const char *phase,
-				     unsigned long long ops, double start)
+static inline void bench_phase_end(struct bench_phase *ph, const char *what,
+				   const char *phase, unsigned long long ops,
+				   double start)
 {
 	double ns = bench_now_ns() - start;
 	char name[64];
 
-	if (callgrind) {
+	if (bench_callgrind) {
 		CALLGRIND_TOGGLE_COLLECT;
 		snprintf(name, sizeof(name), "%s %s", what, phase);
 		CALLGRIND_DUMP_STATS_AT(name);
 		printf("ops %s %llu\n", name, ops);
 	}
-	return ns;
+	ph->ns = ns;
+	ph->ops = ops;
 }
 
 #endif /* _QT_BENCH_NATIVE_H */

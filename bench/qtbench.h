@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define NSEC_PER_SEC	1000000000LL
@@ -48,7 +49,6 @@ struct mech {
 	const char *name;
 	bool batched;		/* r->batch means something */
 	bool kernel_timers;	/* the timers live in the kernel: measure memory */
-	bool periodic;		/* supports MOP_ARM with a period */
 	bool engine_stats;	/* /dev/qtimer underneath: qtimerctl has stats */
 	int (*open)(struct run *r);
 	void (*close)(struct run *r);
@@ -159,6 +159,8 @@ void note(const struct run *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 unsigned long long read_sysctl(const char *path);
+int poll_in(int fd, int timeout_ms);
+ssize_t read_or_wait(int fd, void *buf, size_t size, int timeout_ms);
 
 /* The engine's counters, summed over CPUs, as "qtimerctl stats" shows them. */
 struct engine_stats {

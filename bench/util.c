@@ -4,13 +4,16 @@
  *
  * The measuring tools shared by every workload: the kernel memory and
  * system CPU counters, quantiles, and the note and progress lines that
- * bench.sh picks out of the guest's output.  Clocks, the random generator
+ * bench.sh picks out of the guest's output; and the wait for a readable
+ * file that the mechanisms built on one share.  Clocks, the random generator
  * and the sysfs and /proc readers are the test suites' (libqttest, see
  * selftests/lib/helpers.h), so that each exists once.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +61,48 @@ uint32_t *permutation_from(struct t_rng *rng, size_t n)
 uint32_t *permutation(size_t n)
 {
 	return permutation_from(&bench_rng, n);
+}
+
+/*
+ * poll() @fd for input for up to @timeout_ms: 1 when it is ready (or in
+ * error, which the read that follows reports), 0 when it is not or a
+ * signal came first, -errno when poll() failed.
+ */
+int poll_in(int fd, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, timeout_ms) < 0)
+		return errno == EINTR ? 0 : -errno;
+	return pfd.revents != 0;
+}
+
+/*
+ * The wait() of a mechanism that reads its expirations from a non-blocking
+ * file: read() up to @size bytes and, when nothing is pending and
+ * @timeout_ms allows, poll once and read what the poll promised.  Returns
+ * the bytes read, 0 when nothing came, or -errno (-EIO for an end of file,
+ * which none of these files has).
+ */
+ssize_t read_or_wait(int fd, void *buf, size_t size, int timeout_ms)
+{
+	for (;;) {
+		ssize_t len = read(fd, buf, size);
+		int ret;
+
+		if (len > 0)
+			return len;
+		if (len == 0)
+			return -EIO;
+		if (errno != EAGAIN)
+			return -errno;
+		if (!timeout_ms)
+			return 0;
+		ret = poll_in(fd, timeout_ms);
+		if (ret <= 0)
+			return ret;
+		timeout_ms = 0;
+	}
 }
 
 /* t_sysfs_read() as a value, 0 when unreadable: as low as a limit gets. */

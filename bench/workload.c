@@ -315,8 +315,13 @@ static int64_t fire_lead(const struct run *r, double arm_ns_hint)
 	return (int64_t)(per * 2 * r->n) + r->n * 100LL + 500 * NSEC_PER_MSEC;
 }
 
-static int arm_window(struct run *r, double arm_ns_hint, int64_t span, int64_t period,
-		      int64_t *start_out)
+/*
+ * Arms r->n timers for the window; on failure says why in @res and returns
+ * -ETIME when not all could be armed (a skip, not a broken mechanism) or
+ * another -errno when arming failed.
+ */
+static int arm_window(struct run *r, struct result *res, double arm_ns_hint, int64_t span,
+		      int64_t period, int64_t *start_out)
 {
 	struct fire f = { .period = period };
 	uint32_t *slot = permutation(r->n);
@@ -330,10 +335,16 @@ static int arm_window(struct run *r, double arm_ns_hint, int64_t span, int64_t p
 	free(slot);
 
 	done = timed_phase(r, r->n, gen_fire, &f, &spent, "arm for the window");
-	if (done < 0)
+	if (done < 0) {
+		note(r, "arming failed: %s", strerror(-done));
+		res->failed = true;
 		return done;
-	if ((size_t)done < r->n)
+	}
+	if ((size_t)done < r->n) {
+		note(r, "skipped: could not arm all %zu timers (time budget or resources)", r->n);
+		res->skip = res->partial = true;
 		return -ETIME;
+	}
 	armed_at = t_now(CLOCK_MONOTONIC);
 	if (armed_at > start)
 		note(r, "arming overran the window start by %.1f ms: early expiries wait behind it",
@@ -344,8 +355,17 @@ static int arm_window(struct run *r, double arm_ns_hint, int64_t span, int64_t p
 	return 0;
 }
 
-static void lateness_result(struct run *r, struct result *res)
+/*
+ * What the deliveries of a fire or ticker run showed: lateness, early and
+ * delivered counts, and the system's CPU time per expiry from the busy
+ * times @cpu0 and @cpu1 (either negative: unknown) around the deliveries.
+ */
+static void delivery_result(struct run *r, struct result *res, int64_t cpu0, int64_t cpu1)
 {
+	if (r->delivered && cpu0 >= 0 && cpu1 >= 0) {
+		res->has_cpu = true;
+		res->cpu_ns_per_expiry = (double)(cpu1 - cpu0) / r->delivered;
+	}
 	res->has_late = r->nr_late > 0;
 	quantiles(r->late, r->nr_late, &res->late_p50, &res->late_p99, &res->late_max);
 	res->has_early = res->has_delivered = true;
@@ -385,17 +405,9 @@ int workload_fire(struct run *r, struct result *res, double arm_ns_hint)
 	 * neither its time nor its CPU lands in the window.
 	 */
 	have_es = r->mech->engine_stats && !engine_stats(&es0);
-	ret = arm_window(r, arm_ns_hint, opts.window_ns, 0, &start);
-	if (ret == -ETIME) {
-		note(r, "skipped: could not arm all %zu timers (time budget or resources)", r->n);
-		res->skip = res->partial = true;
-		return 0;
-	}
-	if (ret < 0) {
-		note(r, "arming failed: %s", strerror(-ret));
-		res->failed = true;
-		return -1;
-	}
+	ret = arm_window(r, res, arm_ns_hint, opts.window_ns, 0, &start);
+	if (ret)
+		return ret == -ETIME ? 0 : -1;
 	if (!opts.quiet)
 		progress("  fire: the window opens");
 	cpu0 = sys_busy_ns();
@@ -437,14 +449,11 @@ int workload_fire(struct run *r, struct result *res, double arm_ns_hint)
 		     es1.deferred - es0.deferred, es1.max_run_us,
 		     es1.max_run_us > es0.max_run_us ? "" : " (before this run)");
 
-	lateness_result(r, res);
-	if (r->delivered && cpu0 >= 0 && cpu1 >= 0) {
-		res->has_cpu = true;
-		res->cpu_ns_per_expiry = (double)(cpu1 - cpu0) / r->delivered;
+	delivery_result(r, res, cpu0, cpu1);
+	if (res->has_cpu)
 		note(r, "cpu: system %.0f ns/expiry, this process %.0f ns/expiry; last delivery %.1f ms after the window opened",
 		     res->cpu_ns_per_expiry, (double)(pc1 - pc0) / r->delivered,
 		     (end - start) / 1e6);
-	}
 	/*
 	 * Still arriving when the budget ran out is slowness (the figures cover
 	 * what was delivered); nothing arriving for STALL_NS is loss.
@@ -472,17 +481,9 @@ int workload_ticker(struct run *r, struct result *res, double arm_ns_hint)
 	/* One record per period at most per timer, and some slack. */
 	track_setup(r, r->n * (opts.ticker_ns / opts.ticker_period_ns + 2));
 	r->period = opts.ticker_period_ns;
-	ret = arm_window(r, arm_ns_hint, r->period, r->period, &start);
-	if (ret == -ETIME) {
-		note(r, "skipped: could not arm all %zu timers (time budget or resources)", r->n);
-		res->skip = res->partial = true;
-		return 0;
-	}
-	if (ret < 0) {
-		note(r, "arming failed: %s", strerror(-ret));
-		res->failed = true;
-		return -1;
-	}
+	ret = arm_window(r, res, arm_ns_hint, r->period, r->period, &start);
+	if (ret)
+		return ret == -ETIME ? 0 : -1;
 	r->stop_at = start + opts.ticker_ns;
 	cpu0 = sys_busy_ns();
 	r->counting = true;
@@ -500,11 +501,7 @@ int workload_ticker(struct run *r, struct result *res, double arm_ns_hint)
 	for (i = 0; i < r->n; i++)
 		if (r->sched[i] <= r->stop_at)
 			expected += (r->stop_at - r->sched[i]) / r->period + 1;
-	lateness_result(r, res);
-	if (r->delivered && cpu0 >= 0 && cpu1 >= 0) {
-		res->has_cpu = true;
-		res->cpu_ns_per_expiry = (double)(cpu1 - cpu0) / r->delivered;
-	}
+	delivery_result(r, res, cpu0, cpu1);
 	note(r, "%llu of %lld expirations due in %.1f s counted (%.1f%%), %llu records",
 	     (unsigned long long)r->delivered, (long long)expected, opts.ticker_ns / 1e9,
 	     expected ? 100.0 * r->delivered / expected : 0.0,

@@ -147,22 +147,13 @@ struct workload {
 };
 
 struct result {
-	double ns[NR_PHASES];
-	u64 ops[NR_PHASES];
+	struct bench_phase phase[NR_PHASES];
 };
-
-static bool callgrind;
-
-static double phase_begin(void)
-{
-	return bench_phase_begin(callgrind);
-}
 
 static void phase_end(const char *heap, enum phase p, double start, u64 ops,
 		      struct result *r)
 {
-	r->ns[p] = bench_phase_end(callgrind, heap, phase_name[p], ops, start);
-	r->ops[p] = ops;
+	bench_phase_end(&r->phase[p], heap, phase_name[p], ops, start);
 }
 
 /*
@@ -215,24 +206,24 @@ static void run_4ary(struct workload *w, struct result *r)
 	for (i = 0; i < NR_TIMERS; i++)
 		qt_heap_push(&h, w->fill_keys[i], &w->timers[i]);
 
-	t = phase_begin();
+	t = bench_phase_begin();
 	for (i = 0; i < NR_OPS; i++)
 		qt_heap_push(&h, qt_heap_top(&h)->key + w->push_keys[i],
 			     &w->timers[NR_TIMERS + i]);
 	phase_end("4-ary", PUSH, t, NR_OPS, r);
 
-	t = phase_begin();
+	t = bench_phase_begin();
 	for (i = 0; i < NR_OPS; i++)
 		qt_heap_pop(&h);
 	phase_end("4-ary", POP, t, NR_OPS, r);
 
-	t = phase_begin();
+	t = bench_phase_begin();
 	for (i = 0; i < NR_OPS; i++)
 		qt_heap_replace_top(&h, qt_heap_top(&h)->key + w->delays[i]);
 	phase_end("4-ary", MODIFY, t, NR_OPS, r);
 
 	mark_quarter_dead(w, h.v, h.nr);
-	t = phase_begin();
+	t = bench_phase_begin();
 	qt_heap_filter(&h, timer_alive, timer_drop, &dropped);
 	phase_end("4-ary", CANCEL, t, dropped, r);
 	clear_dead(w);
@@ -253,23 +244,23 @@ static void run_binary(struct workload *w, struct result *r)
 	for (i = 0; i < NR_TIMERS; i++)
 		bin_push(&h, w->fill_keys[i], &w->timers[i]);
 
-	t = phase_begin();
+	t = bench_phase_begin();
 	for (i = 0; i < NR_OPS; i++)
 		bin_push(&h, h.v[0].key + w->push_keys[i], &w->timers[NR_TIMERS + i]);
 	phase_end("binary", PUSH, t, NR_OPS, r);
 
-	t = phase_begin();
+	t = bench_phase_begin();
 	for (i = 0; i < NR_OPS; i++)
 		bin_pop(&h);
 	phase_end("binary", POP, t, NR_OPS, r);
 
-	t = phase_begin();
+	t = bench_phase_begin();
 	for (i = 0; i < NR_OPS; i++)
 		bin_replace_top(&h, h.v[0].key + w->delays[i]);
 	phase_end("binary", MODIFY, t, NR_OPS, r);
 
 	mark_quarter_dead(w, h.v, h.nr);
-	t = phase_begin();
+	t = bench_phase_begin();
 	bin_filter(&h, timer_alive, timer_drop, &dropped);
 	phase_end("binary", CANCEL, t, dropped, r);
 	clear_dead(w);
@@ -301,12 +292,9 @@ static void keep_best(struct result *best, const struct result *r, bool first)
 {
 	int p;
 
-	for (p = 0; p < NR_PHASES; p++) {
-		if (first || r->ns[p] / r->ops[p] < best->ns[p] / best->ops[p]) {
-			best->ns[p] = r->ns[p];
-			best->ops[p] = r->ops[p];
-		}
-	}
+	for (p = 0; p < NR_PHASES; p++)
+		if (first || bench_ns_per_op(&r->phase[p]) < bench_ns_per_op(&best->phase[p]))
+			best->phase[p] = r->phase[p];
 }
 
 int main(int argc, char **argv)
@@ -315,8 +303,8 @@ int main(int argc, char **argv)
 	struct workload w;
 	int rounds = 5, round, p;
 
-	callgrind = argc > 1 && !strcmp(argv[1], "--callgrind");
-	if (callgrind)
+	bench_callgrind = argc > 1 && !strcmp(argv[1], "--callgrind");
+	if (bench_callgrind)
 		rounds = 1;
 	workload_init(&w);
 
@@ -327,13 +315,13 @@ int main(int argc, char **argv)
 		run_binary(&w, &r);
 		keep_best(&best[1], &r, !round);
 	}
-	if (callgrind)
+	if (bench_callgrind)
 		return 0;
 
 	printf("ns/op at %u entries, best of %d rounds\n", NR_TIMERS, rounds);
 	printf("%-14s %10s %10s\n", "op", "4-ary", "binary");
 	for (p = 0; p < NR_PHASES; p++)
 		printf("%-14s %10.1f %10.1f\n", phase_name[p],
-		       best[0].ns[p] / best[0].ops[p], best[1].ns[p] / best[1].ops[p]);
+		       bench_ns_per_op(&best[0].phase[p]), bench_ns_per_op(&best[1].phase[p]));
 	return 0;
 }

@@ -59,24 +59,15 @@ enum phase { ARM, CANCEL, FIRE, NR_PHASES };
 static const char *const phase_name[NR_PHASES] = { "arm", "cancel", "fire" };
 
 struct result {
-	double ns[NR_PHASES];
-	u64 ops[NR_PHASES];
+	struct bench_phase phase[NR_PHASES];
 	s64 max_late;		/* ns */
 	u64 early, disorder;	/* each must stay 0 */
 };
 
-static bool callgrind;
-
-static double phase_begin(void)
-{
-	return bench_phase_begin(callgrind);
-}
-
 static void phase_end(const char *what, enum phase p, double start, u64 ops,
 		      struct result *r)
 {
-	r->ns[p] = bench_phase_end(callgrind, what, phase_name[p], ops, start);
-	r->ops[p] = ops;
+	bench_phase_end(&r->phase[p], what, phase_name[p], ops, start);
 }
 
 static void workload_init(struct workload *w, u32 pop)
@@ -86,7 +77,7 @@ static void workload_init(struct workload *w, u32 pop)
 
 	w->pop = pop;
 	w->ops = pop / 10;
-	if (callgrind && w->ops > CALLGRIND_OPS)
+	if (bench_callgrind && w->ops > CALLGRIND_OPS)
 		w->ops = CALLGRIND_OPS;
 	n = pop + w->ops;
 	/* The heap sweeps when more than a quarter of its entries are dead. */
@@ -140,12 +131,12 @@ static void run_heap(struct workload *w, struct result *r)
 	for (i = 0; i < w->pop; i++)
 		qt_heap_push(&h, w->deadlines[i], &w->timers[i]);
 
-	t = phase_begin();
+	t = bench_phase_begin();
 	for (i = w->pop; i < n; i++)
 		qt_heap_push(&h, w->deadlines[i], &w->timers[i]);
 	phase_end("heap", ARM, t, w->ops, r);
 
-	t = phase_begin();
+	t = bench_phase_begin();
 	for (i = 0; i < w->nr_cancel; i++) {
 		w->timers[w->victims[i]].dead = true;
 		if (++nr_dead * 4 > h.nr) {
@@ -156,7 +147,7 @@ static void run_heap(struct workload *w, struct result *r)
 	phase_end("heap", CANCEL, t, w->nr_cancel, r);
 
 	/* The clock jumps to each deadline in turn; dead entries are skipped. */
-	t = phase_begin();
+	t = bench_phase_begin();
 	while (fired < w->ops && !qt_heap_empty(&h)) {
 		const struct qt_heap_entry *top = qt_heap_top(&h);
 		struct bench_timer *timer = top->timer;
@@ -198,20 +189,20 @@ static void run_wheel(struct workload *w, struct result *r)
 		qt_wheel_add(wheel, &w->timers[i].node, to_tick(w->deadlines[i]));
 	}
 
-	t = phase_begin();
+	t = bench_phase_begin();
 	for (i = w->pop; i < n; i++) {
 		w->timers[i].deadline = w->deadlines[i];
 		qt_wheel_add(wheel, &w->timers[i].node, to_tick(w->deadlines[i]));
 	}
 	phase_end("wheel", ARM, t, w->ops, r);
 
-	t = phase_begin();
+	t = bench_phase_begin();
 	for (i = 0; i < w->nr_cancel; i++)
 		qt_wheel_del(wheel, &w->timers[w->victims[i]].node);
 	phase_end("wheel", CANCEL, t, w->nr_cancel, r);
 
 	/* The clock jumps to each bucket that comes due, as NOHZ would. */
-	t = phase_begin();
+	t = bench_phase_begin();
 	r->max_late = 0;
 	while (fired < w->ops) {
 		struct qt_wheel_timer *list = qt_wheel_expire_next(wheel, U64_MAX - 1);
@@ -242,7 +233,7 @@ int main(int argc, char **argv)
 	long pop;
 
 	if (arg < argc && !strcmp(argv[arg], "--callgrind")) {
-		callgrind = true;
+		bench_callgrind = true;
 		arg++;
 	}
 	pop = arg < argc ? strtol(argv[arg], NULL, 0) : 1000000;
@@ -259,14 +250,14 @@ int main(int argc, char **argv)
 			heap.early, heap.disorder, wheel.early);
 		return 1;
 	}
-	if (callgrind)
+	if (bench_callgrind)
 		return 0;
 	printf("ns/op at %ld live timers (%u arms, %u cancels, %llu/%llu fired), one run\n",
-	       pop, w.ops, w.nr_cancel, heap.ops[FIRE], wheel.ops[FIRE]);
+	       pop, w.ops, w.nr_cancel, heap.phase[FIRE].ops, wheel.phase[FIRE].ops);
 	printf("%-8s %10s %10s\n", "op", "heap", "wheel");
 	for (p = 0; p < NR_PHASES; p++)
 		printf("%-8s %10.1f %10.1f\n", phase_name[p],
-		       heap.ns[p] / heap.ops[p], wheel.ns[p] / wheel.ops[p]);
+		       bench_ns_per_op(&heap.phase[p]), bench_ns_per_op(&wheel.phase[p]));
 	printf("max late %8.3f ms %7.3f ms (wheel tick %.3f ms)\n", heap.max_late / 1e6,
 	       wheel.max_late / 1e6, (1 << TICK_SHIFT) / 1e6);
 	return 0;
