@@ -110,6 +110,8 @@ struct victim {
 };
 
 
+int start_on_cpu(pthread_t *thread, int cpu, int fifo, void *(*fn)(void *),
+		 void *arg);
 /* 0, or -errno (-EPERM without CAP_SYS_NICE). */
 int victim_start(struct victim *v, int cpu);
 void victim_stop(struct victim *v);

@@ -115,19 +115,12 @@ static void run_ring_read_rewound(struct __test_metadata *_metadata,
 		.until = t_now(CLOCK_MONOTONIC) + ATTACK_NS,
 	};
 	struct qtimer_record rec[2];
-	pthread_attr_t attr;
-	cpu_set_t set;
 	__s64 t;
 	ssize_t n;
 	int ret;
 
-	CPU_ZERO(&set);
-	CPU_SET(self->home_cpu, &set);
-	pthread_attr_init(&attr);
-	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	ret = pthread_create(&w.thread, &attr, rewinder_fn, &w);
-	pthread_attr_destroy(&attr);
-	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, start_on_cpu(&w.thread, self->home_cpu, 0, rewinder_fn,
+				  &w));
 	t = t_now(CLOCK_MONOTONIC);
 	n = read(self->fds[0], rec, sizeof(rec));
 	ret = errno;
@@ -258,17 +251,9 @@ static void run_upkeep(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(latency) *self)
 {
 	struct advancer adv = { .stop = false };
-	pthread_attr_t attr;
-	cpu_set_t set;
-	int ret;
 
-	CPU_ZERO(&set);
-	CPU_SET(self->home_cpu, &set);
-	pthread_attr_init(&attr);
-	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	ret = pthread_create(&adv.thread, &attr, advancer_fn, &adv);
-	pthread_attr_destroy(&attr);
-	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, start_on_cpu(&adv.thread, self->home_cpu, 0, advancer_fn,
+				  &adv));
 	t_sleep_ns(upkeep_start + ATTACK_NS - t_now(CLOCK_MONOTONIC));
 	adv.stop = true;
 	pthread_join(adv.thread, NULL);
