@@ -132,26 +132,19 @@ static void run_ring_read_rewound(struct __test_metadata *_metadata,
 	EXPECT_EQ(QTIMER_REC_LAST, rec[0].flags);
 }
 
-static void unmap_ring(struct __test_metadata *_metadata,
-		       FIXTURE_DATA(latency) *self)
+static void require_ring(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(latency) *self)
 {
-	t_ring_unmap(&self->ring);
+	if (!t_ring_offered())
+		snprintf(self->skip, sizeof(self->skip), "no record ring");
 }
 
-static const struct attack ring_read_rewound = {
+ATTACK_TEST(ring_read_rewalks_taken_records,
 	.what = "read() of a ring whose tail is written back",
+	.setup = require_ring,
 	.prepare = prepare_taken_ring,
 	.run = run_ring_read_rewound,
-	.restore = unmap_ring,
-	.ops = "ms in read()",
-};
-
-TEST_F_TIMEOUT(latency, ring_read_rewalks_taken_records, 300)
-{
-	if (!self->skip[0] && !t_ring_offered())
-		snprintf(self->skip, sizeof(self->skip), "no record ring");
-	run_attack(_metadata, self, &ring_read_rewound);
-}
+	.ops = "ms in read()")
 
 /*
  * The expirer's ring upkeep: see the top of the file.  The one-shots are
@@ -278,20 +271,13 @@ static void idle_upkeep(struct __test_metadata *_metadata,
 {
 }
 
-static const struct attack upkeep = {
+ATTACK_TEST(expirer_upkeep_of_many_rings,
 	.what = "one-shots into rings whose consumers pass 1 ns tickers' records",
+	.setup = require_ring,
 	.idle = idle_upkeep,
 	.prepare = prepare_upkeep,
 	.run = run_upkeep,
 	.restore = restore_upkeep,
-	.ops = "tail moves",
-};
-
-TEST_F_TIMEOUT(latency, expirer_upkeep_of_many_rings, 300)
-{
-	if (!self->skip[0] && !t_ring_offered())
-		snprintf(self->skip, sizeof(self->skip), "no record ring");
-	run_attack(_metadata, self, &upkeep);
-}
+	.ops = "tail moves")
 
 TEST_HARNESS_MAIN
