@@ -23,8 +23,9 @@
  * fault-injection debugfs (the debug kernel); skipped elsewhere.
  *
  * The sweep's pieces are failnth.c's; the `failnth` fixture, which sets
- * the knobs and puts them back, is declared only where kselftest_harness.h
- * was included first, so that failnth.c can include this header too.
+ * the knobs and puts them back, and failnth_sweep(), the loop every sweep
+ * runs, are declared only where kselftest_harness.h was included first, so
+ * that failnth.c can include this header too.
  */
 #ifndef _QT_FAILNTH_H
 #define _QT_FAILNTH_H
@@ -158,6 +159,71 @@ FIXTURE_TEARDOWN(failnth)
 		EXPECT_EQ(0, t_knob_restore(&self->knobs[i]));
 	if (self->nth >= 0)
 		EXPECT_EQ(self->user_base, user_timers());
+}
+
+/*
+ * One try of a sweep: the call under test with its n-th allocation failed
+ * (if it gets that far), what it works on, and what it did.
+ */
+struct failnth_try {
+	const char *what;	/* the sweep's, for the log */
+	int n;
+	int fd;			/* the file, closed after the check; or -1 */
+	__u64 id;		/* the timer the call works on or armed */
+	__s64 t0;		/* taken before the call */
+	int ret;		/* the call's result, or -errno */
+	bool fired;		/* it reached the n-th allocation */
+	void *arg;		/* the sweep's own */
+};
+
+/* A kind of call to sweep, in three steps. */
+struct failnth_call {
+	/* Without fault injection: the file and what the call needs. */
+	void (*prepare)(struct __test_metadata *_metadata,
+			FIXTURE_DATA(failnth) *self, struct failnth_try *t);
+	/* The call, with fail-nth armed: its result, or -errno. */
+	int (*call)(struct failnth_try *t);
+	/* What the call did, failed or not; true if it said -ENOMEM. */
+	bool (*check)(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(failnth) *self, struct failnth_try *t);
+};
+
+/*
+ * The sweep: fail the 1st, 2nd, ... allocation of the call in turn, each
+ * try on a file of its own, until the call no longer reaches the n-th.
+ * Logs what happened at each allocation point; returns how many tries
+ * the call failed with -ENOMEM.
+ */
+static inline int failnth_sweep(struct __test_metadata *_metadata,
+				FIXTURE_DATA(failnth) *self,
+				const struct failnth_call *c, const char *what,
+				void *arg)
+{
+	struct outcomes o = { .n = 0 };
+	int n, failures = 0;
+
+	for (n = 1; n < MAX_NTH; n++) {
+		struct failnth_try t = {
+			.what = what, .n = n, .fd = -1, .arg = arg,
+		};
+
+		if (c->prepare)
+			c->prepare(_metadata, self, &t);
+		ASSERT_EQ(0, nth_arm(self->nth, n));
+		t.ret = c->call(&t);
+		t.fired = nth_fired(self->nth);
+		if (t.fired)
+			outcome(&o, t.ret == -ENOMEM);
+		failures += c->check(_metadata, self, &t);
+		if (t.fd >= 0)
+			close(t.fd);
+		if (!t.fired)
+			break;
+	}
+	ASSERT_LT(n, MAX_NTH);
+	TH_LOG("%s: %d allocation points, %d failed cleanly: %s", what, n - 1,
+	       failures, o.s);
+	return failures;
 }
 
 #endif /* __KSELFTEST_HARNESS_H */

@@ -10,90 +10,111 @@
 #include "kselftest_harness.h"
 #include "failnth.h"
 
+static int open_dev(struct failnth_try *t)
+{
+	t->fd = t_open(O_NONBLOCK);
+	return t->fd < 0 ? t->fd : 0;
+}
+
+/* Opened or not, the file (or the next one) works. */
+static bool check_open(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(failnth) *self, struct failnth_try *t)
+{
+	if (t->ret) {
+		ASSERT_EQ(-ENOMEM, t->ret) TH_LOG("%s, allocation %d", t->what, t->n);
+		ASSERT_TRUE(t->fired);
+		/* Nothing is left half-made: the next open works. */
+		t->fd = t_open(O_NONBLOCK);
+		ASSERT_LE(0, t->fd);
+	}
+	ASSERT_EQ(0, t_arm(t->fd, CLOCK_MONOTONIC, 0, 0, 0, t->n, NULL));
+	ASSERT_EQ(0, expect_one(t->fd, t->n, 0, 0))
+		TH_LOG("%s, allocation %d", t->what, t->n);
+	return t->ret;
+}
+
+static const struct failnth_call open_call = {
+	.call = open_dev,
+	.check = check_open,
+};
+
 TEST_F_TIMEOUT(failnth, open, 120)
 {
-	int n, fd = -1, failures = 0;
-	struct outcomes o = { .n = 0 };
-	bool fired;
-
 	REQUIRE_FAILNTH();
-
-	for (n = 1; n < MAX_NTH; n++) {
-		ASSERT_EQ(0, nth_arm(self->nth, n));
-		fd = open(QT_DEV, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-		fired = nth_fired(self->nth);
-		if (fired)
-			outcome(&o, fd < 0);
-		if (fd < 0) {
-			ASSERT_EQ(ENOMEM, errno) TH_LOG("open, allocation %d", n);
-			ASSERT_TRUE(fired);
-			failures++;
-			/* Nothing is left half-made: the next open works. */
-			fd = t_open(O_NONBLOCK);
-			ASSERT_LE(0, fd);
-		}
-		ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, n, NULL));
-		ASSERT_EQ(0, expect_one(fd, n, 0, 0)) TH_LOG("open, allocation %d", n);
-		close(fd);
-		if (!fired)
-			break;
-	}
-	ASSERT_LT(n, MAX_NTH);
-	ASSERT_LT(0, failures);
-	TH_LOG("open: %d allocation points, %d failed cleanly: %s", n - 1,
-	       failures, o.s);
+	ASSERT_LT(0, failnth_sweep(_metadata, self, &open_call, "open", NULL));
 }
+
+/*
+ * ARM of a one-shot 20 ms ahead on a file already holding *@t->arg far
+ * away timers.
+ */
+static void prepare_arm(struct __test_metadata *_metadata,
+			FIXTURE_DATA(failnth) *self, struct failnth_try *t)
+{
+	long pre = *(const long *)t->arg;
+
+	t->fd = t_open(O_NONBLOCK);
+	ASSERT_LE(0, t->fd);
+	if (pre) {
+		ASSERT_EQ(0, arm_many(t->fd, pre, 1ULL << 32));
+	}
+	t->t0 = t_now(CLOCK_MONOTONIC);
+}
+
+static int arm_soon(struct failnth_try *t)
+{
+	return t_arm_cpu(t->fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_MSEC, 0,
+			 t->n, 0, &t->id);
+}
+
+/*
+ * A failed ARM left the counts as they were and never fires; armed again,
+ * or armed at once, the one-shot fires once and is gone.
+ */
+static bool check_arm(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(failnth) *self, struct failnth_try *t)
+{
+	long pre = *(const long *)t->arg;
+	struct t_fdinfo fi;
+
+	ASSERT_EQ(0, t_fdinfo(t->fd, &fi));
+	if (t->ret) {
+		ASSERT_EQ(-ENOMEM, t->ret) TH_LOG("%s, allocation %d", t->what, t->n);
+		EXPECT_EQ(pre, fi.timers);
+		EXPECT_EQ(self->user_base + pre, fi.user_timers);
+		/* It must never fire. */
+		t_sleep_ms(80);
+		EXPECT_EQ(0, t_nothing_pending(t->fd));
+		t->t0 = t_now(CLOCK_MONOTONIC);
+		ASSERT_EQ(0, arm_soon(t));
+	} else {
+		EXPECT_EQ(pre + 1, fi.timers);
+		/* (The user's count is checked on a new file only.) */
+		if (!pre) {
+			EXPECT_EQ(self->user_base + 1, fi.user_timers);
+		}
+	}
+	EXPECT_EQ(0, expect_one(t->fd, t->n, t->id, t->t0 + 20 * NSEC_PER_MSEC))
+		TH_LOG("%s, allocation %d", t->what, t->n);
+	ASSERT_EQ(0, t_fdinfo(t->fd, &fi));
+	EXPECT_EQ(pre, fi.timers);
+	return t->ret;
+}
+
+static const struct failnth_call arm_call = {
+	.prepare = prepare_arm,
+	.call = arm_soon,
+	.check = check_arm,
+};
 
 /* ARM on a new file: the timer, the first id table and maybe the heap. */
 TEST_F_TIMEOUT(failnth, arm_new_file, 120)
 {
-	int n, ret, failures = 0;
-	struct t_fdinfo fi;
-	bool fired;
-	__u64 id;
-	struct outcomes o = { .n = 0 };
+	long pre = 0;
 
 	REQUIRE_FAILNTH();
-
-	for (n = 1; n < MAX_NTH; n++) {
-		int fd = t_open(O_NONBLOCK);
-		__s64 t0 = t_now(CLOCK_MONOTONIC);
-
-		ASSERT_LE(0, fd);
-		id = 0;
-		ASSERT_EQ(0, nth_arm(self->nth, n));
-		ret = t_arm_cpu(fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_MSEC, 0,
-				 n, 0, &id);
-		fired = nth_fired(self->nth);
-		if (fired)
-			outcome(&o, ret == -ENOMEM);
-		ASSERT_EQ(0, t_fdinfo(fd, &fi));
-		if (ret) {
-			ASSERT_EQ(-ENOMEM, ret) TH_LOG("arm, allocation %d", n);
-			failures++;
-			EXPECT_EQ(0, fi.timers);
-			EXPECT_EQ(self->user_base, fi.user_timers);
-			/* It must never fire. */
-			t_sleep_ms(80);
-			EXPECT_EQ(0, t_nothing_pending(fd));
-			t0 = t_now(CLOCK_MONOTONIC);
-			ASSERT_EQ(0, t_arm_cpu(fd, CLOCK_MONOTONIC, 0,
-						20 * NSEC_PER_MSEC, 0, n, 0, &id));
-		} else {
-			EXPECT_EQ(1, fi.timers);
-			EXPECT_EQ(self->user_base + 1, fi.user_timers);
-		}
-		EXPECT_EQ(0, expect_one(fd, n, id, t0 + 20 * NSEC_PER_MSEC))
-			TH_LOG("arm, allocation %d", n);
-		ASSERT_EQ(0, t_fdinfo(fd, &fi));
-		EXPECT_EQ(0, fi.timers);
-		close(fd);
-		if (!fired)
-			break;
-	}
-	ASSERT_LT(n, MAX_NTH);
-	ASSERT_LT(0, failures);
-	TH_LOG("arm (new file): %d allocation points: %s", n - 1, o.s);
+	ASSERT_LT(0, failnth_sweep(_metadata, self, &arm_call, "arm (new file)",
+				   &pre));
 }
 
 /*
@@ -103,54 +124,11 @@ TEST_F_TIMEOUT(failnth, arm_new_file, 120)
  */
 TEST_F_TIMEOUT(failnth, arm_grows_tables, 600)
 {
-	enum { PRE = 1024 };
-	int n, ret, failures = 0;
-	struct t_fdinfo fi;
-	bool fired;
-	__u64 id;
-	struct outcomes o = { .n = 0 };
+	long pre = 1024;
 
 	REQUIRE_FAILNTH();
-
-	for (n = 1; n < MAX_NTH; n++) {
-		int fd = t_open(O_NONBLOCK);
-		__s64 t0;
-
-		ASSERT_LE(0, fd);
-		ASSERT_EQ(0, arm_many(fd, PRE, 1ULL << 32));
-		id = 0;
-		t0 = t_now(CLOCK_MONOTONIC);
-		ASSERT_EQ(0, nth_arm(self->nth, n));
-		ret = t_arm_cpu(fd, CLOCK_MONOTONIC, 0, 20 * NSEC_PER_MSEC, 0,
-				 n, 0, &id);
-		fired = nth_fired(self->nth);
-		if (fired)
-			outcome(&o, ret == -ENOMEM);
-		ASSERT_EQ(0, t_fdinfo(fd, &fi));
-		if (ret) {
-			ASSERT_EQ(-ENOMEM, ret) TH_LOG("arm 1025, allocation %d", n);
-			failures++;
-			EXPECT_EQ(PRE, fi.timers);
-			EXPECT_EQ(self->user_base + PRE, fi.user_timers);
-			t_sleep_ms(80);
-			EXPECT_EQ(0, t_nothing_pending(fd));
-			t0 = t_now(CLOCK_MONOTONIC);
-			ASSERT_EQ(0, t_arm_cpu(fd, CLOCK_MONOTONIC, 0,
-						20 * NSEC_PER_MSEC, 0, n, 0, &id));
-		} else {
-			EXPECT_EQ(PRE + 1, fi.timers);
-		}
-		EXPECT_EQ(0, expect_one(fd, n, id, t0 + 20 * NSEC_PER_MSEC))
-			TH_LOG("arm 1025, allocation %d", n);
-		ASSERT_EQ(0, t_fdinfo(fd, &fi));
-		EXPECT_EQ(PRE, fi.timers);
-		close(fd);
-		if (!fired)
-			break;
-	}
-	ASSERT_LT(n, MAX_NTH);
-	ASSERT_LT(0, failures);
-	TH_LOG("arm (growing tables): %d allocation points: %s", n - 1, o.s);
+	ASSERT_LT(0, failnth_sweep(_metadata, self, &arm_call,
+				   "arm (growing tables)", &pre));
 }
 
 /*
@@ -158,60 +136,64 @@ TEST_F_TIMEOUT(failnth, arm_grows_tables, 600)
  * one stays on the ready queue to die).  On -ENOMEM the old record must
  * still be there, and be the only one.
  */
-TEST_F_TIMEOUT(failnth, modify_fired, 120)
+static void prepare_fired(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(failnth) *self, struct failnth_try *t)
 {
-	int n, ret, failures = 0;
+	t->fd = t_open(O_NONBLOCK);
+	ASSERT_LE(0, t->fd);
+	ASSERT_EQ(0, arm_fired(t->fd, t->n, &t->id));
+	t->t0 = t_now(CLOCK_MONOTONIC);
+}
+
+/* Far enough out that it is still armed when fdinfo is read. */
+static int modify_later(struct failnth_try *t)
+{
+	return t_modify(t->fd, t->id, 0, 300 * NSEC_PER_MSEC, 0, 0);
+}
+
+static bool check_modify(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(failnth) *self, struct failnth_try *t)
+{
 	struct qtimer_record rec;
 	struct t_fdinfo fi;
-	bool fired;
-	__u64 id;
-	struct outcomes o = { .n = 0 };
 
-	REQUIRE_FAILNTH();
-
-	for (n = 1; n < MAX_NTH; n++) {
-		int fd = t_open(O_NONBLOCK);
-		__s64 t0;
-
-		ASSERT_LE(0, fd);
-		ASSERT_EQ(0, arm_fired(fd, n, &id));
-		t0 = t_now(CLOCK_MONOTONIC);
-		ASSERT_EQ(0, nth_arm(self->nth, n));
-		/* Far enough out that it is still armed when fdinfo is read. */
-		ret = t_modify(fd, id, 0, 300 * NSEC_PER_MSEC, 0, 0);
-		fired = nth_fired(self->nth);
-		if (fired)
-			outcome(&o, ret == -ENOMEM);
-		ASSERT_EQ(0, t_fdinfo(fd, &fi));
-		EXPECT_EQ(1, fi.timers);
-		if (ret < 0) {
-			ASSERT_EQ(-ENOMEM, ret) TH_LOG("modify, allocation %d", n);
-			failures++;
-			EXPECT_EQ(1, fi.pending);
-			ASSERT_EQ(1, t_read(fd, &rec, 1));
-			EXPECT_EQ(id, rec.id);
-			EXPECT_EQ(n, rec.cookie);
-			EXPECT_LT(rec.expires_ns, t0);
-			EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
-			/* It was read: the one-shot is gone. */
-			EXPECT_EQ(-ENOENT, t_modify(fd, id, 0, 0, 0, 0));
-			t_sleep_ms(80);
-			EXPECT_EQ(0, t_nothing_pending(fd));
-		} else {
-			EXPECT_EQ(QTIMER_CANCEL_QUEUED, ret);
-			EXPECT_EQ(0, fi.pending);
-			EXPECT_EQ(0, expect_one(fd, n, id, t0 + 300 * NSEC_PER_MSEC))
-				TH_LOG("modify, allocation %d", n);
-		}
-		ASSERT_EQ(0, t_fdinfo(fd, &fi));
-		EXPECT_EQ(0, fi.timers);
-		close(fd);
-		if (!fired)
-			break;
+	ASSERT_EQ(0, t_fdinfo(t->fd, &fi));
+	EXPECT_EQ(1, fi.timers);
+	if (t->ret < 0) {
+		ASSERT_EQ(-ENOMEM, t->ret) TH_LOG("%s, allocation %d", t->what, t->n);
+		EXPECT_EQ(1, fi.pending);
+		ASSERT_EQ(1, t_read(t->fd, &rec, 1));
+		EXPECT_EQ(t->id, rec.id);
+		EXPECT_EQ(t->n, rec.cookie);
+		EXPECT_LT(rec.expires_ns, t->t0);
+		EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+		/* It was read: the one-shot is gone. */
+		EXPECT_EQ(-ENOENT, t_modify(t->fd, t->id, 0, 0, 0, 0));
+		t_sleep_ms(80);
+		EXPECT_EQ(0, t_nothing_pending(t->fd));
+	} else {
+		EXPECT_EQ(QTIMER_CANCEL_QUEUED, t->ret);
+		EXPECT_EQ(0, fi.pending);
+		EXPECT_EQ(0, expect_one(t->fd, t->n, t->id,
+					t->t0 + 300 * NSEC_PER_MSEC))
+			TH_LOG("%s, allocation %d", t->what, t->n);
 	}
-	ASSERT_LT(n, MAX_NTH);
-	ASSERT_LT(0, failures);
-	TH_LOG("modify (fired): %d allocation points: %s", n - 1, o.s);
+	ASSERT_EQ(0, t_fdinfo(t->fd, &fi));
+	EXPECT_EQ(0, fi.timers);
+	return t->ret < 0;
+}
+
+static const struct failnth_call modify_call = {
+	.prepare = prepare_fired,
+	.call = modify_later,
+	.check = check_modify,
+};
+
+TEST_F_TIMEOUT(failnth, modify_fired, 120)
+{
+	REQUIRE_FAILNTH();
+	ASSERT_LT(0, failnth_sweep(_metadata, self, &modify_call,
+				   "modify (fired)", NULL));
 }
 
 TEST_HARNESS_MAIN

@@ -43,10 +43,14 @@ static void *victim_fn(void *arg)
 	return NULL;
 }
 
-/* 0, or -errno (-EPERM without CAP_SYS_NICE). */
-int victim_start(struct victim *v, int cpu)
+/*
+ * Start a thread of @fn(@arg) on @cpu only, at SCHED_FIFO priority @fifo
+ * if that is not 0.  0, or -errno (-EPERM without CAP_SYS_NICE).
+ */
+int start_on_cpu(pthread_t *thread, int cpu, int fifo, void *(*fn)(void *),
+		 void *arg)
 {
-	struct sched_param sp = { .sched_priority = 50 };
+	struct sched_param sp = { .sched_priority = fifo };
 	pthread_attr_t attr;
 	cpu_set_t set;
 	int ret;
@@ -54,14 +58,24 @@ int victim_start(struct victim *v, int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	pthread_attr_init(&attr);
-	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
-	pthread_attr_setschedparam(&attr, &sp);
+	if (fifo) {
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+		pthread_attr_setschedparam(&attr, &sp);
+	}
 	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	ret = pthread_create(&v->thread, &attr, victim_fn, v);
+	ret = pthread_create(thread, &attr, fn, arg);
 	pthread_attr_destroy(&attr);
-	v->running = !ret;
 	return -ret;
+}
+
+/* 0, or -errno (-EPERM without CAP_SYS_NICE). */
+int victim_start(struct victim *v, int cpu)
+{
+	int ret = start_on_cpu(&v->thread, cpu, 50, victim_fn, v);
+
+	v->running = !ret;
+	return ret;
 }
 
 void victim_stop(struct victim *v)

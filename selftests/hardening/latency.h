@@ -58,9 +58,9 @@
  * CPUs (three for the offline).
  *
  * The victim, its windows and the irqsoff tracer are latency.c's.  The
- * `latency` fixture and the attack runner are below, declared only where
- * kselftest_harness.h was included first, so that latency.c can include
- * this header too; each suite expands them once.
+ * `latency` fixture, the attack runner and ATTACK_TEST() are below,
+ * declared only where kselftest_harness.h was included first, so that
+ * latency.c can include this header too; each suite expands them once.
  */
 #ifndef _QT_LATENCY_H
 #define _QT_LATENCY_H
@@ -110,6 +110,8 @@ struct victim {
 };
 
 
+int start_on_cpu(pthread_t *thread, int cpu, int fifo, void *(*fn)(void *),
+		 void *arg);
 /* 0, or -errno (-EPERM without CAP_SYS_NICE). */
 int victim_start(struct victim *v, int cpu);
 void victim_stop(struct victim *v);
@@ -248,10 +250,12 @@ FIXTURE_SETUP(latency)
 	ASSERT_EQ(0, t_pin_self(self->home_cpu));
 }
 
+/* The attack's files; fds[0]'s ring first, as a mapping keeps its file. */
 static void close_files(FIXTURE_DATA(latency) *self)
 {
 	int i;
 
+	t_ring_unmap(&self->ring);
 	for (i = 0; i < 3; i++) {
 		if (self->fds[i] >= 0)
 			close(self->fds[i]);
@@ -269,7 +273,6 @@ FIXTURE_TEARDOWN(latency)
 		irqsoff_write(tracer, "current_tracer", "nop");
 	victim_stop(&self->victim);
 	t_pin_self(0);
-	t_ring_unmap(&self->ring);
 	if (self->offline >= 0)
 		EXPECT_EQ(0, t_cpu_set_online(self->offline, 1));
 	close_files(self);
@@ -343,9 +346,39 @@ static inline long arm_file(struct __test_metadata *_metadata,
 	return n;
 }
 
+/*
+ * A baseline's file, in self->fds[1]: CONTROL_TIMERS timers on the
+ * victim's CPU over [@base, @base + FAR_NS).  The baseline closes it
+ * (control_end()) before the attack's timers are armed.
+ */
+static inline int control_file(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(latency) *self, __s64 base)
+{
+	int fd = t_open(0);
+
+	ASSERT_LE(0, fd);
+	self->fds[1] = fd;
+	ASSERT_EQ(0, arm_range(self, fd, 0, CONTROL_TIMERS, self->cpu, base,
+			       FAR_NS));
+	return fd;
+}
+
+static inline void control_end(FIXTURE_DATA(latency) *self)
+{
+	close(self->fds[1]);
+	self->fds[1] = -1;
+}
+
 /* One way to hold up a CPU, and what it needs. */
 struct attack {
 	const char *what;
+	/*
+	 * If set, first: sets self->skip if the machine lacks what the
+	 * attack needs, or else may choose other CPUs for the victim and
+	 * the rest.
+	 */
+	void (*setup)(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(latency) *self);
 	/* Builds the timers, with the victim not measuring. */
 	void (*prepare)(struct __test_metadata *_metadata,
 			FIXTURE_DATA(latency) *self);
@@ -356,6 +389,7 @@ struct attack {
 	/* Runs on the victim's CPU; counts in self->ops what it did. */
 	void (*run)(struct __test_metadata *_metadata,
 		    FIXTURE_DATA(latency) *self);
+	bool timed;		/* if so, self->ops is the ms run() took */
 	/* If set, puts things back after the measurement. */
 	void (*restore)(struct __test_metadata *_metadata,
 			FIXTURE_DATA(latency) *self);
@@ -396,7 +430,10 @@ static void run_attack(struct __test_metadata *_metadata,
 {
 	const char *tracer = irqsoff_root();
 	int round, ret;
+	__s64 t;
 
+	if (!self->skip[0] && a->setup)
+		a->setup(_metadata, self);
 	if (self->skip[0])
 		SKIP(return, "%s", self->skip);
 	ret = victim_start(&self->victim, self->cpu);
@@ -422,7 +459,11 @@ static void run_attack(struct __test_metadata *_metadata,
 		irqsoff_begin(tracer);
 		window_begin(&self->victim, self->attack);
 		ASSERT_EQ(0, t_pin_self(self->cpu));
+		t = t_now(CLOCK_MONOTONIC);
 		a->run(_metadata, self);
+		t = t_now(CLOCK_MONOTONIC) - t;
+		if (a->timed)
+			self->ops = t / NSEC_PER_MSEC;
 		ASSERT_EQ(0, t_pin_self(self->home_cpu));
 		window_end(&self->victim, self->attack);
 		irqsoff_report(_metadata, tracer, a->what);
@@ -440,6 +481,17 @@ static void run_attack(struct __test_metadata *_metadata,
 	EXPECT_TRUE(0) TH_LOG("%s held the victim's CPU beyond the bound in all %d rounds",
 			      a->what, ROUNDS);
 }
+
+/*
+ * A test of one attack, which its fields describe: defines the attack and
+ * the test that runs it.
+ */
+#define ATTACK_TEST(test_name, ...)					\
+	static const struct attack test_name##_attack = { __VA_ARGS__ };\
+	TEST_F_TIMEOUT(latency, test_name, 300)				\
+	{								\
+		run_attack(_metadata, self, &test_name##_attack);	\
+	}
 
 /*
  * CANCEL @ids[0, n) of @fd in SUBMIT batches; each must say @expect.

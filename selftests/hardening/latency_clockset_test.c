@@ -76,32 +76,21 @@ static void run_clock_sets(struct __test_metadata *_metadata,
 static void control_clock_sets(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(latency) *self)
 {
-	int fd = t_open(0);
+	int fd = control_file(_metadata, self, t_now(CLOCK_MONOTONIC) + FAR_NS);
 
-	ASSERT_LE(0, fd);
-	self->fds[1] = fd;
-	ASSERT_EQ(0, arm_range(self, fd, 0, CONTROL_TIMERS, self->cpu,
-			       t_now(CLOCK_MONOTONIC) + FAR_NS, FAR_NS));
 	ASSERT_EQ(0, t_pin_self(self->cpu));
 	clock_sets(_metadata, fd, CONTROL_TIMERS);
 	ASSERT_EQ(0, t_pin_self(self->home_cpu));
-	close(fd);
-	self->fds[1] = -1;
+	control_end(self);
 }
 
-static const struct attack clock_sets_attack = {
+ATTACK_TEST(clock_set_walks_file,
 	.what = "CLOCK_REALTIME sets with a cancel-on-set timer",
 	.idle = control_clock_sets,
 	.idle_what = "the same sets with a small file",
 	.prepare = prepare_far,
 	.run = run_clock_sets,
-	.ops = "sets",
-};
-
-TEST_F_TIMEOUT(latency, clock_set_walks_file, 300)
-{
-	run_attack(_metadata, self, &clock_sets_attack);
-}
+	.ops = "sets")
 
 /*
  * A file of WATCHED_COS cancel-on-set timers (one hold of the clock set's
@@ -159,8 +148,7 @@ static void control_unwatched_set(struct __test_metadata *_metadata,
 	ASSERT_LE(0, fd);
 	self->fds[1] = fd;
 	one_set(_metadata, self, fd, WATCHED_COS);
-	close(fd);
-	self->fds[1] = -1;
+	control_end(self);
 }
 
 static void prepare_watched(struct __test_metadata *_metadata,
@@ -199,21 +187,14 @@ static void restore_watched(struct __test_metadata *_metadata,
 	}
 }
 
-static const struct attack watched_set = {
+ATTACK_TEST(clock_set_wakes_watchers,
 	.what = "a CLOCK_REALTIME set, the file watched by 1000 epolls",
 	.idle = control_unwatched_set,
 	.idle_what = "the same set, not watched",
 	.prepare = prepare_watched,
 	.run = run_watched_set,
 	.restore = restore_watched,
-	.ops = "sets",
-};
-
-TEST_F_TIMEOUT(latency, clock_set_wakes_watchers, 300)
-{
-	run_attack(_metadata, self, &watched_set);
-	restore_watched(_metadata, self);
-}
+	.ops = "sets")
 
 /*
  * A file that once had a cancel-on-set timer stays on the list a clock set
@@ -254,8 +235,7 @@ static void control_one_cos_file(struct __test_metadata *_metadata,
 	ASSERT_LE(0, fd);
 	self->fds[1] = fd;
 	one_set(_metadata, self, fd, 1);
-	close(fd);
-	self->fds[1] = -1;
+	control_end(self);
 }
 
 static void prepare_empty_cos_files(struct __test_metadata *_metadata,
@@ -295,20 +275,13 @@ static void restore_empty_cos_files(struct __test_metadata *_metadata,
 	empty_cos_fds = NULL;
 }
 
-static const struct attack empty_cos_set = {
+ATTACK_TEST(clock_set_walks_many_files,
 	.what = "a CLOCK_REALTIME set walking files with no cancel-on-set timer left",
 	.idle = control_one_cos_file,
 	.idle_what = "the same set with one file",
 	.prepare = prepare_empty_cos_files,
 	.run = run_empty_cos_set,
 	.restore = restore_empty_cos_files,
-	.ops = "sets",
-};
-
-TEST_F_TIMEOUT(latency, clock_set_walks_many_files, 300)
-{
-	run_attack(_metadata, self, &empty_cos_set);
-	restore_empty_cos_files(_metadata, self);
-}
+	.ops = "sets")
 
 TEST_HARNESS_MAIN

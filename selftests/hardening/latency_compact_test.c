@@ -131,31 +131,20 @@ static void control_close_compacts(struct __test_metadata *_metadata,
 	int fd;
 
 	wait_compacted(_metadata, self->cpu, 64);
-	fd = t_open(0);
-	ASSERT_LE(0, fd);
-	self->fds[1] = fd;
-	ASSERT_EQ(0, arm_range(self, fd, 0, CONTROL_TIMERS, self->cpu,
-			       t_now(CLOCK_MONOTONIC) + FAR_NS, FAR_NS));
+	fd = control_file(_metadata, self, t_now(CLOCK_MONOTONIC) + FAR_NS);
 	ASSERT_EQ(0, t_pin_self(self->cpu));
 	close_compacts(_metadata, fd, self->ids, CONTROL_TIMERS, self->cpu);
 	ASSERT_EQ(0, t_pin_self(self->home_cpu));
-	close(fd);
-	self->fds[1] = -1;
+	control_end(self);
 }
 
-static const struct attack close_compacts_attack = {
+ATTACK_TEST(close_compacts_heap,
 	.what = "close() with a sixteenth of the heap dead",
 	.idle = control_close_compacts,
 	.idle_what = "the same on a small heap",
 	.prepare = prepare_far,
 	.run = run_close_compacts,
-	.ops = "CANCELs",
-};
-
-TEST_F_TIMEOUT(latency, close_compacts_heap, 300)
-{
-	run_attack(_metadata, self, &close_compacts_attack);
-}
+	.ops = "CANCELs")
 
 /*
  * close() @fd, armed with @n timers far ahead on the victim's CPU, from
@@ -175,12 +164,10 @@ static unsigned long long close_armed(struct __test_metadata *_metadata,
 static void run_close_armed(struct __test_metadata *_metadata,
 			    FIXTURE_DATA(latency) *self)
 {
-	__s64 t = t_now(CLOCK_MONOTONIC);
 	unsigned long long dead;
 
 	dead = close_armed(_metadata, self->fds[0], self->n, self->cpu);
 	self->fds[0] = -1;
-	self->ops = (t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
 	ASSERT_GE(self->n / 64, dead)
 		TH_LOG("%llu of %ld dead heap entries left 10 s after the close",
 		       dead, self->n);
@@ -193,28 +180,21 @@ static void control_close_armed(struct __test_metadata *_metadata,
 	int fd;
 
 	wait_compacted(_metadata, self->cpu, 64);
-	fd = t_open(0);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, arm_range(self, fd, 0, CONTROL_TIMERS, self->cpu,
-			       t_now(CLOCK_MONOTONIC) + FAR_NS, FAR_NS));
+	fd = control_file(_metadata, self, t_now(CLOCK_MONOTONIC) + FAR_NS);
+	self->fds[1] = -1;	/* close_armed() closes it */
 	ASSERT_EQ(0, t_pin_self(self->cpu));
 	close_armed(_metadata, fd, CONTROL_TIMERS, self->cpu);
 	ASSERT_EQ(0, t_pin_self(self->home_cpu));
 }
 
-static const struct attack close_armed_attack = {
+ATTACK_TEST(close_of_every_timer,
 	.what = "close() of a file of armed timers",
 	.idle = control_close_armed,
 	.idle_what = "the same on a small file",
 	.prepare = prepare_far,
 	.run = run_close_armed,
-	.ops = "ms to the end of the compaction",
-};
-
-TEST_F_TIMEOUT(latency, close_of_every_timer, 300)
-{
-	run_attack(_metadata, self, &close_armed_attack);
-}
+	.timed = true,
+	.ops = "ms to the end of the compaction")
 
 /*
  * MODIFY timer @id of @fd to an ever earlier expiry, on the victim's CPU,
@@ -273,34 +253,23 @@ static void control_modify_earlier(struct __test_metadata *_metadata,
 				   FIXTURE_DATA(latency) *self)
 {
 	__s64 expires = t_now(CLOCK_MONOTONIC) + FAR_NS;
-	int fd = t_open(0);
+	int fd = control_file(_metadata, self, expires + FAR_NS);
 	__u64 id;
 
-	ASSERT_LE(0, fd);
-	self->fds[1] = fd;
-	ASSERT_EQ(0, arm_range(self, fd, 0, CONTROL_TIMERS, self->cpu,
-			       expires + FAR_NS, FAR_NS));
 	ASSERT_EQ(0, t_arm_cpu(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, expires,
 				0, CONTROL_TIMERS, self->cpu, &id));
 	ASSERT_EQ(0, t_pin_self(self->cpu));
 	modify_earlier(_metadata, fd, id, expires, modify_earlier_ops(self));
 	ASSERT_EQ(0, t_pin_self(self->home_cpu));
-	close(fd);
-	self->fds[1] = -1;
+	control_end(self);
 }
 
-static const struct attack modify_earlier_attack = {
+ATTACK_TEST(modify_earlier_compacts_heap,
 	.what = "MODIFY of one timer ever earlier",
 	.idle = control_modify_earlier,
 	.idle_what = "the same MODIFYs on a small heap",
 	.prepare = prepare_far,
 	.run = run_modify_earlier,
-	.ops = "MODIFYs",
-};
-
-TEST_F_TIMEOUT(latency, modify_earlier_compacts_heap, 300)
-{
-	run_attack(_metadata, self, &modify_earlier_attack);
-}
+	.ops = "MODIFYs")
 
 TEST_HARNESS_MAIN

@@ -68,24 +68,6 @@ static void prepare_doomed_cpu(struct __test_metadata *_metadata,
 				   t_now(CLOCK_MONOTONIC) + FAR_NS, FAR_NS);
 }
 
-static void run_cpu_offline(struct __test_metadata *_metadata,
-			    FIXTURE_DATA(latency) *self)
-{
-	__s64 t = t_now(CLOCK_MONOTONIC);
-
-	cpu_offline(_metadata, self);
-	self->ops = (t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
-}
-
-static const struct attack doomed_cpu = {
-	.what = "CPU offline",
-	.idle = idle_cpu_cycles,
-	.prepare = prepare_doomed_cpu,
-	.run = run_cpu_offline,
-	.restore = cpu_online,
-	.ops = "ms to go offline",
-};
-
 /*
  * The teardown that merges the heaps runs on the first online CPU but the
  * one going (kernels that hand cpu_down() to work_on_cpu()), or else on
@@ -93,26 +75,36 @@ static const struct attack doomed_cpu = {
  * comes from there.  So here the victim sits on CPU 0, the timers on the
  * last CPU, which goes, and the rest runs on CPU 1.
  */
-TEST_F_TIMEOUT(latency, cpu_offline_merges_heap, 300)
+static void place_around_doomed_cpu(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(latency) *self)
 {
 	char path[96];
 
-	if (!self->skip[0] && self->nr_online < 3)
+	if (self->nr_online < 3) {
 		snprintf(self->skip, sizeof(self->skip),
 			 "needs three online CPUs: the victim's, the one that goes, one more");
-	if (!self->skip[0]) {
-		t_cpu_online_path(self->doomed_cpu, path, sizeof(path));
-		if (access(path, W_OK) || !t_cpu_online(1))
-			snprintf(self->skip, sizeof(self->skip),
-				 "cpu%d cannot go offline, or cpu1 is offline",
-				 self->doomed_cpu);
+		return;
 	}
-	if (!self->skip[0]) {
-		self->cpu = 0;
-		self->home_cpu = 1;
-		ASSERT_EQ(0, t_pin_self(self->home_cpu));
+	t_cpu_online_path(self->doomed_cpu, path, sizeof(path));
+	if (access(path, W_OK) || !t_cpu_online(1)) {
+		snprintf(self->skip, sizeof(self->skip),
+			 "cpu%d cannot go offline, or cpu1 is offline",
+			 self->doomed_cpu);
+		return;
 	}
-	run_attack(_metadata, self, &doomed_cpu);
+	self->cpu = 0;
+	self->home_cpu = 1;
+	ASSERT_EQ(0, t_pin_self(self->home_cpu));
 }
+
+ATTACK_TEST(cpu_offline_merges_heap,
+	.what = "CPU offline",
+	.setup = place_around_doomed_cpu,
+	.idle = idle_cpu_cycles,
+	.prepare = prepare_doomed_cpu,
+	.run = cpu_offline,
+	.restore = cpu_online,
+	.timed = true,
+	.ops = "ms to go offline")
 
 TEST_HARNESS_MAIN

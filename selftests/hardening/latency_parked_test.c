@@ -51,7 +51,7 @@ static struct {
 	size_t len;
 	long nr;
 	struct parked *readers;
-} parked;
+} parked = { .uffd = -1 };
 
 static void *parked_read(void *arg)
 {
@@ -131,10 +131,8 @@ static void run_read_after_parked(struct __test_metadata *_metadata,
 				  FIXTURE_DATA(latency) *self)
 {
 	struct qtimer_record recs[16];
-	__s64 t = t_now(CLOCK_MONOTONIC);
 
 	ASSERT_EQ((ssize_t)sizeof(recs), read(self->fds[0], recs, sizeof(recs)));
-	self->ops = (t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
 }
 
 /* Unpark them: closing the userfaultfd lets their faults through. */
@@ -159,27 +157,21 @@ static void restore_parked(struct __test_metadata *_metadata,
 	parked.region = NULL;
 }
 
-static const struct attack parked_readers = {
+ATTACK_TEST(read_ends_what_parked_readers_consumed,
 	.what = "read() after parked read()s",
 	.prepare = prepare_parked_readers,
 	.run = run_read_after_parked,
 	.restore = restore_parked,
-	.ops = "ms in read()",
-};
-
-TEST_F_TIMEOUT(latency, read_ends_what_parked_readers_consumed, 300)
-{
-	parked.uffd = -1;
-	run_attack(_metadata, self, &parked_readers);
-	restore_parked(_metadata, self);
-}
+	.timed = true,
+	.ops = "ms in read()")
 
 /*
  * The same backlog, with a ring set up on the file after the read()s
  * parked: a timer of the file that fires on the victim's CPU makes the
  * expirer, in softirq, deliver into a file with a ring, which ends what
  * the file's shards have waiting.  Before 3191a2c it ended all of it in
- * that one delivery; now at most a chunk in all.
+ * that one delivery; now at most a chunk in all.  (The ring goes with the
+ * attack's files.)
  */
 static void prepare_parked_then_ring(struct __test_metadata *_metadata,
 				     FIXTURE_DATA(latency) *self)
@@ -206,29 +198,14 @@ static void run_expire_after_parked(struct __test_metadata *_metadata,
 		ASSERT_GT(60 * NSEC_PER_SEC, t_now(CLOCK_MONOTONIC) - t);
 		t_sleep_ms(1);
 	}
-	self->ops = (t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
 }
 
-static void restore_parked_then_ring(struct __test_metadata *_metadata,
-				     FIXTURE_DATA(latency) *self)
-{
-	restore_parked(_metadata, self);
-	t_ring_unmap(&self->ring);
-}
-
-static const struct attack parked_then_ring = {
+ATTACK_TEST(expirer_ends_what_parked_readers_consumed,
 	.what = "an expiry into a ring after parked read()s",
 	.prepare = prepare_parked_then_ring,
 	.run = run_expire_after_parked,
-	.restore = restore_parked_then_ring,
-	.ops = "ms to its record",
-};
-
-TEST_F_TIMEOUT(latency, expirer_ends_what_parked_readers_consumed, 300)
-{
-	parked.uffd = -1;
-	run_attack(_metadata, self, &parked_then_ring);
-	restore_parked_then_ring(_metadata, self);
-}
+	.restore = restore_parked,
+	.timed = true,
+	.ops = "ms to its record")
 
 TEST_HARNESS_MAIN

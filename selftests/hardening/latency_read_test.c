@@ -114,28 +114,19 @@ static void control_cancel_queued(struct __test_metadata *_metadata,
 	control_unread(_metadata, self, CANCEL_UNREAD);
 }
 
-static const struct attack cancel_queued = {
+ATTACK_TEST(cancel_sweeps_ready_queue,
 	.what = "CANCEL of unread records",
 	.idle = control_cancel_queued,
 	.idle_what = "the same on small files",
 	.prepare = prepare_unread,
 	.run = run_cancel_queued,
-	.ops = "CANCELs",
-};
-
-TEST_F_TIMEOUT(latency, cancel_sweeps_ready_queue, 300)
-{
-	run_attack(_metadata, self, &cancel_queued);
-}
+	.ops = "CANCELs")
 
 static void run_close_unread(struct __test_metadata *_metadata,
 			     FIXTURE_DATA(latency) *self)
 {
-	__s64 t = t_now(CLOCK_MONOTONIC);
-
 	close(self->fds[0]);
 	self->fds[0] = -1;
-	self->ops = (t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
 }
 
 static void control_close_unread(struct __test_metadata *_metadata,
@@ -144,19 +135,14 @@ static void control_close_unread(struct __test_metadata *_metadata,
 	control_unread(_metadata, self, CLOSE_UNREAD);
 }
 
-static const struct attack close_unread = {
+ATTACK_TEST(close_frees_ready_queue,
 	.what = "close() with unread records",
 	.idle = control_close_unread,
 	.idle_what = "the same on small files",
 	.prepare = prepare_unread,
 	.run = run_close_unread,
-	.ops = "ms in close()",
-};
-
-TEST_F_TIMEOUT(latency, close_frees_ready_queue, 300)
-{
-	run_attack(_metadata, self, &close_unread);
-}
+	.timed = true,
+	.ops = "ms in close()")
 
 /*
  * All of @fd's @n records in one readv(), through iovecs that alias one
@@ -197,10 +183,7 @@ static long read_in_one_call(struct __test_metadata *_metadata, int fd,
 static void run_read_in_one_call(struct __test_metadata *_metadata,
 				 FIXTURE_DATA(latency) *self)
 {
-	__s64 t = t_now(CLOCK_MONOTONIC);
-
 	EXPECT_EQ(self->n, read_in_one_call(_metadata, self->fds[0], self->n));
-	self->ops = (t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
 }
 
 static void control_read_unread(struct __test_metadata *_metadata,
@@ -209,19 +192,14 @@ static void control_read_unread(struct __test_metadata *_metadata,
 	control_unread(_metadata, self, READ_UNREAD);
 }
 
-static const struct attack read_all = {
+ATTACK_TEST(read_takes_every_record_in_one_call,
 	.what = "one read() of every record",
 	.idle = control_read_unread,
 	.idle_what = "the same on small files",
 	.prepare = prepare_unread,
 	.run = run_read_in_one_call,
-	.ops = "ms in read()",
-};
-
-TEST_F_TIMEOUT(latency, read_takes_every_record_in_one_call, 300)
-{
-	run_attack(_metadata, self, &read_all);
-}
+	.timed = true,
+	.ops = "ms in read()")
 
 static void on_alarm(int sig)
 {
@@ -257,7 +235,10 @@ TEST_F_TIMEOUT(latency, signal_ends_a_long_read, 300)
 	EXPECT_EQ(self->n - got, t_fdinfo_get(self->fds[0], QT_FI_PENDING));
 }
 
-/* The same through the ring's read(): the records wait for room in it. */
+/*
+ * The same through the ring's read(): the records wait for room in it.
+ * (The ring goes with the attack's files.)
+ */
 static void prepare_unread_then_ring(struct __test_metadata *_metadata,
 				     FIXTURE_DATA(latency) *self)
 {
@@ -265,26 +246,14 @@ static void prepare_unread_then_ring(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, t_ring_map(&self->ring, self->fds[0], 64));
 }
 
-static void restore_ring(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(latency) *self)
-{
-	t_ring_unmap(&self->ring);
-}
-
-static const struct attack ring_read_all = {
+ATTACK_TEST(ring_read_takes_every_record_in_one_call,
 	.what = "one read() of every record, with a ring",
 	.idle = control_read_unread,
 	.idle_what = "the same on small files",
 	.prepare = prepare_unread_then_ring,
 	.run = run_read_in_one_call,
-	.restore = restore_ring,
-	.ops = "ms in read()",
-};
-
-TEST_F_TIMEOUT(latency, ring_read_takes_every_record_in_one_call, 300)
-{
-	run_attack(_metadata, self, &ring_read_all);
-}
+	.timed = true,
+	.ops = "ms in read()")
 
 /*
  * Up to half of a file's unread records may be cancelled without a sweep
@@ -319,25 +288,18 @@ static void run_read_past_ghosts(struct __test_metadata *_metadata,
 				 FIXTURE_DATA(latency) *self)
 {
 	struct qtimer_record rec;
-	__s64 t = t_now(CLOCK_MONOTONIC);
 
 	ASSERT_EQ((ssize_t)sizeof(rec), read(self->fds[0], &rec, sizeof(rec)));
-	self->ops = (t_now(CLOCK_MONOTONIC) - t) / NSEC_PER_MSEC;
 	EXPECT_LE(self->n / 2, (long)rec.cookie);
 }
 
-static const struct attack read_ghosts = {
+ATTACK_TEST(read_frees_leading_cancelled_records,
 	.what = "read() behind cancelled records",
 	.idle = control_cancel_queued,
 	.idle_what = "CANCELs on small files",
 	.prepare = prepare_ghosts_ahead,
 	.run = run_read_past_ghosts,
-	.ops = "ms in read()",
-};
-
-TEST_F_TIMEOUT(latency, read_frees_leading_cancelled_records, 300)
-{
-	run_attack(_metadata, self, &read_ghosts);
-}
+	.timed = true,
+	.ops = "ms in read()")
 
 TEST_HARNESS_MAIN

@@ -115,19 +115,12 @@ static void run_ring_read_rewound(struct __test_metadata *_metadata,
 		.until = t_now(CLOCK_MONOTONIC) + ATTACK_NS,
 	};
 	struct qtimer_record rec[2];
-	pthread_attr_t attr;
-	cpu_set_t set;
 	__s64 t;
 	ssize_t n;
 	int ret;
 
-	CPU_ZERO(&set);
-	CPU_SET(self->home_cpu, &set);
-	pthread_attr_init(&attr);
-	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	ret = pthread_create(&w.thread, &attr, rewinder_fn, &w);
-	pthread_attr_destroy(&attr);
-	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, start_on_cpu(&w.thread, self->home_cpu, 0, rewinder_fn,
+				  &w));
 	t = t_now(CLOCK_MONOTONIC);
 	n = read(self->fds[0], rec, sizeof(rec));
 	ret = errno;
@@ -139,26 +132,19 @@ static void run_ring_read_rewound(struct __test_metadata *_metadata,
 	EXPECT_EQ(QTIMER_REC_LAST, rec[0].flags);
 }
 
-static void unmap_ring(struct __test_metadata *_metadata,
-		       FIXTURE_DATA(latency) *self)
+static void require_ring(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(latency) *self)
 {
-	t_ring_unmap(&self->ring);
+	if (!t_ring_offered())
+		snprintf(self->skip, sizeof(self->skip), "no record ring");
 }
 
-static const struct attack ring_read_rewound = {
+ATTACK_TEST(ring_read_rewalks_taken_records,
 	.what = "read() of a ring whose tail is written back",
+	.setup = require_ring,
 	.prepare = prepare_taken_ring,
 	.run = run_ring_read_rewound,
-	.restore = unmap_ring,
-	.ops = "ms in read()",
-};
-
-TEST_F_TIMEOUT(latency, ring_read_rewalks_taken_records, 300)
-{
-	if (!self->skip[0] && !t_ring_offered())
-		snprintf(self->skip, sizeof(self->skip), "no record ring");
-	run_attack(_metadata, self, &ring_read_rewound);
-}
+	.ops = "ms in read()")
 
 /*
  * The expirer's ring upkeep: see the top of the file.  The one-shots are
@@ -258,17 +244,9 @@ static void run_upkeep(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(latency) *self)
 {
 	struct advancer adv = { .stop = false };
-	pthread_attr_t attr;
-	cpu_set_t set;
-	int ret;
 
-	CPU_ZERO(&set);
-	CPU_SET(self->home_cpu, &set);
-	pthread_attr_init(&attr);
-	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	ret = pthread_create(&adv.thread, &attr, advancer_fn, &adv);
-	pthread_attr_destroy(&attr);
-	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, start_on_cpu(&adv.thread, self->home_cpu, 0, advancer_fn,
+				  &adv));
 	t_sleep_ns(upkeep_start + ATTACK_NS - t_now(CLOCK_MONOTONIC));
 	adv.stop = true;
 	pthread_join(adv.thread, NULL);
@@ -293,20 +271,13 @@ static void idle_upkeep(struct __test_metadata *_metadata,
 {
 }
 
-static const struct attack upkeep = {
+ATTACK_TEST(expirer_upkeep_of_many_rings,
 	.what = "one-shots into rings whose consumers pass 1 ns tickers' records",
+	.setup = require_ring,
 	.idle = idle_upkeep,
 	.prepare = prepare_upkeep,
 	.run = run_upkeep,
 	.restore = restore_upkeep,
-	.ops = "tail moves",
-};
-
-TEST_F_TIMEOUT(latency, expirer_upkeep_of_many_rings, 300)
-{
-	if (!self->skip[0] && !t_ring_offered())
-		snprintf(self->skip, sizeof(self->skip), "no record ring");
-	run_attack(_metadata, self, &upkeep);
-}
+	.ops = "tail moves")
 
 TEST_HARNESS_MAIN

@@ -36,10 +36,13 @@ static void *held_read_fn(void *p)
 	return NULL;
 }
 
+/* How a held read started, if not with -errno. */
+enum { HELD, NO_UFFD, NO_CLOCK_SET, NO_RING };
+
 /*
  * Start a read() of @fd into a missing userfaultfd page and wait until it
  * faults: from then until held_read_release() its record is being copied
- * out.  0, -errno, or 1 when userfaultfd is not available.
+ * out.  HELD, NO_UFFD or -errno.
  */
 static int held_read_start(struct held_read *h, int fd)
 {
@@ -53,7 +56,7 @@ static int held_read_start(struct held_read *h, int fd)
 	h->pagesz = sysconf(_SC_PAGESIZE);
 	h->uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	if (h->uffd < 0)
-		return errno == ENOSYS || errno == EPERM ? 1 : -errno;
+		return errno == ENOSYS || errno == EPERM ? NO_UFFD : -errno;
 	if (ioctl(h->uffd, UFFDIO_API, &api))
 		return -errno;
 	h->page = mmap(NULL, h->pagesz, PROT_READ | PROT_WRITE,
@@ -73,7 +76,25 @@ static int held_read_start(struct held_read *h, int fd)
 	if (read(h->uffd, &msg, sizeof(msg)) != sizeof(msg) ||
 	    msg.event != UFFD_EVENT_PAGEFAULT)
 		return -EIO;
-	return 0;
+	return HELD;
+}
+
+/*
+ * Arm a timer of @fd due now on @clockid (a ticker every @period ns, or a
+ * one-shot), wait for its record and hold a read of it mid-copy.  HELD,
+ * NO_UFFD or -errno.
+ */
+static int hold_fired(struct held_read *h, int fd, int clockid, __u32 flags,
+		      __u64 period, __u64 cookie, __u64 *id)
+{
+	__s64 now = flags & QTIMER_F_ABSTIME ? t_now(clockid) : 0;
+	int ret = t_arm(fd, clockid, flags, now, period, cookie, id);
+
+	if (ret)
+		return ret < 0 ? ret : -EPROTO;
+	if (t_wait_readable(fd, QT_ARRIVE_MS) != 1)
+		return -ETIME;
+	return held_read_start(h, fd);
 }
 
 static ssize_t held_read_release(struct held_read *h, struct qtimer_record *rec)
@@ -106,12 +127,31 @@ static ssize_t held_read_fail(struct held_read *h)
 	return h->ret < 0 ? -h->err : h->ret;
 }
 
-#define HOLD_OR_SKIP(h, fd) do {					\
-	int __r = held_read_start(h, fd);				\
-	if (__r == 1)							\
+/* Skips the test if what it needs for @start is missing. */
+#define HELD_OR_SKIP(start) do {					\
+	int __r = (start);						\
+	if (__r == NO_UFFD)						\
 		SKIP(return, "no userfaultfd (CONFIG_USERFAULTFD)");	\
-	ASSERT_EQ(0, __r);						\
+	if (__r == NO_CLOCK_SET)					\
+		SKIP(return, "cannot set CLOCK_REALTIME: %s", strerror(errno)); \
+	if (__r == NO_RING)						\
+		SKIP(return, "the module offers no ring");		\
+	ASSERT_EQ(HELD, __r) TH_LOG("%s", strerror(-__r));		\
 } while (0)
+
+/* A read held with hold_fired() of a CLOCK_MONOTONIC timer. */
+#define FIRED_HELD_OR_SKIP(h, fd, period, cookie, id)			\
+	HELD_OR_SKIP(hold_fired(h, fd, CLOCK_MONOTONIC, 0, period, cookie, id))
+
+/* The held read ends with its copy done: it returns the record held. */
+static void expect_copied(struct __test_metadata *_metadata,
+			  struct held_read *h, struct qtimer_record *rec,
+			  __u64 cookie, __u32 flags)
+{
+	ASSERT_EQ((ssize_t)sizeof(*rec), held_read_release(h, rec));
+	EXPECT_EQ(cookie, rec->cookie);
+	EXPECT_EQ(flags, rec->flags);
+}
 
 /*
  * The read() took the one-shot's record: the read wins and the timer is
@@ -125,13 +165,9 @@ TEST(cancel_oneshot_while_its_record_is_copied)
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 77, &id));
-	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
-	HOLD_OR_SKIP(&h, fd);
+	FIRED_HELD_OR_SKIP(&h, fd, 0, 77, &id);
 	ret = t_cancel(fd, id);
-	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
-	EXPECT_EQ(77, rec.cookie);
-	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	expect_copied(_metadata, &h, &rec, 77, QTIMER_REC_LAST);
 	EXPECT_EQ(-ENOENT, ret);
 	EXPECT_EQ(-ENOENT, t_cancel(fd, id));
 	close(fd);
@@ -160,7 +196,7 @@ TEST(cancel_oneshot_whose_ring_claim_is_forged_back)
 	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 91, &id));
 	ASSERT_EQ(1, t_ring_wait_pending(&r, 1, QT_ARRIVE_MS));
 	idx = t_ring_tail(&r) & (r.entries - 1);
-	HOLD_OR_SKIP(&h, fd);
+	HELD_OR_SKIP(held_read_start(&h, fd));
 	/* read() took it: TAKEN.  Forge READY back. */
 	ASSERT_EQ(QTIMER_REC_TAKEN,
 		  __atomic_load_n(&r.recs[idx].flags, __ATOMIC_ACQUIRE) & QTIMER_REC_CLAIM);
@@ -191,13 +227,9 @@ TEST(modify_oneshot_while_its_record_is_copied)
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 78, &id));
-	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
-	HOLD_OR_SKIP(&h, fd);
+	FIRED_HELD_OR_SKIP(&h, fd, 0, 78, &id);
 	ret = t_modify(fd, id, 0, 10 * NSEC_PER_MSEC, 0, 0);
-	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
-	EXPECT_EQ(78, rec.cookie);
-	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	expect_copied(_metadata, &h, &rec, 78, QTIMER_REC_LAST);
 	EXPECT_EQ(-ENOENT, ret);
 	/* Nothing after a LAST record. */
 	EXPECT_EQ(0, t_wait_readable(fd, 300))
@@ -220,14 +252,9 @@ TEST(cancel_ticker_while_its_record_is_copied)
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 20 * NSEC_PER_MSEC,
-			    79, &id));
-	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
-	HOLD_OR_SKIP(&h, fd);
+	FIRED_HELD_OR_SKIP(&h, fd, 20 * NSEC_PER_MSEC, 79, &id);
 	ret = t_cancel(fd, id);
-	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
-	EXPECT_EQ(79, rec.cookie);
-	EXPECT_EQ(0, rec.flags);
+	expect_copied(_metadata, &h, &rec, 79, 0);
 	EXPECT_EQ(0, ret);
 	EXPECT_EQ(0, t_wait_readable(fd, 200));
 	EXPECT_EQ(-ENOENT, t_cancel(fd, id));
@@ -247,15 +274,10 @@ TEST(modify_ticker_while_its_record_is_copied)
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 10 * NSEC_PER_MSEC,
-			    80, &id));
-	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
-	HOLD_OR_SKIP(&h, fd);
+	FIRED_HELD_OR_SKIP(&h, fd, 10 * NSEC_PER_MSEC, 80, &id);
 	t0 = t_now(CLOCK_MONOTONIC);
 	ret = t_modify(fd, id, 0, 100 * NSEC_PER_MSEC, 0, 0);
-	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
-	EXPECT_EQ(80, rec.cookie);
-	EXPECT_EQ(0, rec.flags);
+	expect_copied(_metadata, &h, &rec, 80, 0);
 	EXPECT_LT(rec.expires_ns, t0);
 	EXPECT_EQ(0, ret);
 	/* The new schedule: a one-shot 100 ms after the modify. */
@@ -282,9 +304,7 @@ TEST(cancel_oneshot_then_its_copy_fails)
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 82, &id));
-	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
-	HOLD_OR_SKIP(&h, fd);
+	FIRED_HELD_OR_SKIP(&h, fd, 0, 82, &id);
 	EXPECT_EQ(-ENOENT, t_cancel(fd, id));
 	EXPECT_EQ(-EFAULT, held_read_fail(&h));
 	EXPECT_EQ(-EAGAIN, t_read(fd, &rec, 1))
@@ -306,9 +326,7 @@ TEST(modify_oneshot_then_its_copy_fails)
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 83, &id));
-	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
-	HOLD_OR_SKIP(&h, fd);
+	FIRED_HELD_OR_SKIP(&h, fd, 0, 83, &id);
 	EXPECT_EQ(-ENOENT, t_modify(fd, id, 0, 10 * NSEC_PER_MSEC, 0, 0));
 	EXPECT_EQ(-EFAULT, held_read_fail(&h));
 	EXPECT_EQ(0, t_wait_readable(fd, 200));
@@ -326,9 +344,7 @@ TEST(oneshot_copy_fails_record_stays)
 	__u64 id;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 0, 0, 84, &id));
-	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
-	HOLD_OR_SKIP(&h, fd);
+	FIRED_HELD_OR_SKIP(&h, fd, 0, 84, &id);
 	EXPECT_EQ(-EFAULT, held_read_fail(&h));
 	ASSERT_EQ(1, t_read(fd, &rec, 1));
 	EXPECT_EQ(id, rec.id);
@@ -350,39 +366,38 @@ static int set_realtime_now(void)
 }
 
 /*
- * Arm a cancel-on-set realtime timer due now (a ticker every @period ns, or
- * a one-shot) with @cookie, wait for its record, hold a read of it mid-copy
- * and set the clock.
- * 0; 1 without userfaultfd; 2 when the clock cannot be set; or -errno.
+ * In a new O_NONBLOCK file, with @ring a record ring of 16 set up on it
+ * (unmapped), arm a cancel-on-set realtime timer due now (a ticker every
+ * @period ns, or a one-shot) with @cookie, hold a read of its record
+ * mid-copy (see hold_fired(); the file is then @h->fd) and set the clock.
+ * HELD, NO_UFFD, NO_CLOCK_SET, NO_RING or -errno.
  */
-static int cos_held_across_set(int fd, __u64 cookie, __u64 period,
+static int cos_held_across_set(bool ring, __u64 cookie, __u64 period,
 			       struct held_read *h, __u64 *id)
 {
-	int ret = t_arm(fd, CLOCK_REALTIME,
-			 QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
-			 t_now(CLOCK_REALTIME), period, cookie, id);
+	struct qtimer_ring_setup s;
+	int fd, ret;
 
-	if (ret)
+	if (ring && !t_ring_offered())
+		return NO_RING;
+	fd = t_open(O_NONBLOCK);
+	if (fd < 0)
+		return fd;
+	if (ring) {
+		ret = t_ring_setup(fd, 16, &s);
+		if (ret)
+			return ret < 0 ? ret : -EPROTO;
+	}
+	ret = hold_fired(h, fd, CLOCK_REALTIME,
+			 QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET, period,
+			 cookie, id);
+	if (ret != HELD)
 		return ret;
-	if (t_wait_readable(fd, QT_ARRIVE_MS) != 1)
-		return -ETIME;
-	ret = held_read_start(h, fd);
-	if (ret)
-		return ret;
-	return set_realtime_now() ? 2 : 0;
+	return set_realtime_now() ? NO_CLOCK_SET : HELD;
 }
 
-#define COS_HELD_OR_SKIP(fd, cookie, period, h, id) do {		\
-	int __r = cos_held_across_set(fd, cookie, period, h, id);		\
-	if (__r == 1)								\
-		SKIP(return, "no userfaultfd (CONFIG_USERFAULTFD)");		\
-	if (__r == 2)								\
-		SKIP(return, "cannot set CLOCK_REALTIME: %s", strerror(errno)); \
-	ASSERT_EQ(0, __r);							\
-} while (0)
-
 /*
- * The clock-set cases, each on @fd (O_NONBLOCK; with or without a ring),
+ * The clock-set cases, each on a file of its own (with or without a ring),
  * with @cookie: a cancel-on-set timer due now (a ticker every 20 ms or a
  * one-shot), its record held mid-copy by a read() when the clock is set.
  * Each leaves nothing pending and the timer gone.
@@ -401,7 +416,7 @@ static void expect_gone(struct __test_metadata *_metadata, int fd, __u64 id)
  * cancellation (as one still queued at the set does), with the count it
  * had, and nothing follows it.
  */
-static void copy_fails_across_set(struct __test_metadata *_metadata, int fd,
+static void copy_fails_across_set(struct __test_metadata *_metadata, bool ring,
 				  __u64 cookie, __u64 period)
 {
 	struct qtimer_record recs[4];
@@ -409,10 +424,10 @@ static void copy_fails_across_set(struct __test_metadata *_metadata, int fd,
 	int got, i;
 	__u64 id;
 
-	COS_HELD_OR_SKIP(fd, cookie, period, &h, &id);
+	HELD_OR_SKIP(cos_held_across_set(ring, cookie, period, &h, &id));
 	EXPECT_EQ(-EFAULT, held_read_fail(&h));
 	t_sleep_ms(100);
-	got = t_read(fd, recs, 4);
+	got = t_read(h.fd, recs, 4);
 	for (i = 0; i < got; i++)
 		TH_LOG("record %d: cookie %llu flags %#x count %u", i,
 		       (unsigned long long)recs[i].cookie, recs[i].flags,
@@ -426,35 +441,35 @@ static void copy_fails_across_set(struct __test_metadata *_metadata, int fd,
 	} else {
 		EXPECT_EQ(1, recs[0].count);
 	}
-	expect_gone(_metadata, fd, id);
+	expect_gone(_metadata, h.fd, id);
+	close(h.fd);
 }
 
 /*
  * The copy succeeds: the record arrives as it was taken, before the set;
  * a ticker's cancellation record follows it, a one-shot's nothing.
  */
-static void copied_across_set(struct __test_metadata *_metadata, int fd,
+static void copied_across_set(struct __test_metadata *_metadata, bool ring,
 			      __u64 cookie, __u64 period)
 {
 	struct qtimer_record rec, recs[4];
 	struct held_read h;
 	__u64 id;
 
-	COS_HELD_OR_SKIP(fd, cookie, period, &h, &id);
-	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
+	HELD_OR_SKIP(cos_held_across_set(ring, cookie, period, &h, &id));
+	expect_copied(_metadata, &h, &rec, cookie, period ? 0 : QTIMER_REC_LAST);
 	EXPECT_EQ(id, rec.id);
-	EXPECT_EQ(cookie, rec.cookie);
-	EXPECT_EQ(period ? 0 : QTIMER_REC_LAST, rec.flags);
 	if (!period) {
 		EXPECT_EQ(1, rec.count);
 	} else {
 		t_sleep_ms(100);
-		ASSERT_EQ(1, t_read(fd, recs, 4));
+		ASSERT_EQ(1, t_read(h.fd, recs, 4));
 		EXPECT_EQ(id, recs[0].id);
 		EXPECT_EQ(QTIMER_REC_CANCELED | QTIMER_REC_LAST, recs[0].flags);
 		EXPECT_EQ(0, recs[0].count);
 	}
-	expect_gone(_metadata, fd, id);
+	expect_gone(_metadata, h.fd, id);
+	close(h.fd);
 }
 
 #define TICKER	(20 * NSEC_PER_MSEC)
@@ -466,39 +481,23 @@ static void copied_across_set(struct __test_metadata *_metadata, int fd,
  */
 TEST(clock_set_while_a_tickers_record_is_copied)
 {
-	int fd = t_open(O_NONBLOCK);
-
-	ASSERT_LE(0, fd);
-	copied_across_set(_metadata, fd, 85, TICKER);
-	close(fd);
+	copied_across_set(_metadata, false, 85, TICKER);
 }
 
 TEST(clock_set_while_a_tickers_record_is_copied_and_fails)
 {
-	int fd = t_open(O_NONBLOCK);
-
-	ASSERT_LE(0, fd);
-	copy_fails_across_set(_metadata, fd, 86, TICKER);
-	close(fd);
+	copy_fails_across_set(_metadata, false, 86, TICKER);
 }
 
 /* (A one-shot's used to come back plain: the walk left it alone.) */
 TEST(clock_set_while_a_oneshots_record_is_copied_and_fails)
 {
-	int fd = t_open(O_NONBLOCK);
-
-	ASSERT_LE(0, fd);
-	copy_fails_across_set(_metadata, fd, 87, 0);
-	close(fd);
+	copy_fails_across_set(_metadata, false, 87, 0);
 }
 
 TEST(clock_set_while_a_oneshots_record_is_copied)
 {
-	int fd = t_open(O_NONBLOCK);
-
-	ASSERT_LE(0, fd);
-	copied_across_set(_metadata, fd, 88, 0);
-	close(fd);
+	copied_across_set(_metadata, false, 88, 0);
 }
 
 /*
@@ -507,59 +506,24 @@ TEST(clock_set_while_a_oneshots_record_is_copied)
  * as the plain record: the walk marked only a claimed ticker, whose plain
  * record was then followed by a second, empty cancellation.)
  */
-static int ringed_fd(void)
-{
-	struct qtimer_ring_setup s;
-	int fd = t_open(O_NONBLOCK);
-
-	if (fd >= 0 && t_ring_setup(fd, 16, &s)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-#define RINGED_FD_OR_SKIP(fd) do {					\
-	if (!t_ring_offered())						\
-		SKIP(return, "the module offers no ring");		\
-	fd = ringed_fd();						\
-	ASSERT_LE(0, fd);						\
-} while (0)
-
 TEST(ring_clock_set_while_a_oneshots_record_is_copied_and_fails)
 {
-	int fd;
-
-	RINGED_FD_OR_SKIP(fd);
-	copy_fails_across_set(_metadata, fd, 91, 0);
-	close(fd);
+	copy_fails_across_set(_metadata, true, 91, 0);
 }
 
 TEST(ring_clock_set_while_a_tickers_record_is_copied_and_fails)
 {
-	int fd;
-
-	RINGED_FD_OR_SKIP(fd);
-	copy_fails_across_set(_metadata, fd, 92, TICKER);
-	close(fd);
+	copy_fails_across_set(_metadata, true, 92, TICKER);
 }
 
 TEST(ring_clock_set_while_a_oneshots_record_is_copied)
 {
-	int fd;
-
-	RINGED_FD_OR_SKIP(fd);
-	copied_across_set(_metadata, fd, 93, 0);
-	close(fd);
+	copied_across_set(_metadata, true, 93, 0);
 }
 
 TEST(ring_clock_set_while_a_tickers_record_is_copied)
 {
-	int fd;
-
-	RINGED_FD_OR_SKIP(fd);
-	copied_across_set(_metadata, fd, 94, TICKER);
-	close(fd);
+	copied_across_set(_metadata, true, 94, TICKER);
 }
 
 /* The last close of a file while a read() of it is mid-copy. */
@@ -576,7 +540,7 @@ TEST(close_while_a_record_is_copied)
 	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, NSEC_PER_SEC, 0, 90, NULL));
 	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
 	t_sleep_ms(50);
-	HOLD_OR_SKIP(&h, fd);
+	HELD_OR_SKIP(held_read_start(&h, fd));
 	/* The read holds the file: this close is not the last reference. */
 	close(fd);
 	ASSERT_EQ((ssize_t)sizeof(rec), held_read_release(&h, &rec));
