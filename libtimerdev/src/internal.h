@@ -135,8 +135,12 @@ static inline bool td_ring_peek_mine(struct td_ctx *ctx)
 					     __ATOMIC_RELAXED), pthread_self());
 }
 
-/* timer.c: fill an op from a spec; -EINVAL for what the library rejects. */
+/*
+ * timer.c: fill an op, for its ioctl or a batch, from a spec or from
+ * td_modify()'s arguments; -EINVAL for what the library rejects.
+ */
 int td_op_from_spec(struct qtimer_op *op, const struct td_timer_spec *spec);
-int td_check_modify_flags(unsigned int flags);
+int td_op_modify(struct qtimer_op *op, uint64_t id, int64_t expires_ns,
+		 uint64_t period_ns, uint64_t slack_ns, unsigned int flags);
 
 #endif /* _TD_INTERNAL_H */
