@@ -303,12 +303,29 @@ static void on_replies(struct loop *l, int len)
 	}
 }
 
+/* A message arrived at one end of the socketpair: take it, await the next. */
+static void on_recv(struct loop *l, enum op op, int res)
+{
+	bool client = op == OP_CLIENT_RECV;
+
+	if (res <= 0) {
+		fail(l, client ? "client recv" : "server recv", res);
+		return;
+	}
+	if (client)
+		on_replies(l, res);
+	else
+		on_requests(l, res);
+	queue_recv(l, op);
+}
+
 static void on_cqe(struct loop *l, const struct io_uring_cqe *cqe)
 {
+	enum op op = (enum op)io_uring_cqe_get_data64(cqe);
 	struct io_uring_sqe *sqe;
 	int res = cqe->res;
 
-	switch ((enum op)io_uring_cqe_get_data64(cqe)) {
+	switch (op) {
 	case OP_TIMER_POLL:
 		/* Success is the poll mask; the READ linked to it follows. */
 		if (res < 0)
@@ -355,20 +372,8 @@ static void on_cqe(struct loop *l, const struct io_uring_cqe *cqe)
 		queue_client_send(l);
 		break;
 	case OP_CLIENT_RECV:
-		if (res <= 0) {
-			fail(l, "client recv", res);
-			break;
-		}
-		on_replies(l, res);
-		queue_recv(l, OP_CLIENT_RECV);
-		break;
 	case OP_SERVER_RECV:
-		if (res <= 0) {
-			fail(l, "server recv", res);
-			break;
-		}
-		on_requests(l, res);
-		queue_recv(l, OP_SERVER_RECV);
+		on_recv(l, op, res);
 		break;
 	case OP_SERVER_SEND:
 		if (res <= 0)
