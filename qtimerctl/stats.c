@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,119 +65,106 @@ struct stats_set {
 	struct stats total;
 };
 
-/* Attribute types of the stats set and the sets nested in it. */
-static const enum mnl_attr_data_type stats_types[QTIMER_A_STATS_MAX + 1] = {
-	[QTIMER_A_STATS_CPU]		= MNL_TYPE_U32,
-	[QTIMER_A_STATS_ARMED]		= MNL_TYPE_U64,
-	[QTIMER_A_STATS_FIRED]		= MNL_TYPE_U64,
-	[QTIMER_A_STATS_CANCELLED]	= MNL_TYPE_U64,
-	[QTIMER_A_STATS_MODIFIED]	= MNL_TYPE_U64,
-	[QTIMER_A_STATS_COALESCED]	= MNL_TYPE_U64,
-	[QTIMER_A_STATS_DEFERRED_RUNS]	= MNL_TYPE_U64,
-	[QTIMER_A_STATS_MAX_RUN_NS]	= MNL_TYPE_U64,
-	[QTIMER_A_STATS_HEAP]		= MNL_TYPE_NESTED,
-	[QTIMER_A_STATS_LATENESS]	= MNL_TYPE_NESTED,
+/*
+ * Where the attributes of each set go: a known attribute's type, and the
+ * u32 or u64 field of the struct it fills (nested sets fill none here).
+ * An attribute with no type in the table, padding or a newer kernel's, is
+ * skipped.
+ */
+struct attr_field {
+	enum mnl_attr_data_type type;
+	size_t offset;
 };
+
+#define ATTR_U32(s, f)	{ MNL_TYPE_U32, offsetof(struct s, f) }
+#define ATTR_U64(s, f)	{ MNL_TYPE_U64, offsetof(struct s, f) }
+
+static const struct attr_field stats_fields[QTIMER_A_STATS_MAX + 1] = {
+	[QTIMER_A_STATS_CPU]		= ATTR_U32(stats, cpu),
+	[QTIMER_A_STATS_ARMED]		= ATTR_U64(stats, armed),
+	[QTIMER_A_STATS_FIRED]		= ATTR_U64(stats, fired),
+	[QTIMER_A_STATS_CANCELLED]	= ATTR_U64(stats, cancelled),
+	[QTIMER_A_STATS_MODIFIED]	= ATTR_U64(stats, modified),
+	[QTIMER_A_STATS_COALESCED]	= ATTR_U64(stats, coalesced),
+	[QTIMER_A_STATS_DEFERRED_RUNS]	= ATTR_U64(stats, deferred_runs),
+	[QTIMER_A_STATS_MAX_RUN_NS]	= ATTR_U64(stats, max_run_ns),
+	[QTIMER_A_STATS_HEAP]		= { MNL_TYPE_NESTED },
+	[QTIMER_A_STATS_LATENESS]	= { MNL_TYPE_NESTED },
+};
+
+static const struct attr_field heap_fields[QTIMER_A_HEAP_MAX + 1] = {
+	[QTIMER_A_HEAP_CLOCK]		= ATTR_U32(heap, clockid),
+	[QTIMER_A_HEAP_ENTRIES]		= ATTR_U64(heap, entries),
+	[QTIMER_A_HEAP_DEAD]		= ATTR_U64(heap, dead),
+};
+
+static const struct attr_field bucket_fields[QTIMER_A_BUCKET_MAX + 1] = {
+	[QTIMER_A_BUCKET_MIN_NS]	= ATTR_U64(bucket, min_ns),
+	[QTIMER_A_BUCKET_COUNT]		= ATTR_U64(bucket, count),
+};
+
+/* attr, of a set whose types go up to max, into its field of obj. */
+static int attr_fill(const struct nlattr *attr, void *obj,
+		     const struct attr_field *fields, unsigned int max)
+{
+	unsigned int type = mnl_attr_get_type(attr);
+	char *field;
+
+	/* Newer kernels may add attributes: skip what is unknown. */
+	if (type > max || !fields[type].type)
+		return MNL_CB_OK;
+	if (mnl_attr_validate(attr, fields[type].type) < 0)
+		return MNL_CB_ERROR;
+	field = (char *)obj + fields[type].offset;
+	if (fields[type].type == MNL_TYPE_U32)
+		*(uint32_t *)field = mnl_attr_get_u32(attr);
+	else if (fields[type].type == MNL_TYPE_U64)
+		*(uint64_t *)field = mnl_attr_get_u64(attr);
+	return MNL_CB_OK;
+}
 
 static int heap_attr_cb(const struct nlattr *attr, void *data)
 {
-	struct heap *h = data;
-
-	switch (mnl_attr_get_type(attr)) {
-	case QTIMER_A_HEAP_CLOCK:
-		if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
-			return MNL_CB_ERROR;
-		h->clockid = mnl_attr_get_u32(attr);
-		break;
-	case QTIMER_A_HEAP_ENTRIES:
-		if (mnl_attr_validate(attr, MNL_TYPE_U64) < 0)
-			return MNL_CB_ERROR;
-		h->entries = mnl_attr_get_u64(attr);
-		break;
-	case QTIMER_A_HEAP_DEAD:
-		if (mnl_attr_validate(attr, MNL_TYPE_U64) < 0)
-			return MNL_CB_ERROR;
-		h->dead = mnl_attr_get_u64(attr);
-		break;
-	}
-	return MNL_CB_OK;
+	return attr_fill(attr, data, heap_fields, QTIMER_A_HEAP_MAX);
 }
 
 static int bucket_attr_cb(const struct nlattr *attr, void *data)
 {
-	struct bucket *b = data;
+	return attr_fill(attr, data, bucket_fields, QTIMER_A_BUCKET_MAX);
+}
 
-	switch (mnl_attr_get_type(attr)) {
-	case QTIMER_A_BUCKET_MIN_NS:
-		if (mnl_attr_validate(attr, MNL_TYPE_U64) < 0)
-			return MNL_CB_ERROR;
-		b->min_ns = mnl_attr_get_u64(attr);
-		break;
-	case QTIMER_A_BUCKET_COUNT:
-		if (mnl_attr_validate(attr, MNL_TYPE_U64) < 0)
-			return MNL_CB_ERROR;
-		b->count = mnl_attr_get_u64(attr);
-		break;
-	}
+/*
+ * A heap's or a bucket's nested set, read by cb into slot, the next of
+ * the *nr used so far; those past max are ignored.
+ */
+static int stats_nested(const struct nlattr *attr, mnl_attr_cb_t cb,
+			void *slot, unsigned int *nr, unsigned int max)
+{
+	if (*nr == max)
+		return MNL_CB_OK;
+	if (mnl_attr_parse_nested(attr, cb, slot) < 0)
+		return MNL_CB_ERROR;
+	(*nr)++;
 	return MNL_CB_OK;
 }
 
 static int stats_attr_cb(const struct nlattr *attr, void *data)
 {
-	int type = mnl_attr_get_type(attr);
 	struct stats *s = data;
-	uint64_t v = 0;
 
-	/* Newer kernels may add attributes: skip what is unknown. */
-	if (type > QTIMER_A_STATS_MAX || !stats_types[type])
-		return MNL_CB_OK;
-	if (mnl_attr_validate(attr, stats_types[type]) < 0)
+	if (attr_fill(attr, s, stats_fields, QTIMER_A_STATS_MAX) != MNL_CB_OK)
 		return MNL_CB_ERROR;
-	if (stats_types[type] == MNL_TYPE_U64)
-		v = mnl_attr_get_u64(attr);
-
-	switch (type) {
+	switch (mnl_attr_get_type(attr)) {
 	case QTIMER_A_STATS_CPU:
 		s->has_cpu = true;
-		s->cpu = mnl_attr_get_u32(attr);
-		break;
-	case QTIMER_A_STATS_ARMED:
-		s->armed = v;
-		break;
-	case QTIMER_A_STATS_FIRED:
-		s->fired = v;
-		break;
-	case QTIMER_A_STATS_CANCELLED:
-		s->cancelled = v;
-		break;
-	case QTIMER_A_STATS_MODIFIED:
-		s->modified = v;
-		break;
-	case QTIMER_A_STATS_COALESCED:
-		s->coalesced = v;
-		break;
-	case QTIMER_A_STATS_DEFERRED_RUNS:
-		s->deferred_runs = v;
-		break;
-	case QTIMER_A_STATS_MAX_RUN_NS:
-		s->max_run_ns = v;
 		break;
 	case QTIMER_A_STATS_HEAP:
-		if (s->nr_heaps == MAX_HEAPS)
-			break;
-		if (mnl_attr_parse_nested(attr, heap_attr_cb,
-					  &s->heaps[s->nr_heaps]) < 0)
-			return MNL_CB_ERROR;
-		s->nr_heaps++;
-		break;
+		return stats_nested(attr, heap_attr_cb, &s->heaps[s->nr_heaps],
+				    &s->nr_heaps, MAX_HEAPS);
 	case QTIMER_A_STATS_LATENESS:
-		if (s->nr_buckets == MAX_BUCKETS)
-			break;
-		if (mnl_attr_parse_nested(attr, bucket_attr_cb,
-					  &s->buckets[s->nr_buckets]) < 0)
-			return MNL_CB_ERROR;
-		s->nr_buckets++;
-		break;
+		return stats_nested(attr, bucket_attr_cb,
+				    &s->buckets[s->nr_buckets], &s->nr_buckets,
+				    MAX_BUCKETS);
 	}
 	return MNL_CB_OK;
 }

@@ -52,29 +52,25 @@ sample() {
 
 tap_plan 19
 
-f=$(sample plain.sources <<'EOF'
-Types: deb
+mirror_stanza='Types: deb
 URIs: http://mirror.example.org/debian
 Suites: bookworm bookworm-updates
 Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-)
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg'
+
+f=$(sample plain.sources <<<"$mirror_stanza")
 check "deb822: one stanza" http://mirror.example.org/debian "$f"
 
-# The stock Debian 12 layout: security on another host, first.
-f=$(sample stock.sources <<'EOF'
+# The stock Debian 12 layout: security on another host, first, then the
+# same stanza as above.
+f=$(sample stock.sources <<EOF
 Types: deb
 URIs: http://security.example.org/debian-security
 Suites: bookworm-security
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 
-Types: deb
-URIs: http://mirror.example.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+$mirror_stanza
 EOF
 )
 check "deb822: the stanza for the suite, not bookworm-security's" http://mirror.example.org/debian "$f"

@@ -24,6 +24,8 @@
 
 #include <timerdev.h>
 
+#include "common.h"
+
 #define MSEC	1000000LL
 
 struct request {
@@ -113,27 +115,18 @@ int main(int argc, char **argv)
 	struct epoll_event ev, events[8];
 	struct loop l = { 0 };
 	unsigned int wakeups[3] = { 0 }, i;
-	int pipefd[2], ep, opt, ret, n, client_done = 0, pipe_open = 1;
+	int pipefd[2], ep, ret, n, client_done = 0, pipe_open = 1;
 	int64_t deadline;
 	pthread_t th;
+	struct example_option options[] = {
+		{ 'n', "requests", OPTION_UINT, &c.nr },
+		{ 'i', "interval_us", OPTION_UINT, &c.interval_us },
+		{ 'm', "max_delay_ms", OPTION_UINT, &c.max_delay_ms },
+		{ 0 }
+	};
 
-	while ((opt = getopt(argc, argv, "n:i:m:")) != -1) {
-		switch (opt) {
-		case 'n':
-			c.nr = strtoul(optarg, NULL, 0);
-			break;
-		case 'i':
-			c.interval_us = strtoul(optarg, NULL, 0);
-			break;
-		case 'm':
-			c.max_delay_ms = strtoul(optarg, NULL, 0);
-			break;
-		default:
-			fprintf(stderr, "usage: %s [-n requests] [-i interval_us] "
-				"[-m max_delay_ms]\n", argv[0]);
-			return 2;
-		}
-	}
+	if (example_options(argc, argv, options))
+		return 2;
 	l.nr = c.nr;
 	l.due = calloc(c.nr + 1, sizeof(*l.due));
 	l.replies = calloc(c.nr + 1, 1);
@@ -216,10 +209,6 @@ int main(int argc, char **argv)
 	       wakeups[2], l.replied, l.max_late / 1e6);
 	td_close(l.ctx);
 	close(ep);
-	if (l.errors) {
-		printf("epoll_mix: FAILED, %u errors\n", l.errors);
-		return 1;
-	}
-	printf("epoll_mix: ok: every request answered once, never early\n");
-	return 0;
+	return example_verdict("epoll_mix", l.errors,
+			       "every request answered once, never early");
 }

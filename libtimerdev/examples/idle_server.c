@@ -24,9 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <timerdev.h>
+
+#include "common.h"
 
 enum conn_state { CONN_OPEN, CONN_EXPIRED, CONN_CLOSED };
 
@@ -166,31 +167,18 @@ int main(int argc, char **argv)
 	unsigned int nr = 100000, seed = 1, i, idx, open;
 	struct server srv = { 0 };
 	int64_t ops_ns = 0;
-	int opt, ret;
+	int ret;
+	struct example_option options[] = {
+		{ 'n', "connections", OPTION_UINT, &nr },
+		{ 't', "idle_ms", OPTION_INT64, &idle_ms },
+		{ 'S', "slack_ms", OPTION_INT64, &slack_ms },
+		{ 'd', "activity_ms", OPTION_INT64, &activity_ms },
+		{ 's', "seed", OPTION_UINT, &seed },
+		{ 0 }
+	};
 
-	while ((opt = getopt(argc, argv, "n:t:S:d:s:")) != -1) {
-		switch (opt) {
-		case 'n':
-			nr = strtoul(optarg, NULL, 0);
-			break;
-		case 't':
-			idle_ms = strtoll(optarg, NULL, 0);
-			break;
-		case 'S':
-			slack_ms = strtoll(optarg, NULL, 0);
-			break;
-		case 'd':
-			activity_ms = strtoll(optarg, NULL, 0);
-			break;
-		case 's':
-			seed = strtoul(optarg, NULL, 0);
-			break;
-		default:
-			fprintf(stderr, "usage: %s [-n connections] [-t idle_ms] "
-				"[-S slack_ms] [-d activity_ms] [-s seed]\n", argv[0]);
-			return 2;
-		}
-	}
+	if (example_options(argc, argv, options))
+		return 2;
 	if (slack_ms < 0)
 		slack_ms = idle_ms / 10;
 	if (!nr || idle_ms <= 0 || activity_ms < 0) {
@@ -255,7 +243,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < busy + leaving; i++) {
 			struct conn *conn;
 
-			idx = (unsigned int)(((uint64_t)rand() << 16 ^ rand()) % nr);
+			idx = example_random_index(nr);
 			conn = &srv.conns[idx];
 			if (conn->state != CONN_OPEN || conn->closing)
 				continue;
@@ -312,10 +300,6 @@ int main(int argc, char **argv)
 	td_batch_free(&srv.batch);
 	td_close(srv.ctx);
 	free(srv.conns);
-	if (srv.errors) {
-		printf("idle_server: FAILED, %lu errors\n", srv.errors);
-		return 1;
-	}
-	printf("idle_server: ok: only idle connections expired, each once, never early\n");
-	return 0;
+	return example_verdict("idle_server", srv.errors,
+			       "only idle connections expired, each once, never early");
 }

@@ -21,6 +21,8 @@
 
 #include <timerdev.h>
 
+#include "common.h"
+
 #define MAX_TICKERS	8
 #define MSEC		1000000LL
 
@@ -43,25 +45,16 @@ int main(int argc, char **argv)
 	char default_periods[] = "5,10,25", *periods = default_periods, *tok;
 	unsigned int nr = 0, reads = 0, errors = 0, i;
 	struct td_ctx *ctx;
-	int opt, ret, j;
+	int ret, j;
+	struct example_option options[] = {
+		{ 'p', "period_ms[,...]", OPTION_STRING, &periods },
+		{ 's', "sleep_ms", OPTION_INT64, &sleep_ms },
+		{ 'd', "duration_ms", OPTION_INT64, &duration_ms },
+		{ 0 }
+	};
 
-	while ((opt = getopt(argc, argv, "p:s:d:")) != -1) {
-		switch (opt) {
-		case 'p':
-			periods = optarg;
-			break;
-		case 's':
-			sleep_ms = strtoll(optarg, NULL, 0);
-			break;
-		case 'd':
-			duration_ms = strtoll(optarg, NULL, 0);
-			break;
-		default:
-			fprintf(stderr, "usage: %s [-p period_ms[,...]] [-s sleep_ms] "
-				"[-d duration_ms]\n", argv[0]);
-			return 2;
-		}
-	}
+	if (example_options(argc, argv, options))
+		return 2;
 	memset(tickers, 0, sizeof(tickers));
 	for (tok = strtok(periods, ","); tok && nr < MAX_TICKERS;
 	     tok = strtok(NULL, ","))
@@ -154,10 +147,6 @@ int main(int argc, char **argv)
 			errors++;
 	}
 	td_close(ctx);
-	if (errors) {
-		printf("ticker: FAILED, %u errors\n", errors);
-		return 1;
-	}
-	printf("ticker: ok: one record per ticker per read, counts match elapsed/period\n");
-	return 0;
+	return example_verdict("ticker", errors,
+			       "one record per ticker per read, counts match elapsed/period");
 }

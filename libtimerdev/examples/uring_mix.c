@@ -40,6 +40,8 @@
 #include <liburing.h>
 #include <timerdev.h>
 
+#include "common.h"
+
 #define MSEC		1000000LL
 #define MAX_BATCH	64	/* requests or replies in one message */
 #define NR_RECORDS	64	/* records one READ may return */
@@ -227,10 +229,7 @@ static void on_record(struct loop *l, const struct qtimer_record *rec,
 		fail(l, "unknown cookie", (long long)seq);
 		return;
 	}
-	if (l->log)
-		fprintf(l->log, "%llu %lld %lld %lld\n",
-			(unsigned long long)seq, (long long)l->due[seq],
-			(long long)rec->expires_ns, (long long)now);
+	example_log_delivery(l->log, seq, l->due[seq], rec->expires_ns, now);
 	/* A peeked record carries its claim in the top bits. */
 	if (rec->count != 1 ||
 	    (rec->flags & ~QTIMER_REC_CLAIM) != QTIMER_REC_LAST)
@@ -304,12 +303,29 @@ static void on_replies(struct loop *l, int len)
 	}
 }
 
+/* A message arrived at one end of the socketpair: take it, await the next. */
+static void on_recv(struct loop *l, enum op op, int res)
+{
+	bool client = op == OP_CLIENT_RECV;
+
+	if (res <= 0) {
+		fail(l, client ? "client recv" : "server recv", res);
+		return;
+	}
+	if (client)
+		on_replies(l, res);
+	else
+		on_requests(l, res);
+	queue_recv(l, op);
+}
+
 static void on_cqe(struct loop *l, const struct io_uring_cqe *cqe)
 {
+	enum op op = (enum op)io_uring_cqe_get_data64(cqe);
 	struct io_uring_sqe *sqe;
 	int res = cqe->res;
 
-	switch ((enum op)io_uring_cqe_get_data64(cqe)) {
+	switch (op) {
 	case OP_TIMER_POLL:
 		/* Success is the poll mask; the READ linked to it follows. */
 		if (res < 0)
@@ -356,20 +372,8 @@ static void on_cqe(struct loop *l, const struct io_uring_cqe *cqe)
 		queue_client_send(l);
 		break;
 	case OP_CLIENT_RECV:
-		if (res <= 0) {
-			fail(l, "client recv", res);
-			break;
-		}
-		on_replies(l, res);
-		queue_recv(l, OP_CLIENT_RECV);
-		break;
 	case OP_SERVER_RECV:
-		if (res <= 0) {
-			fail(l, "server recv", res);
-			break;
-		}
-		on_requests(l, res);
-		queue_recv(l, OP_SERVER_RECV);
+		on_recv(l, op, res);
 		break;
 	case OP_SERVER_SEND:
 		if (res <= 0)
@@ -422,36 +426,21 @@ int main(int argc, char **argv)
 {
 	struct loop l = { .nr = 20000, .per_message = 16, .interval_us = 500,
 			  .max_delay_ms = 300 };
-	const char *log_path = NULL;
 	unsigned int i, missing = 0;
-	int sv[2], opt, ret;
+	char *log_path = NULL;
+	int sv[2], ret;
+	struct example_option options[] = {
+		{ 'r', NULL, OPTION_FLAG, &l.keep_ring },
+		{ 'n', "requests", OPTION_UINT, &l.nr },
+		{ 'b', "requests_per_message", OPTION_UINT, &l.per_message },
+		{ 'i', "interval_us", OPTION_UINT, &l.interval_us },
+		{ 'm', "max_delay_ms", OPTION_UINT, &l.max_delay_ms },
+		{ 'o', "log", OPTION_STRING, &log_path },
+		{ 0 }
+	};
 
-	while ((opt = getopt(argc, argv, "rn:b:i:m:o:")) != -1) {
-		switch (opt) {
-		case 'r':
-			l.keep_ring = true;
-			break;
-		case 'n':
-			l.nr = strtoul(optarg, NULL, 0);
-			break;
-		case 'b':
-			l.per_message = strtoul(optarg, NULL, 0);
-			break;
-		case 'i':
-			l.interval_us = strtoul(optarg, NULL, 0);
-			break;
-		case 'm':
-			l.max_delay_ms = strtoul(optarg, NULL, 0);
-			break;
-		case 'o':
-			log_path = optarg;
-			break;
-		default:
-			fprintf(stderr, "usage: %s [-r] [-n requests] [-b requests_per_message] "
-				"[-i interval_us] [-m max_delay_ms] [-o log]\n", argv[0]);
-			return 2;
-		}
-	}
+	if (example_options(argc, argv, options))
+		return 2;
 	if (!l.nr || !l.per_message || l.per_message > MAX_BATCH ||
 	    l.interval_us >= 1000000 || l.max_delay_ms > 4000) {
 		fprintf(stderr, "uring_mix: bad arguments\n");
@@ -464,10 +453,8 @@ int main(int argc, char **argv)
 	l.pending = calloc(l.nr, sizeof(*l.pending));
 	if (!l.due || !l.records || !l.replies || !l.pending)
 		return 1;
-	if (log_path && !(l.log = fopen(log_path, "w"))) {
-		perror(log_path);
+	if (example_open_log(log_path, &l.log))
 		return 1;
-	}
 
 	ret = td_open(&l.ctx, TD_NONBLOCK);
 	if (!ret)
@@ -528,14 +515,7 @@ int main(int argc, char **argv)
 	io_uring_queue_exit(&l.ring);
 	td_batch_free(&l.batch);
 	td_close(l.ctx);
-	if (l.log && fclose(l.log)) {
-		perror(log_path);
-		l.errors++;
-	}
-	if (l.errors) {
-		printf("uring_mix: FAILED, %lu errors\n", l.errors);
-		return 1;
-	}
-	printf("uring_mix: ok: every request answered once, never early\n");
-	return 0;
+	l.errors += example_close_log(l.log, log_path);
+	return example_verdict("uring_mix", l.errors,
+			       "every request answered once, never early");
 }

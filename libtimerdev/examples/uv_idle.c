@@ -28,10 +28,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <uv.h>
 #include <timerdev.h>
+
+#include "common.h"
 
 #define MSEC		1000000LL
 #define BATCH		1024
@@ -108,10 +109,8 @@ static void on_expiry(const struct qtimer_record *rec, void *arg)
 		return;
 	}
 	conn = &srv->conns[rec->cookie];
-	if (srv->log)
-		fprintf(srv->log, "%llu %lld %lld %lld\n",
-			(unsigned long long)rec->cookie, (long long)conn->due,
-			(long long)rec->expires_ns, (long long)now);
+	example_log_delivery(srv->log, rec->cookie, conn->due, rec->expires_ns,
+			     now);
 	if (rec->count != 1 || rec->flags != QTIMER_REC_LAST)
 		fail(srv, "bad record flags", rec->flags);
 	if (rec->expires_ns < conn->due)
@@ -176,7 +175,7 @@ static void on_traffic(uv_timer_t *t)
 		return;
 	}
 	for (i = 0; i < busy; i++) {
-		idx = (unsigned int)(((uint64_t)rand() << 16 ^ rand()) % srv->nr);
+		idx = example_random_index(srv->nr);
 		if (srv->conns[idx].expirations)
 			continue;
 		/* Before the MODIFY: the kernel's clock at SUBMIT is later. */
@@ -204,35 +203,21 @@ int main(int argc, char **argv)
 {
 	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
 	int64_t idle_ms = 1000, slack_ms = -1, activity_ms = 500;
-	struct server srv = { 0 };
-	const char *log_path = NULL;
+	struct server srv = { .nr = 100000 };
 	unsigned int i, missing = 0;
-	int opt, ret;
+	char *log_path = NULL;
+	int ret;
+	struct example_option options[] = {
+		{ 'n', "connections", OPTION_UINT, &srv.nr },
+		{ 't', "idle_ms", OPTION_INT64, &idle_ms },
+		{ 'S', "slack_ms", OPTION_INT64, &slack_ms },
+		{ 'd', "activity_ms", OPTION_INT64, &activity_ms },
+		{ 'o', "log", OPTION_STRING, &log_path },
+		{ 0 }
+	};
 
-	srv.nr = 100000;
-	while ((opt = getopt(argc, argv, "n:t:S:d:o:")) != -1) {
-		switch (opt) {
-		case 'n':
-			srv.nr = strtoul(optarg, NULL, 0);
-			break;
-		case 't':
-			idle_ms = strtoll(optarg, NULL, 0);
-			break;
-		case 'S':
-			slack_ms = strtoll(optarg, NULL, 0);
-			break;
-		case 'd':
-			activity_ms = strtoll(optarg, NULL, 0);
-			break;
-		case 'o':
-			log_path = optarg;
-			break;
-		default:
-			fprintf(stderr, "usage: %s [-n connections] [-t idle_ms] "
-				"[-S slack_ms] [-d activity_ms] [-o log]\n", argv[0]);
-			return 2;
-		}
-	}
+	if (example_options(argc, argv, options))
+		return 2;
 	if (slack_ms < 0)
 		slack_ms = idle_ms / 10;
 	if (!srv.nr || idle_ms <= 0 || activity_ms < 0) {
@@ -244,10 +229,8 @@ int main(int argc, char **argv)
 	srv.conns = calloc(srv.nr, sizeof(*srv.conns));
 	if (!srv.conns)
 		return 1;
-	if (log_path && !(srv.log = fopen(log_path, "w"))) {
-		perror(log_path);
+	if (example_open_log(log_path, &srv.log))
 		return 1;
-	}
 	printf("uv_idle: %u connections, idle timeout %lld-%lld ms (slack %lld ms), "
 	       "traffic for %lld ms; libuv %s polls the qtimer file\n", srv.nr,
 	       (long long)idle_ms, (long long)(timeout_ns(&srv, 999) / MSEC),
@@ -309,14 +292,7 @@ int main(int argc, char **argv)
 
 	td_batch_free(&srv.batch);
 	td_close(srv.ctx);
-	if (srv.log && fclose(srv.log)) {
-		perror(log_path);
-		srv.errors++;
-	}
-	if (srv.errors) {
-		printf("uv_idle: FAILED, %lu errors\n", srv.errors);
-		return 1;
-	}
-	printf("uv_idle: ok: every connection timed out once, never early\n");
-	return 0;
+	srv.errors += example_close_log(srv.log, log_path);
+	return example_verdict("uv_idle", srv.errors,
+			       "every connection timed out once, never early");
 }

@@ -141,63 +141,52 @@ TD_EXPORT int td_batch_flush(struct td_batch *batch)
 	return td_batch_submit(batch);
 }
 
-/* The next free slot, zeroed; NULL with *err set when none may be used. */
-static struct qtimer_op *td_batch_slot(struct td_batch *batch, int *err)
+/* 0 when batch may take an op: set up, and not in the middle of a flush. */
+static int td_batch_usable(const struct td_batch *batch)
 {
-	struct qtimer_op *op;
-
-	if (!batch || !batch->state) {
-		*err = -EINVAL;
-		return NULL;
-	}
-	if (batch->state->flushing) {
-		*err = -EBUSY;
-		return NULL;
-	}
-	op = &batch->state->ops[batch->nr];
-	memset(op, 0, sizeof(*op));
-	return op;
+	if (!batch || !batch->state)
+		return -EINVAL;
+	return batch->state->flushing ? -EBUSY : 0;
 }
 
-/* Queue the op in the slot; a full array is submitted at once. */
-static int td_batch_commit(struct td_batch *batch, uint64_t user_data)
+/* Queue op; a full array is submitted at once. */
+static int td_batch_queue(struct td_batch *batch, const struct qtimer_op *op,
+			  uint64_t user_data)
 {
+	struct td_batch_state *st = batch->state;
 	int ret;
 
-	batch->state->user_data[batch->nr++] = user_data;
+	st->ops[batch->nr] = *op;
+	st->user_data[batch->nr++] = user_data;
 	if (batch->nr < batch->capacity)
 		return 0;
 	ret = td_batch_submit(batch);
 	return ret < 0 ? ret : 0;
 }
 
+/*
+ * The ops are built as the single calls build theirs (timer.c), once the
+ * batch is known to take them: a batch busy flushing says -EBUSY before
+ * anything is said about the op.
+ */
 TD_EXPORT int td_batch_arm(struct td_batch *batch,
 			   const struct td_timer_spec *spec, uint64_t user_data)
 {
-	struct qtimer_op *op;
-	int ret;
+	struct qtimer_op op;
+	int ret = td_batch_usable(batch);
 
-	op = td_batch_slot(batch, &ret);
-	if (!op)
-		return ret;
-	ret = td_op_from_spec(op, spec);
-	if (ret)
-		return ret;
-	return td_batch_commit(batch, user_data);
+	if (!ret)
+		ret = td_op_from_spec(&op, spec);
+	return ret ? ret : td_batch_queue(batch, &op, user_data);
 }
 
 TD_EXPORT int td_batch_cancel(struct td_batch *batch, uint64_t id,
 			      uint64_t user_data)
 {
-	struct qtimer_op *op;
-	int ret;
+	struct qtimer_op op = { .opcode = QTIMER_OP_CANCEL, .id = id };
+	int ret = td_batch_usable(batch);
 
-	op = td_batch_slot(batch, &ret);
-	if (!op)
-		return ret;
-	op->opcode = QTIMER_OP_CANCEL;
-	op->id = id;
-	return td_batch_commit(batch, user_data);
+	return ret ? ret : td_batch_queue(batch, &op, user_data);
 }
 
 TD_EXPORT int td_batch_modify(struct td_batch *batch, uint64_t id,
@@ -205,21 +194,13 @@ TD_EXPORT int td_batch_modify(struct td_batch *batch, uint64_t id,
 			      uint64_t slack_ns, unsigned int flags,
 			      uint64_t user_data)
 {
-	struct qtimer_op *op;
-	int ret;
+	struct qtimer_op op;
+	int ret = td_batch_usable(batch);
 
-	op = td_batch_slot(batch, &ret);
-	if (!op)
-		return ret;
-	if (td_check_modify_flags(flags))
-		return -EINVAL;
-	op->opcode = QTIMER_OP_MODIFY;
-	op->flags = flags;
-	op->id = id;
-	op->expires_ns = expires_ns;
-	op->period_ns = period_ns;
-	op->slack_ns = slack_ns;
-	return td_batch_commit(batch, user_data);
+	if (!ret)
+		ret = td_op_modify(&op, id, expires_ns, period_ns, slack_ns,
+				   flags);
+	return ret ? ret : td_batch_queue(batch, &op, user_data);
 }
 
 TD_EXPORT void td_batch_free(struct td_batch *batch)

@@ -61,26 +61,30 @@ struct td_ctx {
 	struct td_ring ring;
 };
 
-static inline int td_sys_ioctl(int fd, unsigned long request, void *arg)
+/*
+ * What a wrapper returns for a call that gave ret: ret, or -errno when it
+ * failed; either way errno is put back to saved, its value before the call.
+ */
+static inline long td_sys_result(long ret, int saved)
 {
-	int saved = errno;
-	int ret = ioctl(fd, request, arg);
-
 	if (ret < 0)
 		ret = -errno;
 	errno = saved;
 	return ret;
 }
 
+static inline int td_sys_ioctl(int fd, unsigned long request, void *arg)
+{
+	int saved = errno;
+
+	return td_sys_result(ioctl(fd, request, arg), saved);
+}
+
 static inline ssize_t td_sys_read(int fd, void *buf, size_t len)
 {
 	int saved = errno;
-	ssize_t ret = read(fd, buf, len);
 
-	if (ret < 0)
-		ret = -errno;
-	errno = saved;
-	return ret;
+	return td_sys_result(read(fd, buf, len), saved);
 }
 
 /*
@@ -92,24 +96,16 @@ static inline ssize_t td_sys_read_nowait(int fd, void *buf, size_t len)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	int saved = errno;
-	ssize_t ret = preadv2(fd, &iov, 1, -1, RWF_NOWAIT);
 
-	if (ret < 0)
-		ret = -errno;
-	errno = saved;
-	return ret;
+	return td_sys_result(preadv2(fd, &iov, 1, -1, RWF_NOWAIT), saved);
 }
 
 static inline int td_sys_ppoll(struct pollfd *pfd, nfds_t nr,
 			       const struct timespec *timeout)
 {
 	int saved = errno;
-	int ret = ppoll(pfd, nr, timeout, NULL);
 
-	if (ret < 0)
-		ret = -errno;
-	errno = saved;
-	return ret;
+	return td_sys_result(ppoll(pfd, nr, timeout, NULL), saved);
 }
 
 /* ring.c: the record ring, when the module offers it. */
@@ -139,8 +135,12 @@ static inline bool td_ring_peek_mine(struct td_ctx *ctx)
 					     __ATOMIC_RELAXED), pthread_self());
 }
 
-/* timer.c: fill an op from a spec; -EINVAL for what the library rejects. */
+/*
+ * timer.c: fill an op, for its ioctl or a batch, from a spec or from
+ * td_modify()'s arguments; -EINVAL for what the library rejects.
+ */
 int td_op_from_spec(struct qtimer_op *op, const struct td_timer_spec *spec);
-int td_check_modify_flags(unsigned int flags);
+int td_op_modify(struct qtimer_op *op, uint64_t id, int64_t expires_ns,
+		 uint64_t period_ns, uint64_t slack_ns, unsigned int flags);
 
 #endif /* _TD_INTERNAL_H */

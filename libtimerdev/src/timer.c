@@ -15,11 +15,6 @@
 #define TD_MODIFY_FLAGS	(TD_TIMER_ABSTIME | TD_TIMER_CANCEL_ON_SET)
 #define TD_SPEC_FLAGS	(TD_MODIFY_FLAGS | TD_TIMER_CPU)
 
-int td_check_modify_flags(unsigned int flags)
-{
-	return (flags & ~TD_MODIFY_FLAGS) ? -EINVAL : 0;
-}
-
 int td_op_from_spec(struct qtimer_op *op, const struct td_timer_spec *spec)
 {
 	size_t i;
@@ -50,6 +45,21 @@ int td_op_from_spec(struct qtimer_op *op, const struct td_timer_spec *spec)
 	op->period_ns = spec->period_ns;
 	op->slack_ns = spec->slack_ns;
 	op->cookie = spec->cookie;
+	return 0;
+}
+
+int td_op_modify(struct qtimer_op *op, uint64_t id, int64_t expires_ns,
+		 uint64_t period_ns, uint64_t slack_ns, unsigned int flags)
+{
+	memset(op, 0, sizeof(*op));
+	if (flags & ~TD_MODIFY_FLAGS)
+		return -EINVAL;
+	op->opcode = QTIMER_OP_MODIFY;
+	op->flags = flags;
+	op->id = id;
+	op->expires_ns = expires_ns;
+	op->period_ns = period_ns;
+	op->slack_ns = slack_ns;
 	return 0;
 }
 
@@ -111,16 +121,9 @@ TD_EXPORT int td_modify(struct td_ctx *ctx, uint64_t id, int64_t expires_ns,
 			uint64_t period_ns, uint64_t slack_ns,
 			unsigned int flags)
 {
-	struct qtimer_op op = {
-		.opcode = QTIMER_OP_MODIFY,
-		.flags = flags,
-		.id = id,
-		.expires_ns = expires_ns,
-		.period_ns = period_ns,
-		.slack_ns = slack_ns,
-	};
+	struct qtimer_op op;
 
-	if (!ctx || td_check_modify_flags(flags))
+	if (!ctx || td_op_modify(&op, id, expires_ns, period_ns, slack_ns, flags))
 		return -EINVAL;
 	return td_sys_ioctl(ctx->fd, QTIMER_IOC_MODIFY, &op);
 }

@@ -8,11 +8,12 @@
  * kselftest_harness suite.  The `fake` fixture opens a non-blocking
  * context on the fake, once through read(2) and once through the record
  * ring; the `ring` fixture opens one with the ring, blocking and not;
- * and the ring's tail, a slot's claim and a check of record order are
- * read the same way by every ring test.  A suite that has no test of a
- * fixture registers it and runs nothing of it.  The harness forks each
- * test, so every one starts from the fake's initial state.  The kernel's
- * side is the libtimerdev_*_test suites', in the VM.
+ * and the ring's tail, a slot's claim, timers fired at once and a check
+ * of record order are made the same way by every ring test.  A suite
+ * that has no test of a fixture registers it and runs nothing of it.
+ * The harness forks each test, so every one starts from the fake's
+ * initial state.  The kernel's side is the libtimerdev_*_test suites', in
+ * the VM.
  */
 #ifndef _TD_FAKE_HARNESS_H
 #define _TD_FAKE_HARNESS_H
@@ -97,6 +98,26 @@ static inline uint32_t ring_claim(uint32_t pos)
 {
 	return fake.ring.recs[pos & (fake.ring.entries - 1)].flags &
 	       QTIMER_REC_CLAIM;
+}
+
+/*
+ * nr one-shots armed on ctx (ids), each then given a record in the fake
+ * at once, as if it had fired: ids[i]'s with cookie i.  0, or td_arm()'s
+ * error.
+ */
+static inline int arm_fired(struct td_ctx *ctx, uint64_t *ids, unsigned int nr)
+{
+	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < nr; i++) {
+		ret = td_arm(ctx, &spec, &ids[i]);
+		if (ret)
+			return ret;
+		fake_push_record(ids[i], i, 1);
+	}
+	return 0;
 }
 
 /*

@@ -32,6 +32,25 @@ static void results_cb(const struct td_completion *c, void *arg)
 	r->nr++;
 }
 
+/* *rp: a new struct results, where the ops of a new batch on ctx complete. */
+static int results_batch(struct td_ctx *ctx, struct td_batch *batch,
+			 unsigned int capacity, struct results **rp)
+{
+	struct results *r = calloc(1, sizeof(*r));
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	ret = td_batch_init(ctx, batch, capacity);
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	td_batch_set_callback(batch, results_cb, r);
+	*rp = r;
+	return 0;
+}
+
 TEST_F(qt, batch_init_bad_capacity)
 {
 	struct td_batch batch;
@@ -44,13 +63,11 @@ TEST_F(qt, batch_init_bad_capacity)
 TEST_F(qt, batch_auto_flush)
 {
 	struct td_timer_spec spec = mono(FAR, 0);
-	struct results *r = calloc(1, sizeof(*r));
 	struct td_batch batch;
+	struct results *r;
 	unsigned int i;
 
-	ASSERT_NE(NULL, r);
-	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 64));
-	td_batch_set_callback(&batch, results_cb, r);
+	ASSERT_EQ(0, results_batch(self->ctx, &batch, 64, &r));
 	for (i = 0; i < 1000; i++) {
 		spec.cookie = i;
 		ASSERT_EQ(0, td_batch_arm(&batch, &spec, i));
@@ -79,14 +96,12 @@ TEST_F(qt, batch_auto_flush)
 TEST_F(qt, batch_per_op_errors)
 {
 	struct td_timer_spec spec = mono(FAR, 0);
-	struct results *r = calloc(1, sizeof(*r));
 	struct td_batch batch;
+	struct results *r;
 	uint64_t id;
 
-	ASSERT_NE(NULL, r);
 	ASSERT_EQ(0, td_arm(self->ctx, &spec, &id));
-	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 16));
-	td_batch_set_callback(&batch, results_cb, r);
+	ASSERT_EQ(0, results_batch(self->ctx, &batch, 16, &r));
 	ASSERT_EQ(0, td_batch_cancel(&batch, id + 1, 0));	/* ENOENT */
 	spec.clockid = CLOCK_THREAD_CPUTIME_ID;
 	ASSERT_EQ(0, td_batch_arm(&batch, &spec, 1));		/* EINVAL */
@@ -116,20 +131,18 @@ TEST_F(qt, batch_per_op_errors)
 TEST_F(qt, batch_modify_selects_what_fires)
 {
 	struct td_timer_spec spec = mono(FAR, 0);
-	struct results *r = calloc(1, sizeof(*r));
 	struct qtimer_record rec;
 	struct tally t = { 0 };
 	struct td_batch batch;
+	struct results *r;
 	uint64_t ids[200];
 	unsigned int i;
 
-	ASSERT_NE(NULL, r);
 	for (i = 0; i < 200; i++) {
 		spec.cookie = i;
 		ASSERT_EQ(0, td_arm(self->ctx, &spec, &ids[i]));
 	}
-	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 32));
-	td_batch_set_callback(&batch, results_cb, r);
+	ASSERT_EQ(0, results_batch(self->ctx, &batch, 32, &r));
 	for (i = 0; i < 200; i += 2)
 		ASSERT_EQ(0, td_batch_modify(&batch, ids[i], 10 * NSEC_PER_MSEC, 0, 0, 0,
 					     i / 2));
@@ -155,13 +168,11 @@ TEST_F(qt, batch_modify_selects_what_fires)
 TEST_F(qt, batch_free_reports_unsubmitted)
 {
 	struct td_timer_spec spec = mono(FAR, 0);
-	struct results *r = calloc(1, sizeof(*r));
 	struct qtimer_record rec;
 	struct td_batch batch;
+	struct results *r;
 
-	ASSERT_NE(NULL, r);
-	ASSERT_EQ(0, td_batch_init(self->ctx, &batch, 8));
-	td_batch_set_callback(&batch, results_cb, r);
+	ASSERT_EQ(0, results_batch(self->ctx, &batch, 8, &r));
 	spec.expires_ns = NSEC_PER_MSEC;
 	ASSERT_EQ(0, td_batch_arm(&batch, &spec, 0));
 	td_batch_free(&batch);

@@ -55,14 +55,9 @@ TEST_F(ring, peek_points_into_the_mapping)
 TEST_F(ring, peek_skips_voided_records)
 {
 	const struct qtimer_record *recs[8];
-	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
 	uint64_t ids[3];
-	unsigned int i;
 
-	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, td_arm(self->ctx, &spec, &ids[i]));
-		fake_push_record(ids[i], i, 1);
-	}
+	ASSERT_EQ(0, arm_fired(self->ctx, ids, 3));
 	ASSERT_EQ(QTIMER_CANCEL_QUEUED, td_cancel(self->ctx, ids[1]));
 	ASSERT_EQ(2, td_ring_peek(self->ctx, recs, 8));
 	ASSERT_EQ(ids[0], recs[0]->id);
@@ -71,8 +66,7 @@ TEST_F(ring, peek_skips_voided_records)
 	ASSERT_EQ(3, ring_tail());
 
 	/* Only voided records: the tail passes them, and nothing is held. */
-	ASSERT_EQ(0, td_arm(self->ctx, &spec, &ids[0]));
-	fake_push_record(ids[0], 0, 1);
+	ASSERT_EQ(0, arm_fired(self->ctx, ids, 1));
 	ASSERT_EQ(QTIMER_CANCEL_QUEUED, td_cancel(self->ctx, ids[0]));
 	ASSERT_EQ(0, td_ring_peek(self->ctx, recs, 8));
 	ASSERT_EQ(4, ring_tail());

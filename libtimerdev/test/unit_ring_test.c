@@ -113,15 +113,10 @@ TEST(ring_with_the_drain_a_take_makes_no_system_call)
 /* VOID records, and any claim not READY, are passed over. */
 TEST_F(ring, void_and_foreign_claims_are_skipped)
 {
-	struct td_timer_spec spec = { .clockid = CLOCK_MONOTONIC };
 	struct qtimer_record recs[8];
 	uint64_t ids[4];
-	unsigned int i;
 
-	for (i = 0; i < 4; i++) {
-		ASSERT_EQ(0, td_arm(self->ctx, &spec, &ids[i]));
-		fake_push_record(ids[i], i, 1);
-	}
+	ASSERT_EQ(0, arm_fired(self->ctx, ids, 4));
 	ASSERT_EQ(QTIMER_CANCEL_QUEUED, td_cancel(self->ctx, ids[1]));
 	ASSERT_EQ(QTIMER_REC_VOID, ring_claim(1));
 	/* As if a read(2) behind the library's back had claimed it. */

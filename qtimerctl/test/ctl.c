@@ -105,6 +105,35 @@ static const char *json_number(const char *p)
 	return p;
 }
 
+/*
+ * The rest of an object or an array, after its '{' or '[': members
+ * ("key": value) or elements (value), separated by commas, up to close.
+ */
+static const char *json_container(const char *p, char close, int depth)
+{
+	p = json_ws(p);
+	if (*p == close)
+		return p + 1;
+	for (;;) {
+		if (close == '}') {
+			p = json_string(json_ws(p));
+			if (!p)
+				return NULL;
+			p = json_ws(p);
+			if (*p++ != ':')
+				return NULL;
+		}
+		p = json_value(p, depth + 1);
+		if (!p)
+			return NULL;
+		p = json_ws(p);
+		if (*p == close)
+			return p + 1;
+		if (*p++ != ',')
+			return NULL;
+	}
+}
+
 static const char *json_value(const char *p, int depth)
 {
 	if (depth > 32)
@@ -112,39 +141,9 @@ static const char *json_value(const char *p, int depth)
 	p = json_ws(p);
 	switch (*p) {
 	case '{':
-		p = json_ws(p + 1);
-		if (*p == '}')
-			return p + 1;
-		for (;;) {
-			p = json_string(json_ws(p));
-			if (!p)
-				return NULL;
-			p = json_ws(p);
-			if (*p++ != ':')
-				return NULL;
-			p = json_value(p, depth + 1);
-			if (!p)
-				return NULL;
-			p = json_ws(p);
-			if (*p == '}')
-				return p + 1;
-			if (*p++ != ',')
-				return NULL;
-		}
+		return json_container(p + 1, '}', depth);
 	case '[':
-		p = json_ws(p + 1);
-		if (*p == ']')
-			return p + 1;
-		for (;;) {
-			p = json_value(p, depth + 1);
-			if (!p)
-				return NULL;
-			p = json_ws(p);
-			if (*p == ']')
-				return p + 1;
-			if (*p++ != ',')
-				return NULL;
-		}
+		return json_container(p + 1, ']', depth);
 	case '"':
 		return json_string(p);
 	case 't':

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,11 +36,39 @@ static void on_arm(const struct td_completion *c, void *arg)
 
 static uint64_t ids[BULK];
 
+/*
+ * Arm BULK timers one minute out, or cancel them, through the batch (the
+ * op for timer i has user_data i) and flush it: 0 with the time it took
+ * in *ns, or 1 once the failure is said.
+ */
+static int bulk(struct td_batch *batch, bool cancel, int64_t *ns)
+{
+	int64_t t0 = td_now(CLOCK_MONOTONIC);
+	int i, ret;
+
+	for (i = 0; i < BULK; i++) {
+		if (cancel)
+			ret = td_batch_cancel(batch, ids[i], i);
+		else
+			ret = td_batch_arm(batch, &(struct td_timer_spec){
+				.clockid = CLOCK_MONOTONIC,
+				.expires_ns = 60000 * MS, .cookie = i,
+				.cpu = TD_CPU_ANY }, i);
+		if (ret)
+			return fail(cancel ? "td_batch_cancel" : "td_batch_arm", ret);
+	}
+	ret = td_batch_flush(batch);
+	if (ret < 0)
+		return fail("td_batch_flush", ret);
+	*ns = td_now(CLOCK_MONOTONIC) - t0;
+	return 0;
+}
+
 int main(void)
 {
 	static const char *const names[] = { "tea", "eggs", "toast", "coffee" };
 	struct qtimer_record recs[16];
-	int64_t start, t0, t1;
+	int64_t start, ns;
 	struct td_batch batch;
 	struct td_ctx *ctx;
 	int ret, i, n, seen = 0, ticks = 0;
@@ -101,37 +130,18 @@ int main(void)
 	if (ret)
 		return fail("td_batch_init", ret);
 	td_batch_set_callback(&batch, on_arm, ids);
-	t0 = td_now(CLOCK_MONOTONIC);
-	for (i = 0; i < BULK; i++) {
-		ret = td_batch_arm(&batch, &(struct td_timer_spec){
-			.clockid = CLOCK_MONOTONIC, .expires_ns = 60000 * MS,
-			.cookie = i, .cpu = TD_CPU_ANY }, i);
-		if (ret)
-			return fail("td_batch_arm", ret);
-	}
-	ret = td_batch_flush(&batch);
-	if (ret < 0)
-		return fail("td_batch_flush", ret);
-	t1 = td_now(CLOCK_MONOTONIC);
+	if (bulk(&batch, false, &ns))
+		return 1;
 	printf("  armed %" PRIu64 " (%" PRIu64 " failed): %.0f ns per timer\n",
-	       batch.completed - batch.failed, batch.failed,
-	       (double)(t1 - t0) / BULK);
+	       batch.completed - batch.failed, batch.failed, (double)ns / BULK);
 	fflush(stdout);
 	if (system("qtimerctl stats") != 0)
 		printf("  (qtimerctl stats is not available here)\n");
 
-	t0 = td_now(CLOCK_MONOTONIC);
-	for (i = 0; i < BULK; i++) {
-		ret = td_batch_cancel(&batch, ids[i], i);
-		if (ret)
-			return fail("td_batch_cancel", ret);
-	}
-	ret = td_batch_flush(&batch);
-	if (ret < 0)
-		return fail("td_batch_flush", ret);
-	t1 = td_now(CLOCK_MONOTONIC);
+	if (bulk(&batch, true, &ns))
+		return 1;
 	printf("  cancelled them all: %.0f ns per timer (%" PRIu64 " ops failed in all)\n",
-	       (double)(t1 - t0) / BULK, batch.failed);
+	       (double)ns / BULK, batch.failed);
 	td_batch_free(&batch);
 	td_close(ctx);
 	printf("\nqtimer-demo: done\n");

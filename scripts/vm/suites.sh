@@ -138,6 +138,19 @@ built() {
 	return 0
 }
 
+# failing TEST SUITE...: each SUITE for which "TEST SUITE" fails, one a
+# line; fails if there is any.
+failing() {
+	local test=$1 s rc=0
+	shift
+	for s in "$@"; do
+		"$test" "$s" && continue
+		echo "$s"
+		rc=1
+	done
+	return "$rc"
+}
+
 case "$cmd" in
 kernels | all)
 	[ $# = 0 ] || usage
@@ -185,26 +198,18 @@ unbuilt)
 	[ $# -ge 1 ] || usage
 	payload=$1
 	shift
-	rc=0
-	for s in "$@"; do
-		[ -f "$payload/selftests/$s" ] && [ -x "$payload/selftests/$s" ] && continue
-		echo "$s"
-		rc=1
-	done
-	exit "$rc"
+	is_built() { [ -f "$payload/selftests/$1" ] && [ -x "$payload/selftests/$1" ]; }
+	failing is_built "$@" || exit 1
 	;;
 unrun)
 	[ $# -ge 1 ] || usage
 	result=$1
 	shift
-	rc=0
-	for s in "$@"; do
-		awk -v s="$s" '/^\| # selftests: [^ ]+: [^ ]+$/ && $NF == s { f = 1 }
-			END { exit !f }' "$result" 2>/dev/null && continue
-		echo "$s"
-		rc=1
-	done
-	exit "$rc"
+	was_run() {
+		awk -v s="$1" '/^\| # selftests: [^ ]+: [^ ]+$/ && $NF == s { f = 1 }
+			END { exit !f }' "$result" 2>/dev/null
+	}
+	failing was_run "$@" || exit 1
 	;;
 check-payload)
 	[ $# = 1 ] || usage
