@@ -14,8 +14,7 @@
 #include <sched.h>
 #include <sys/wait.h>
 
-#include "kselftest_harness.h"
-#include "helpers.h"
+#include "clock_harness.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -79,42 +78,7 @@ TEST(version_is_stable_and_needs_no_state)
 	close(fd);
 }
 
-FIXTURE(clock)
-{
-	int fd;
-};
-
-FIXTURE_VARIANT(clock)
-{
-	int clockid;
-};
-
-FIXTURE_VARIANT_ADD(clock, monotonic)
-{
-	.clockid = CLOCK_MONOTONIC,
-};
-
-FIXTURE_VARIANT_ADD(clock, boottime)
-{
-	.clockid = CLOCK_BOOTTIME,
-};
-
-FIXTURE_VARIANT_ADD(clock, realtime)
-{
-	.clockid = CLOCK_REALTIME,
-};
-
-FIXTURE_SETUP(clock)
-{
-	self->fd = t_open(O_NONBLOCK);
-	ASSERT_LE(0, self->fd);
-}
-
-FIXTURE_TEARDOWN(clock)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-}
+T_CLOCK_FIXTURE(clock)
 
 /*
  * After the one record of a one-shot, nothing more ever comes and the id is

@@ -14,27 +14,11 @@
  * of the timer under test would have been too.
  */
 #define _GNU_SOURCE
-#include "kselftest_harness.h"
-#include "helpers.h"
+#include "clock_harness.h"
 
 #define SENTINEL_COOKIE	0x5e5e5e5eULL
 
-FIXTURE(cancel)
-{
-	int fd;
-};
-
-FIXTURE_SETUP(cancel)
-{
-	self->fd = t_open(O_NONBLOCK);
-	ASSERT_LE(0, self->fd);
-}
-
-FIXTURE_TEARDOWN(cancel)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-}
+T_FILE_FIXTURE(cancel)
 
 /* Arms a one-shot on CPU 0 at absolute CLOCK_MONOTONIC @when. */
 static int arm_cpu0(int fd, __s64 when, __u64 cookie, __u64 *id)

@@ -11,48 +11,12 @@
  * Lower bounds on counts allow for QEMU TCG's lateness.
  */
 #define _GNU_SOURCE
-#include "kselftest_harness.h"
-#include "helpers.h"
+#include "clock_harness.h"
 
 /* How late a TCG guest may deliver, for lower bounds only. */
 #define LATE_NS		(400 * NSEC_PER_MSEC)
 
-FIXTURE(periodic)
-{
-	int fd;
-};
-
-FIXTURE_VARIANT(periodic)
-{
-	int clockid;
-};
-
-FIXTURE_VARIANT_ADD(periodic, monotonic)
-{
-	.clockid = CLOCK_MONOTONIC,
-};
-
-FIXTURE_VARIANT_ADD(periodic, boottime)
-{
-	.clockid = CLOCK_BOOTTIME,
-};
-
-FIXTURE_VARIANT_ADD(periodic, realtime)
-{
-	.clockid = CLOCK_REALTIME,
-};
-
-FIXTURE_SETUP(periodic)
-{
-	self->fd = t_open(O_NONBLOCK);
-	ASSERT_LE(0, self->fd);
-}
-
-FIXTURE_TEARDOWN(periodic)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-}
+T_CLOCK_FIXTURE(periodic)
 
 /* Expirations at first + k * period that are due at @now. */
 static __s64 due(__s64 first, __s64 period, __s64 now)
