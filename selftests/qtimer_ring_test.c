@@ -52,20 +52,12 @@ FIXTURE_VARIANT_ADD(deliver, overflows)
 
 FIXTURE_SETUP(deliver)
 {
-	int ret;
-
-	self->fd = t_open(O_NONBLOCK);
-	ASSERT_LE(0, self->fd);
-	ret = t_ring_map(&self->r, self->fd, variant->entries);
-	if (ret == -ENOTTY)
-		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
-	ASSERT_EQ(0, ret);
+	t_ring_fixture_open(_metadata, &self->fd, &self->r, variant->entries);
 }
 
 FIXTURE_TEARDOWN(deliver)
 {
-	t_ring_unmap(&self->r);
-	close(self->fd);
+	t_ring_fixture_close(self->fd, &self->r);
 }
 
 struct deliver_plan {
