@@ -2,15 +2,15 @@
 /*
  * Copyright (C) 2026 The qtimer authors
  *
- * The harness side of the fixture most device suites start from: one
- * non-blocking /dev/qtimer per test, and the same once for each clock the
- * device offers.  Like ring_harness.h it expands inside a kselftest_harness
- * suite, so it cannot live in libqttest.a; a suite includes it once and
- * names the fixture, since a test's name starts with its fixture's
- * (clock.monotonic.oneshot_relative).  Each macro stands on a line of its
- * own, like TEST_HARNESS_MAIN, with no semicolon after it.  A fixture that needs more than the
- * file (state of its own, another setup step) declares its own and opens
- * the file the same way.
+ * The harness side of the simplest fixture a device suite starts from:
+ * one non-blocking /dev/qtimer per test, alone or run once for each clock
+ * the device offers.  Like ring_harness.h it expands inside a
+ * kselftest_harness suite, so it cannot live in libqttest.a.  A suite
+ * includes it once and names the fixture, since a test's name starts with
+ * its fixture's (clock.monotonic.oneshot_relative); each macro stands on a
+ * line of its own, like TEST_HARNESS_MAIN, with no semicolon after it.  A
+ * fixture that needs more than the file (state of its own, another setup
+ * step) declares its own and opens the file the same way.
  */
 #ifndef _QT_TEST_CLOCK_HARNESS_H
 #define _QT_TEST_CLOCK_HARNESS_H
