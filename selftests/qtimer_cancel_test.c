@@ -27,35 +27,6 @@ static int arm_cpu0(int fd, __s64 when, __u64 cookie, __u64 *id)
 			  cookie, 0, id);
 }
 
-/*
- * Waits for the sentinel and returns how many other records arrived before
- * it or with it (copied to recs[0..max)), or -1 if the sentinel never came.
- */
-static int drain_to_sentinel(int fd, struct qtimer_record *recs, int max)
-{
-	struct qtimer_record buf[64];
-	int others = 0, n, i;
-	bool found = false;
-
-	while (!found) {
-		if (t_wait_readable(fd, QT_ARRIVE_MS) != 1)
-			return -1;
-		n = t_read(fd, buf, 64);
-		if (n < 0)
-			return -1;
-		for (i = 0; i < n; i++) {
-			if (buf[i].cookie == SENTINEL_COOKIE) {
-				found = true;
-				continue;
-			}
-			if (others < max)
-				recs[others] = buf[i];
-			others++;
-		}
-	}
-	return others;
-}
-
 TEST_F(cancel, before_fire)
 {
 	struct qtimer_record recs[4];
@@ -66,7 +37,7 @@ TEST_F(cancel, before_fire)
 	ASSERT_EQ(0, arm_cpu0(self->fd, now + 600 * NSEC_PER_MSEC,
 			      SENTINEL_COOKIE, NULL));
 	EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(self->fd, id));
-	EXPECT_EQ(0, drain_to_sentinel(self->fd, recs, 4));
+	EXPECT_EQ(0, t_read_to_sentinel(self->fd, SENTINEL_COOKIE, recs, 4));
 	EXPECT_EQ(0, t_nothing_pending(self->fd));
 	EXPECT_EQ(-ENOENT, t_cancel(self->fd, id));
 }
@@ -392,7 +363,7 @@ TEST_F(cancel, modify_later)
 		TH_LOG("modify returned %d", ret);
 	}
 	/* Nothing at the old time, which is before the sentinel's. */
-	EXPECT_EQ(0, drain_to_sentinel(self->fd, recs, 4));
+	EXPECT_EQ(0, t_read_to_sentinel(self->fd, SENTINEL_COOKIE, recs, 4));
 	ASSERT_EQ(1, t_collect_stamped(self->fd, recs, 1, QT_ARRIVE_MS,
 					CLOCK_MONOTONIC, &stamp));
 	EXPECT_EQ(id, recs[0].id);

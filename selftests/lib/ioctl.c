@@ -286,6 +286,32 @@ int t_find_cookie(const struct qtimer_record *recs, int n, __u64 cookie)
 	return -1;
 }
 
+int t_read_to_sentinel(int fd, __u64 cookie, struct qtimer_record *others,
+		       int max)
+{
+	struct qtimer_record buf[64];
+	int nr_others = 0, n, i;
+	bool found = false;
+
+	while (!found) {
+		if (t_wait_readable(fd, QT_ARRIVE_MS) != 1)
+			return -1;
+		n = t_read(fd, buf, 64);
+		if (n < 0)
+			return -1;
+		for (i = 0; i < n; i++) {
+			if (buf[i].cookie == cookie) {
+				found = true;
+				continue;
+			}
+			if (nr_others < max)
+				others[nr_others] = buf[i];
+			nr_others++;
+		}
+	}
+	return nr_others;
+}
+
 void *t_unmapped_page(void)
 {
 	long pg = sysconf(_SC_PAGESIZE);
