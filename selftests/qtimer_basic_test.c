@@ -14,8 +14,7 @@
 #include <sched.h>
 #include <sys/wait.h>
 
-#include "kselftest_harness.h"
-#include "helpers.h"
+#include "clock_harness.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -79,42 +78,15 @@ TEST(version_is_stable_and_needs_no_state)
 	close(fd);
 }
 
-FIXTURE(clock)
-{
-	int fd;
-};
+T_CLOCK_FIXTURE(clock)
 
-FIXTURE_VARIANT(clock)
-{
-	int clockid;
-};
-
-FIXTURE_VARIANT_ADD(clock, monotonic)
-{
-	.clockid = CLOCK_MONOTONIC,
-};
-
-FIXTURE_VARIANT_ADD(clock, boottime)
-{
-	.clockid = CLOCK_BOOTTIME,
-};
-
-FIXTURE_VARIANT_ADD(clock, realtime)
-{
-	.clockid = CLOCK_REALTIME,
-};
-
-FIXTURE_SETUP(clock)
-{
-	self->fd = t_open(O_NONBLOCK);
-	ASSERT_LE(0, self->fd);
-}
-
-FIXTURE_TEARDOWN(clock)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-}
+/* The one record of a one-shot names it: id, cookie, count 1, the last. */
+#define EXPECT_ONESHOT_RECORD(rec, timer_id, timer_cookie) do {	\
+	EXPECT_EQ(timer_id, (rec).id);					\
+	EXPECT_EQ(timer_cookie, (rec).cookie);				\
+	EXPECT_EQ(1, (rec).count);					\
+	EXPECT_EQ(QTIMER_REC_LAST, (rec).flags);			\
+} while (0)
 
 /*
  * After the one record of a one-shot, nothing more ever comes and the id is
@@ -139,10 +111,7 @@ TEST_F(clock, oneshot_relative)
 	t1 = t_now(variant->clockid);
 	ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 					variant->clockid, &stamp));
-	EXPECT_EQ(id, rec.id);
-	EXPECT_EQ(0x1234, rec.cookie);
-	EXPECT_EQ(1, rec.count);
-	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	EXPECT_ONESHOT_RECORD(rec, id, 0x1234);
 	/* The expiry is "now" at arm time plus rel, on the timer's clock. */
 	EXPECT_LE(t0 + rel, rec.expires_ns);
 	EXPECT_GE(t1 + rel, rec.expires_ns);
@@ -163,10 +132,7 @@ TEST_F(clock, oneshot_absolute)
 			    0, ~0ULL, &id));
 	ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 					variant->clockid, &stamp));
-	EXPECT_EQ(id, rec.id);
-	EXPECT_EQ(~0ULL, rec.cookie);
-	EXPECT_EQ(1, rec.count);
-	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	EXPECT_ONESHOT_RECORD(rec, id, ~0ULL);
 	EXPECT_EQ(when, rec.expires_ns);
 	EXPECT_LE(when, stamp);
 	ASSERT_ONESHOT_GONE(self->fd, id);
@@ -183,10 +149,7 @@ TEST_F(clock, zero_expiry_fires_promptly)
 	t1 = t_now(variant->clockid);
 	ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
 					variant->clockid, &stamp));
-	EXPECT_EQ(id, rec.id);
-	EXPECT_EQ(7, rec.cookie);
-	EXPECT_EQ(1, rec.count);
-	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	EXPECT_ONESHOT_RECORD(rec, id, 7);
 	EXPECT_LE(t0, rec.expires_ns);
 	EXPECT_GE(t1, rec.expires_ns);
 	EXPECT_LE(rec.expires_ns, stamp);
@@ -206,10 +169,7 @@ TEST_F(clock, absolute_past_fires_promptly)
 	ASSERT_EQ(0, t_arm(self->fd, variant->clockid, QTIMER_F_ABSTIME, when,
 			    0, 8, &id));
 	ASSERT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
-	EXPECT_EQ(id, rec.id);
-	EXPECT_EQ(8, rec.cookie);
-	EXPECT_EQ(1, rec.count);
-	EXPECT_EQ(QTIMER_REC_LAST, rec.flags);
+	EXPECT_ONESHOT_RECORD(rec, id, 8);
 	/* The record reports the expiry that was asked for. */
 	EXPECT_EQ(when, rec.expires_ns);
 	ASSERT_ONESHOT_GONE(self->fd, id);

@@ -14,62 +14,17 @@
  * of the timer under test would have been too.
  */
 #define _GNU_SOURCE
-#include "kselftest_harness.h"
-#include "helpers.h"
+#include "clock_harness.h"
 
 #define SENTINEL_COOKIE	0x5e5e5e5eULL
 
-FIXTURE(cancel)
-{
-	int fd;
-};
-
-FIXTURE_SETUP(cancel)
-{
-	self->fd = t_open(O_NONBLOCK);
-	ASSERT_LE(0, self->fd);
-}
-
-FIXTURE_TEARDOWN(cancel)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-}
+T_FILE_FIXTURE(cancel)
 
 /* Arms a one-shot on CPU 0 at absolute CLOCK_MONOTONIC @when. */
 static int arm_cpu0(int fd, __s64 when, __u64 cookie, __u64 *id)
 {
 	return t_arm_cpu(fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME, when, 0,
 			  cookie, 0, id);
-}
-
-/*
- * Waits for the sentinel and returns how many other records arrived before
- * it or with it (copied to recs[0..max)), or -1 if the sentinel never came.
- */
-static int drain_to_sentinel(int fd, struct qtimer_record *recs, int max)
-{
-	struct qtimer_record buf[64];
-	int others = 0, n, i;
-	bool found = false;
-
-	while (!found) {
-		if (t_wait_readable(fd, QT_ARRIVE_MS) != 1)
-			return -1;
-		n = t_read(fd, buf, 64);
-		if (n < 0)
-			return -1;
-		for (i = 0; i < n; i++) {
-			if (buf[i].cookie == SENTINEL_COOKIE) {
-				found = true;
-				continue;
-			}
-			if (others < max)
-				recs[others] = buf[i];
-			others++;
-		}
-	}
-	return others;
 }
 
 TEST_F(cancel, before_fire)
@@ -82,7 +37,7 @@ TEST_F(cancel, before_fire)
 	ASSERT_EQ(0, arm_cpu0(self->fd, now + 600 * NSEC_PER_MSEC,
 			      SENTINEL_COOKIE, NULL));
 	EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(self->fd, id));
-	EXPECT_EQ(0, drain_to_sentinel(self->fd, recs, 4));
+	EXPECT_EQ(0, t_read_to_sentinel(self->fd, SENTINEL_COOKIE, recs, 4));
 	EXPECT_EQ(0, t_nothing_pending(self->fd));
 	EXPECT_EQ(-ENOENT, t_cancel(self->fd, id));
 }
@@ -408,7 +363,7 @@ TEST_F(cancel, modify_later)
 		TH_LOG("modify returned %d", ret);
 	}
 	/* Nothing at the old time, which is before the sentinel's. */
-	EXPECT_EQ(0, drain_to_sentinel(self->fd, recs, 4));
+	EXPECT_EQ(0, t_read_to_sentinel(self->fd, SENTINEL_COOKIE, recs, 4));
 	ASSERT_EQ(1, t_collect_stamped(self->fd, recs, 1, QT_ARRIVE_MS,
 					CLOCK_MONOTONIC, &stamp));
 	EXPECT_EQ(id, recs[0].id);

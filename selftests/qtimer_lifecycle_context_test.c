@@ -27,17 +27,32 @@ static int child_collects(int fd, __u64 id, __u64 cookie, int want)
 	return 0;
 }
 
-TEST(fork_parent_closes_child_reads)
+/*
+ * Opens a file, arms a one-shot of @cookie due in 100 ms on it and forks,
+ * so that parent and child share the file: the fork's pid (0 in the
+ * child), the file in *fd and the timer's id in *id.
+ */
+static pid_t fork_with_timer(struct __test_metadata *_metadata, int *fd,
+			     __u64 cookie, __u64 *id)
 {
-	int fd = t_open(O_NONBLOCK);
 	pid_t pid;
-	__u64 id;
 
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 100 * NSEC_PER_MSEC, 0,
-			    0xc1, &id));
+	*fd = t_open(O_NONBLOCK);
+	ASSERT_LE(0, *fd);
+	ASSERT_EQ(0, t_arm(*fd, CLOCK_MONOTONIC, 0, 100 * NSEC_PER_MSEC, 0,
+			    cookie, id));
 	pid = fork();
 	ASSERT_LE(0, pid);
+	return pid;
+}
+
+TEST(fork_parent_closes_child_reads)
+{
+	pid_t pid;
+	__u64 id;
+	int fd;
+
+	pid = fork_with_timer(_metadata, &fd, 0xc1, &id);
 	if (!pid)
 		_exit(child_collects(fd, id, 0xc1, 1));
 	close(fd);	/* the child's reference keeps the context alive */
@@ -47,15 +62,11 @@ TEST(fork_parent_closes_child_reads)
 TEST(fork_child_closes_parent_reads)
 {
 	struct qtimer_record rec;
-	int fd = t_open(O_NONBLOCK);
 	pid_t pid;
 	__u64 id;
+	int fd;
 
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, t_arm(fd, CLOCK_MONOTONIC, 0, 100 * NSEC_PER_MSEC, 0,
-			    0xc2, &id));
-	pid = fork();
-	ASSERT_LE(0, pid);
+	pid = fork_with_timer(_metadata, &fd, 0xc2, &id);
 	if (!pid) {
 		close(fd);
 		_exit(0);

@@ -11,53 +11,39 @@
  * Lower bounds on counts allow for QEMU TCG's lateness.
  */
 #define _GNU_SOURCE
-#include "kselftest_harness.h"
-#include "helpers.h"
+#include "clock_harness.h"
 
 /* How late a TCG guest may deliver, for lower bounds only. */
 #define LATE_NS		(400 * NSEC_PER_MSEC)
 
-FIXTURE(periodic)
-{
-	int fd;
-};
-
-FIXTURE_VARIANT(periodic)
-{
-	int clockid;
-};
-
-FIXTURE_VARIANT_ADD(periodic, monotonic)
-{
-	.clockid = CLOCK_MONOTONIC,
-};
-
-FIXTURE_VARIANT_ADD(periodic, boottime)
-{
-	.clockid = CLOCK_BOOTTIME,
-};
-
-FIXTURE_VARIANT_ADD(periodic, realtime)
-{
-	.clockid = CLOCK_REALTIME,
-};
-
-FIXTURE_SETUP(periodic)
-{
-	self->fd = t_open(O_NONBLOCK);
-	ASSERT_LE(0, self->fd);
-}
-
-FIXTURE_TEARDOWN(periodic)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-}
+T_CLOCK_FIXTURE(periodic)
 
 /* Expirations at first + k * period that are due at @now. */
 static __s64 due(__s64 first, __s64 period, __s64 now)
 {
 	return now < first ? 0 : (now - first) / period + 1;
+}
+
+/*
+ * Reads the ticker's next @n records: each continues the schedule where
+ * the one before stopped (*total counts the expirations read so far) and
+ * came no earlier than its expiry.
+ */
+static void expect_schedule_kept(struct __test_metadata *_metadata, int fd,
+				 int clockid, __s64 first, __s64 period,
+				 __u64 *total, int n)
+{
+	struct qtimer_record rec;
+	__s64 stamp;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(1, t_collect_stamped(fd, &rec, 1, QT_ARRIVE_MS,
+						clockid, &stamp));
+		*total += rec.count;
+		EXPECT_EQ(first + ((__s64)*total - 1) * period, rec.expires_ns);
+		EXPECT_LE(rec.expires_ns, stamp);
+	}
 }
 
 TEST_F(periodic, slow_reader_one_record_counts_all)
@@ -139,7 +125,6 @@ TEST_F(periodic, relative_first_expiry_then_period)
 	struct qtimer_record rec;
 	__s64 t0, t1, first, stamp;
 	__u64 id, total = 0;
-	int i;
 
 	t0 = t_now(variant->clockid);
 	ASSERT_EQ(0, t_arm(self->fd, variant->clockid, 0, rel, period, 1, &id));
@@ -151,13 +136,8 @@ TEST_F(periodic, relative_first_expiry_then_period)
 	EXPECT_LE(t0 + rel, first);
 	EXPECT_GE(t1 + rel, first);
 	EXPECT_LE(rec.expires_ns, stamp);
-	for (i = 0; i < 4; i++) {
-		ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
-						variant->clockid, &stamp));
-		total += rec.count;
-		EXPECT_EQ(first + ((__s64)total - 1) * period, rec.expires_ns);
-		EXPECT_LE(rec.expires_ns, stamp);
-	}
+	expect_schedule_kept(_metadata, self->fd, variant->clockid, first,
+			     period, &total, 4);
 }
 
 /* An absolute first expiry in the past counts every period already due. */
@@ -184,22 +164,15 @@ TEST_F(periodic, slack_keeps_schedule)
 {
 	const __s64 period = 20 * NSEC_PER_MSEC;
 	struct qtimer_op op;
-	struct qtimer_record rec;
-	__s64 first, stamp;
+	__s64 first;
 	__u64 total = 0;
-	int i;
 
 	first = t_now(variant->clockid) + period;
 	op = t_op(variant->clockid, QTIMER_F_ABSTIME, first, period, 3);
 	op.slack_ns = 15 * NSEC_PER_MSEC;
 	ASSERT_EQ(0, t_arm_op(self->fd, &op));
-	for (i = 0; i < 5; i++) {
-		ASSERT_EQ(1, t_collect_stamped(self->fd, &rec, 1, QT_ARRIVE_MS,
-						variant->clockid, &stamp));
-		total += rec.count;
-		EXPECT_EQ(first + ((__s64)total - 1) * period, rec.expires_ns);
-		EXPECT_LE(rec.expires_ns, stamp);
-	}
+	expect_schedule_kept(_metadata, self->fd, variant->clockid, first,
+			     period, &total, 5);
 }
 
 TEST_F(periodic, at_most_one_pending_record_per_timer)

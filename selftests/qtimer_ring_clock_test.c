@@ -30,24 +30,16 @@ FIXTURE(clockset)
 
 FIXTURE_SETUP(clockset)
 {
-	int ret;
-
-	self->fd = t_open(O_NONBLOCK);
-	ASSERT_LE(0, self->fd);
 	self->mono0 = t_now(CLOCK_MONOTONIC);
 	self->rt0 = t_now(CLOCK_REALTIME);
-	ret = t_ring_map(&self->r, self->fd, 16);
-	if (ret == -ENOTTY)
-		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
-	ASSERT_EQ(0, ret);
+	t_ring_fixture_open(_metadata, &self->fd, &self->r, 16);
 }
 
 FIXTURE_TEARDOWN(clockset)
 {
 	if (self->stepped)
 		EXPECT_EQ(0, t_restore_realtime(self->rt0, self->mono0));
-	t_ring_unmap(&self->r);
-	close(self->fd);
+	t_ring_fixture_close(self->fd, &self->r);
 }
 
 static int arm_cos(int fd, __s64 when, __u64 cookie, __u64 *id)

@@ -60,21 +60,12 @@ FIXTURE_VARIANT_ADD(hostile, head_and_flags)	{ .what = "head and flags" };
 
 FIXTURE_SETUP(hostile)
 {
-	int ret;
-
-	self->fd = t_open(O_NONBLOCK);
-	ASSERT_LE(0, self->fd);
-	ret = t_ring_map(&self->r, self->fd, 8);
-	if (ret == -ENOTTY)
-		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
-	ASSERT_EQ(0, ret);
+	t_ring_fixture_open(_metadata, &self->fd, &self->r, 8);
 }
 
 FIXTURE_TEARDOWN(hostile)
 {
-	t_ring_unmap(&self->r);
-	if (self->fd >= 0)
-		close(self->fd);
+	t_ring_fixture_close(self->fd, &self->r);
 }
 
 static void scribble(struct t_ring *r, const char *what, struct t_rng *rng)

@@ -52,20 +52,12 @@ FIXTURE_VARIANT_ADD(deliver, overflows)
 
 FIXTURE_SETUP(deliver)
 {
-	int ret;
-
-	self->fd = t_open(O_NONBLOCK);
-	ASSERT_LE(0, self->fd);
-	ret = t_ring_map(&self->r, self->fd, variant->entries);
-	if (ret == -ENOTTY)
-		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
-	ASSERT_EQ(0, ret);
+	t_ring_fixture_open(_metadata, &self->fd, &self->r, variant->entries);
 }
 
 FIXTURE_TEARDOWN(deliver)
 {
-	t_ring_unmap(&self->r);
-	close(self->fd);
+	t_ring_fixture_close(self->fd, &self->r);
 }
 
 struct deliver_plan {
@@ -271,6 +263,21 @@ TEST_F(ring, consumed_oneshots_freed_when_quiet)
 
 /* --- CANCEL and MODIFY against the claim -------------------------------- */
 
+/*
+ * Fires a one-shot of @cookie into the ring and claims its record into
+ * *rec ahead of the kernel: the record's index.
+ */
+static long fire_and_claim(struct __test_metadata *_metadata,
+			   struct t_ring *r, __u64 cookie, __u64 *id,
+			   struct qtimer_record *rec)
+{
+	long idx = t_ring_fire_one(r, cookie, id);
+
+	ASSERT_LE(0, idx);
+	ASSERT_TRUE(t_ring_claim(r, idx, rec));
+	return idx;
+}
+
 /* CANCEL wins a READY record: QUEUED, VOID, and the consumer skips it. */
 TEST_F(ring, cancel_voids_ready_record)
 {
@@ -300,9 +307,7 @@ TEST_F(ring, cancel_after_claim_oneshot_enoent)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = t_ring_fire_one(&self->r, 0xc2, &id);
-	ASSERT_LE(0, idx);
-	ASSERT_TRUE(t_ring_claim(&self->r, idx, &rec));
+	idx = fire_and_claim(_metadata, &self->r, 0xc2, &id, &rec);
 	EXPECT_EQ(id, rec.id);
 	/* Claimed, tail not moved yet. */
 	EXPECT_EQ(-ENOENT, t_cancel(self->fd, id));
@@ -317,9 +322,7 @@ TEST_F(ring, modify_after_claim_oneshot_enoent)
 	__u64 id;
 
 	RETURN_IF_SETUP_SKIPPED();
-	idx = t_ring_fire_one(&self->r, 0xc3, &id);
-	ASSERT_LE(0, idx);
-	ASSERT_TRUE(t_ring_claim(&self->r, idx, &rec));
+	idx = fire_and_claim(_metadata, &self->r, 0xc3, &id, &rec);
 	EXPECT_EQ(-ENOENT, t_modify(self->fd, id, 0, 0, 0, 0));
 	EXPECT_EQ(QTIMER_REC_TAKEN, t_ring_claim_of(&self->r, idx));
 	t_ring_set_tail(&self->r, idx + 1);

@@ -150,6 +150,23 @@ static void duel_judge_step(struct duel *d, int k, bool took_it)
 }
 
 /*
+ * The reader's loop condition: moves *first on to the next timer neither
+ * side has had, and says whether there is one and time is left for it
+ * (running out of time sets timed_out).
+ */
+static bool duel_goes_on(struct duel *d, int *first)
+{
+	*first = duel_next(d, *first);
+	if (*first == d->n)
+		return false;
+	if (t_now(CLOCK_MONOTONIC) > d->deadline) {
+		d->timed_out = true;
+		return false;
+	}
+	return true;
+}
+
+/*
  * Without a handshake: take records as they come, up to 8 at a time, and
  * say which timer is next, until every timer went to one side or the other.
  */
@@ -157,14 +174,7 @@ static void duel_read_freely(struct duel *d)
 {
 	int first = 0;
 
-	for (;;) {
-		first = duel_next(d, first);
-		if (first == d->n)
-			break;
-		if (t_now(CLOCK_MONOTONIC) > d->deadline) {
-			d->timed_out = true;
-			break;
-		}
+	while (duel_goes_on(d, &first)) {
 		atomic_store(&d->head, first);
 		if (!duel_take(d, WIN_READ_MAX))
 			t_wait_readable(d->fd, 1);
@@ -185,20 +195,13 @@ void *duel_reader(void *arg)
 		duel_read_freely(d);
 		goto out;
 	}
-	for (;;) {
+	while (duel_goes_on(d, &first)) {
 		/* read() takes 1, 2, 4 or 8 at a time; the mapping one. */
 		int max = d->taker == BY_RING_MAP ? 1 : 1 << (offer % 4);
 		bool took_it = false;
 		int k, i, logged;
 		__s64 lead;
 
-		first = duel_next(d, first);
-		if (first == d->n)
-			break;
-		if (t_now(CLOCK_MONOTONIC) > d->deadline) {
-			d->timed_out = true;
-			break;
-		}
 		k = duel_aim(d, first, max);
 		if (k < 0)
 			continue;

@@ -58,9 +58,7 @@ FIXTURE_SETUP(window)
 
 FIXTURE_TEARDOWN(window)
 {
-	t_ring_unmap(&self->r);
-	if (self->fd >= 0)
-		close(self->fd);
+	t_ring_fixture_close(self->fd, &self->r);
 }
 
 /*

@@ -331,43 +331,6 @@ TEST_F(submit, ops_run_into_unmapped_page)
 	munmap(map, self->page);
 }
 
-/* Makes a page of ops read-only after filling it. */
-static struct qtimer_op *ro_ops(long page, const struct qtimer_op *src, int nr)
-{
-	struct qtimer_op *ops;
-
-	ops = mmap(NULL, page, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (ops == MAP_FAILED)
-		return NULL;
-	memcpy(ops, src, nr * sizeof(*ops));
-	if (mprotect(ops, page, PROT_READ)) {
-		munmap(ops, page);
-		return NULL;
-	}
-	return ops;
-}
-
-/* Waits for the sentinel; returns how many other records came first. */
-static int others_before_sentinel(int fd)
-{
-	struct qtimer_record recs[16];
-	int others = 0, n, i;
-
-	for (;;) {
-		if (t_wait_readable(fd, QT_ARRIVE_MS) != 1)
-			return -1;
-		n = t_read(fd, recs, 16);
-		if (n < 0)
-			return -1;
-		for (i = 0; i < n; i++) {
-			if (recs[i].cookie == SENTINEL_COOKIE)
-				return others + (n - 1);
-		}
-		others += n;
-	}
-}
-
 /*
  * The first ARM cannot write its id back: the call fails with -EFAULT and
  * no timer is left armed (the caller could never cancel it).
@@ -380,15 +343,15 @@ TEST_F(submit, readonly_ops_arm_leaves_nothing_armed)
 
 	src[0] = arm_cpu0_op(now + 50 * NSEC_PER_MSEC, 1);
 	src[1] = arm_cpu0_op(now + 60 * NSEC_PER_MSEC, 2);
-	ops = ro_ops(self->page, src, 2);
+	ops = t_readonly_copy(src, sizeof(src));
 	ASSERT_NE(NULL, ops);
 	EXPECT_EQ(-EFAULT, t_submit(self->fd, ops, 2, 0, &done));
 	ASSERT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC, QTIMER_F_ABSTIME,
 				now + 200 * NSEC_PER_MSEC, 0, SENTINEL_COOKIE,
 				0, NULL));
-	EXPECT_EQ(0, others_before_sentinel(self->fd));
+	EXPECT_EQ(0, t_read_to_sentinel(self->fd, SENTINEL_COOKIE, NULL, 0));
 	EXPECT_EQ(0, t_nothing_pending(self->fd));
-	munmap(ops, self->page);
+	t_readonly_free(ops);
 }
 
 /*
@@ -441,7 +404,7 @@ TEST_F(submit, readonly_second_op)
 	ASSERT_EQ(1, t_collect(self->fd, recs, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(1, recs[0].cookie);
 	EXPECT_EQ(ops[0].id, recs[0].id);
-	n = others_before_sentinel(self->fd);
+	n = t_read_to_sentinel(self->fd, SENTINEL_COOKIE, NULL, 0);
 	EXPECT_EQ(0, n);
 	munmap(map, 2 * self->page);
 }
@@ -456,12 +419,12 @@ TEST_F(submit, readonly_ops_cancel_has_no_effect)
 	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, 100 * NSEC_PER_MSEC,
 			    0, 9, &id));
 	src = cancel_op(id);
-	ops = ro_ops(self->page, &src, 1);
+	ops = t_readonly_copy(&src, sizeof(src));
 	ASSERT_NE(NULL, ops);
 	EXPECT_EQ(-EFAULT, t_submit(self->fd, ops, 1, 0, NULL));
 	ASSERT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(id, rec.id);
-	munmap(ops, self->page);
+	t_readonly_free(ops);
 }
 
 /* A full batch of arms, then a full batch of cancels of the same ids. */
@@ -513,14 +476,14 @@ TEST_F(submit, readonly_ops_modify_has_no_effect)
 	src = cancel_op(id);
 	src.opcode = QTIMER_OP_MODIFY;
 	src.expires_ns = 20 * NSEC_PER_SEC;
-	ops = ro_ops(self->page, &src, 1);
+	ops = t_readonly_copy(&src, sizeof(src));
 	ASSERT_NE(NULL, ops);
 	EXPECT_EQ(-EFAULT, t_submit(self->fd, ops, 1, 0, NULL));
 	/* Still on its old schedule. */
 	ASSERT_EQ(1, t_collect(self->fd, &rec, 1, QT_ARRIVE_MS));
 	EXPECT_EQ(id, rec.id);
 	EXPECT_EQ(when, rec.expires_ns);
-	munmap(ops, self->page);
+	t_readonly_free(ops);
 }
 
 /*

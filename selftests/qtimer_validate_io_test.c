@@ -92,6 +92,19 @@ static int queue_one(int fd, __u64 cookie)
 	return t_wait_readable(fd, QT_ARRIVE_MS) == 1 ? 0 : -ETIME;
 }
 
+/*
+ * Two records pending, @first's (of a timer on CPU 0, already queued when
+ * the second is armed) ahead of @second's.
+ */
+static void queue_two(struct __test_metadata *_metadata, int fd, __u64 first,
+		      __u64 second)
+{
+	ASSERT_EQ(0, t_arm_cpu(fd, CLOCK_MONOTONIC, 0, 0, 0, first, 0, NULL));
+	ASSERT_EQ(1, t_wait_readable(fd, QT_ARRIVE_MS));
+	ASSERT_EQ(0, queue_one(fd, second));
+	ASSERT_EQ(1, t_wait_pending(fd, 2, QT_ARRIVE_MS));
+}
+
 /* The record is still there after a failed read, and a good read gets it. */
 #define EXPECT_RECORD_KEPT(fd, want_cookie) do {			\
 	struct qtimer_record __r;					\
@@ -176,11 +189,7 @@ TEST_F(validate, read_partial_fault)
 	ASSERT_NE(MAP_FAILED, map);
 	ASSERT_EQ(0, mprotect(map + page, page, PROT_READ));
 	first = (struct qtimer_record *)(map + page - rs);
-	ASSERT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 25, 0,
-				NULL));
-	ASSERT_EQ(1, t_wait_readable(self->fd, QT_ARRIVE_MS));
-	ASSERT_EQ(0, queue_one(self->fd, 26));
-	ASSERT_EQ(1, t_wait_pending(self->fd, 2, QT_ARRIVE_MS));
+	queue_two(_metadata, self->fd, 25, 26);
 	EXPECT_EQ((ssize_t)rs, read(self->fd, first, 2 * rs));
 	EXPECT_EQ(25, first->cookie);
 	EXPECT_RECORD_KEPT(self->fd, 26);
@@ -221,11 +230,7 @@ TEST_F(validate, read_fault_inside_second_record)
 	ASSERT_NE(MAP_FAILED, map);
 	ASSERT_EQ(0, mprotect(map + page, page, PROT_READ));
 	buf = map + page - rs - rs / 2;
-	ASSERT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC, 0, 0, 0, 28, 0,
-				NULL));
-	ASSERT_EQ(1, t_wait_readable(self->fd, QT_ARRIVE_MS));
-	ASSERT_EQ(0, queue_one(self->fd, 29));
-	ASSERT_EQ(1, t_wait_pending(self->fd, 2, QT_ARRIVE_MS));
+	queue_two(_metadata, self->fd, 28, 29);
 	EXPECT_EQ((ssize_t)rs, read(self->fd, buf, 2 * rs));
 	memcpy(&first, buf, rs);
 	EXPECT_EQ(28, first.cookie);

@@ -138,6 +138,14 @@ int t_collect(int fd, struct qtimer_record *recs, int want, int timeout_ms);
 int t_nothing_pending(int fd);
 /* Index of the record with @cookie in recs[0..n), or -1. */
 int t_find_cookie(const struct qtimer_record *recs, int n, __u64 cookie);
+/*
+ * Reads until the record of @cookie (a sentinel timer's, due after those
+ * under test on the same CPU's heap) has come, each wait bounded by
+ * QT_ARRIVE_MS: how many other records came before it or with it (the
+ * first @max copied to others[]), or -1 if it never came.
+ */
+int t_read_to_sentinel(int fd, __u64 cookie, struct qtimer_record *others,
+		       int max);
 /* A page the kernel can neither read nor write (mapped, then unmapped). */
 void *t_unmapped_page(void);
 /*

@@ -136,32 +136,34 @@ int t_arm_many(int fd, long n, t_fill_op_fn *fill, void *arg,
 	return ret;
 }
 
-int t_get(int fd, __u64 id, struct qtimer_op *op)
+/* GET and CANCEL name their timer by id alone: every other field is 0. */
+static int t_ioctl_by_id(int fd, unsigned long cmd, __u64 id,
+			 struct qtimer_op *op)
 {
 	memset(op, 0, sizeof(*op));
 	op->id = id;
-	return t_ioctl(fd, QTIMER_IOC_GET, op);
+	return t_ioctl(fd, cmd, op);
+}
+
+int t_get(int fd, __u64 id, struct qtimer_op *op)
+{
+	return t_ioctl_by_id(fd, QTIMER_IOC_GET, id, op);
 }
 
 int t_cancel(int fd, __u64 id)
 {
 	struct qtimer_op op;
 
-	memset(&op, 0, sizeof(op));
-	op.id = id;
-	return t_ioctl(fd, QTIMER_IOC_CANCEL, &op);
+	return t_ioctl_by_id(fd, QTIMER_IOC_CANCEL, id, &op);
 }
 
+/* MODIFY keeps the timer's clock and cookie: those fields stay 0. */
 int t_modify(int fd, __u64 id, __u32 flags, __s64 expires_ns,
 	      __u64 period_ns, __u64 slack_ns)
 {
-	struct qtimer_op op;
+	struct qtimer_op op = t_op(0, flags, expires_ns, period_ns, 0);
 
-	memset(&op, 0, sizeof(op));
 	op.id = id;
-	op.flags = flags;
-	op.expires_ns = expires_ns;
-	op.period_ns = period_ns;
 	op.slack_ns = slack_ns;
 	return t_ioctl(fd, QTIMER_IOC_MODIFY, &op);
 }
@@ -282,6 +284,32 @@ int t_find_cookie(const struct qtimer_record *recs, int n, __u64 cookie)
 		if (recs[i].cookie == cookie)
 			return i;
 	return -1;
+}
+
+int t_read_to_sentinel(int fd, __u64 cookie, struct qtimer_record *others,
+		       int max)
+{
+	struct qtimer_record buf[64];
+	int nr_others = 0, n, i;
+	bool found = false;
+
+	while (!found) {
+		if (t_wait_readable(fd, QT_ARRIVE_MS) != 1)
+			return -1;
+		n = t_read(fd, buf, 64);
+		if (n < 0)
+			return -1;
+		for (i = 0; i < n; i++) {
+			if (buf[i].cookie == cookie) {
+				found = true;
+				continue;
+			}
+			if (nr_others < max)
+				others[nr_others] = buf[i];
+			nr_others++;
+		}
+	}
+	return nr_others;
 }
 
 void *t_unmapped_page(void)

@@ -5,7 +5,8 @@
  * The harness side of the record ring's suites (selftests/qtimer_ring*_test.c):
  * what they share that has to expand inside a kselftest_harness suite, and
  * so cannot be compiled into libqttest.a with the helpers of ring.c: the
- * skips for a module without QTIMER_FEAT_RING and the `ring` fixture.  A suite that has no
+ * skips for a module without QTIMER_FEAT_RING, the setup and teardown of a
+ * fixture with a mapped ring, and the `ring` fixture.  A suite that has no
  * TEST_F(ring, ...) registers the fixture and runs nothing of it.
  */
 #ifndef _QT_TEST_RING_HARNESS_H
@@ -25,6 +26,33 @@
 		return;							\
 } while (0)
 
+/*
+ * The setup of every fixture that holds a non-blocking file and a ring of
+ * @entries records mapped on it (*fd, *r): it skips when the module offers
+ * no ring, which returns from here only, so it comes last in the setup.
+ */
+static inline void t_ring_fixture_open(struct __test_metadata *_metadata,
+				       int *fd, struct t_ring *r,
+				       __u32 entries)
+{
+	int ret;
+
+	*fd = t_open(O_NONBLOCK);
+	ASSERT_LE(0, *fd);
+	ret = t_ring_map(r, *fd, entries);
+	if (ret == -ENOTTY)
+		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
+	ASSERT_EQ(0, ret);
+}
+
+/* Its teardown: the mapping (if any) goes before the file. */
+static inline void t_ring_fixture_close(int fd, struct t_ring *r)
+{
+	t_ring_unmap(r);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* A non-blocking file with a 64-record ring mapped. */
 FIXTURE(ring)
 {
@@ -34,21 +62,12 @@ FIXTURE(ring)
 
 FIXTURE_SETUP(ring)
 {
-	int ret;
-
-	self->fd = t_open(O_NONBLOCK);
-	ASSERT_LE(0, self->fd);
-	ret = t_ring_map(&self->r, self->fd, 64);
-	if (ret == -ENOTTY)
-		SKIP(return, "no record ring: QTIMER_FEAT_RING not offered");
-	ASSERT_EQ(0, ret);
+	t_ring_fixture_open(_metadata, &self->fd, &self->r, 64);
 }
 
 FIXTURE_TEARDOWN(ring)
 {
-	t_ring_unmap(&self->r);
-	if (self->fd >= 0)
-		close(self->fd);
+	t_ring_fixture_close(self->fd, &self->r);
 }
 
 #endif /* _QT_TEST_RING_HARNESS_H */
