@@ -51,39 +51,22 @@ tap_diag() {
 	done
 }
 
-# tap_ok, tap_not_ok and tap_error NAME [DETAIL...]: the test's line, then
-# its DETAILs as tap_diag's comments.
-tap_ok() {
+# tap_result OK NAME [DETAIL...]: the next test's line, "OK N NAME" (OK
+# being "ok" or "not ok"), then its DETAILs as tap_diag's comments.
+tap_result() {
 	tap_nr=$((tap_nr + 1))
-	tap_pass=$((tap_pass + 1))
-	echo "ok $tap_nr $1"
-	shift
+	echo "$1 $tap_nr $2"
+	shift 2
 	tap_diag "$@"
 }
 
-tap_not_ok() {
-	tap_nr=$((tap_nr + 1))
-	tap_fail=$((tap_fail + 1))
-	echo "not ok $tap_nr $1"
-	shift
-	tap_diag "$@"
-}
-
-# A test that could not be carried out (kselftest's "error"), not one that
-# failed: check.sh counts both as failures.
-tap_error() {
-	tap_nr=$((tap_nr + 1))
-	tap_errors=$((tap_errors + 1))
-	echo "not ok $tap_nr $1 # ERROR"
-	shift
-	tap_diag "$@"
-}
-
-tap_skip() {
-	tap_nr=$((tap_nr + 1))
-	tap_skipped=$((tap_skipped + 1))
-	echo "ok $tap_nr $1 # SKIP $2"
-}
+# tap_ok, tap_not_ok and tap_error NAME [DETAIL...]; tap_error is a test
+# that could not be carried out (kselftest's "error"), not one that failed:
+# check.sh counts both as failures.
+tap_ok() { tap_pass=$((tap_pass + 1)); tap_result ok "$@"; }
+tap_not_ok() { tap_fail=$((tap_fail + 1)); tap_result "not ok" "$@"; }
+tap_error() { tap_errors=$((tap_errors + 1)); tap_result "not ok" "$1 # ERROR" "${@:2}"; }
+tap_skip() { tap_skipped=$((tap_skipped + 1)); tap_result ok "$1 # SKIP $2"; }
 
 tap_totals() {
 	echo "# Totals: pass:$tap_pass fail:$tap_fail xfail:0 xpass:0 skip:$tap_skipped error:$tap_errors"
