@@ -31,6 +31,8 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/tap.sh
+. "$top/scripts/lib/tap.sh"
 src=$top/build/src/linux-source-6.1
 work=$top/build/check-32bit
 out=$work/i386-6.1
@@ -39,21 +41,16 @@ jobs=${JOBS:-2}
 refusal='qtimer: 32-bit kernels are not supported'
 name='module build for a 32-bit (i386) kernel refuses with a clear message'
 
-# diag LINE...: TAP diagnostics; an argument may hold several lines.
-diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
 # result KIND [DIAG...]: the one test's line, its reasons and the totals.
 result() {
-	local kind=$1 pass=0 fail=0 error=0
+	local kind=$1
 	shift
 	case "$kind" in
-	pass) pass=1; echo "ok 1 $name" ;;
-	fail) fail=1; echo "not ok 1 $name" ;;
-	error) error=1; echo "not ok 1 $name # ERROR" ;;
+	pass) tap_ok "$name" "$@" ;;
+	fail) tap_not_ok "$name" "$@" ;;
+	error) tap_error "$name" "$@" ;;
 	esac
-	[ $# = 0 ] || diag "$@"
-	echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:$error"
-	[ "$kind" = pass ]
-	exit
+	tap_exit
 }
 # The last lines of a log, as TAP diagnostics.
 tail_log() { tail -n "${2:-25}" "$1" | sed 's/^/  /'; }
@@ -89,8 +86,7 @@ control_module() {
 	make -C "$out" ARCH=i386 M="$dir" modules && [ -f "$dir/control.ko" ]
 }
 
-echo "TAP version 13"
-echo "1..1"
+tap_plan 1
 
 [ -f "$src/Makefile" ] || result error "no kernel source at ${src#"$top"/}; run scripts/setup.sh"
 
@@ -103,10 +99,10 @@ flock 9
 src_id=$(cat "$top/build/stamps/source-6.1" 2>/dev/null || echo unknown)
 stamp_text="source $src_id; compiler $(gcc --version | head -n1); recipe $(declare -f prepare | sha256sum | cut -c1-12)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$stamp_text" ]; then
-	diag "i386 tree: up to date (${out#"$top"/})"
+	tap_diag "i386 tree: up to date (${out#"$top"/})"
 else
 	rm -f "$stamp"
-	diag "i386 tree: preparing ${out#"$top"/} (a few minutes, once)"
+	tap_diag "i386 tree: preparing ${out#"$top"/} (a few minutes, once)"
 	start=$SECONDS
 	if ! prepare > "$out/prepare.log" 2>&1; then
 		result error "preparing the i386 tree failed (log: ${out#"$top"/}/prepare.log):" \
@@ -117,7 +113,7 @@ else
 			"$(tail_log "$out/control.log")"
 	fi
 	echo "$stamp_text" > "$stamp"
-	diag "i386 tree: prepared in $((SECONDS - start)) s"
+	tap_diag "i386 tree: prepared in $((SECONDS - start)) s"
 fi
 
 # A private copy, as "make guest-module" makes one: building in the

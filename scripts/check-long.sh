@@ -27,6 +27,8 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
+# shellcheck source=lib/preamble.sh
+. "$top/scripts/lib/preamble.sh" check-long
 
 kernels=${KERNELS:-debug-6.1 rt-6.12 kcsan-6.1}
 suites=${SUITES:-hardening_*}
@@ -34,12 +36,6 @@ timeout=${TIMEOUT:-1800}
 stress=${QT_STRESS_SECONDS:-60}
 dos=${QT_DOS_TIMERS:-1000000}
 log_dir=$top/build/check-long
-total_passed=0
-total_failed=0
-total_skipped=0
-start=$SECONDS
-
-note() { printf 'check-long: %s\n' "$*" >&2; }
 
 cmdline="QT_STRESS_SECONDS=$stress QT_DOS_TIMERS=$dos"
 [ -z "${QT_SEED:-}" ] || cmdline+=" QT_SEED=$QT_SEED"
@@ -47,35 +43,22 @@ cmdline="QT_STRESS_SECONDS=$stress QT_DOS_TIMERS=$dos"
 
 # The packages, test kernels and kernel source the VMs need: the same
 # setup make check runs, so that check-long works on a fresh machine too.
-if [ "$(id -u)" != 0 ]; then
-	note "must run as root: scripts/setup.sh installs the build and test dependencies"
-	echo "0 passed, 1 failed, 0 skipped"
-	exit 1
-fi
-if ! "$top/scripts/setup.sh"; then
-	note "scripts/setup.sh failed"
-	echo "0 passed, 1 failed, 0 skipped"
-	exit 1
-fi
+# shellcheck disable=SC2119 # no STAGE: all of scripts/setup.sh
+setup_machine
 
 mkdir -p "$log_dir"
 for k in $kernels; do
 	log=$log_dir/$k.log
 	t=$SECONDS
 	note "[$((SECONDS - start))s] $k: $suites with $cmdline"
-	"$top/scripts/vm/run.sh" "$k" --suites "$suites" --tag long \
-		--timeout "$timeout" --cmdline "$cmdline" 2>&1 | tee "$log" >&2
-	res=$(sed -n 's/^vm-result: .* passed=\([0-9]*\) failed=\([0-9]*\) skipped=\([0-9]*\)$/\1 \2 \3/p' "$log" |
-		tail -n 1)
+	res=$(vm_run "$k" "$k" --suites "$suites" --tag long \
+		--timeout "$timeout" --cmdline "$cmdline")
 	# No result line at all (the runner itself broke) is one failure.
 	[ -n "$res" ] || res="0 1 0"
 	read -r p f s <<<"$res"
-	total_passed=$((total_passed + p))
-	total_failed=$((total_failed + f))
-	total_skipped=$((total_skipped + s))
+	add_totals "$p" "$f" "$s"
 	note "$k: $p passed, $f failed, $s skipped ($((SECONDS - t))s; log: ${log#"$top"/})"
 done
 
 note "done in $((SECONDS - start))s"
-echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
-[ "$total_failed" = 0 ]
+print_totals

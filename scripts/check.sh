@@ -29,22 +29,17 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+# shellcheck source=lib/preamble.sh
+. "$top/scripts/lib/preamble.sh" check
 
 selftest=${SELFTEST:-1}
 log_dir=$top/build/check
-total_passed=0
-total_failed=0
-total_skipped=0
-start=$SECONDS
 
 stage() { printf '\ncheck: [%4ds] == %s\n' $((SECONDS - start)) "$*" >&2; }
-note() { printf 'check: %s\n' "$*" >&2; }
 summary=()
 # tally PASSED FAILED SKIPPED WHAT
 tally() {
-	total_passed=$((total_passed + $1))
-	total_failed=$((total_failed + $2))
-	total_skipped=$((total_skipped + $3))
+	add_totals "$1" "$2" "$3"
 	note "$4: $1 passed, $2 failed, $3 skipped"
 	summary+=("$(printf '%5d passed, %3d failed, %3d skipped  %s' "$1" "$2" "$3" "$4")")
 }
@@ -85,22 +80,10 @@ if [ "${1:-}" = --check-config ]; then
 		"SUITES=${SUITES:-(from the manifest)}; KCSAN_SUITES=${KCSAN_SUITES:-(from the manifest)}"
 	exit 0
 fi
-if [ "$config_ok" != 1 ]; then
-	echo "0 passed, 1 failed, 0 skipped"
-	exit 1
-fi
+[ "$config_ok" = 1 ] || fail_run
 
 stage "setup: the toolchain (scripts/setup.sh toolchain)"
-if [ "$(id -u)" != 0 ]; then
-	note "must run as root: scripts/setup.sh installs the build and test dependencies"
-	echo "0 passed, 1 failed, 0 skipped"
-	exit 1
-fi
-if ! scripts/setup.sh toolchain; then
-	note "scripts/setup.sh toolchain failed"
-	echo "0 passed, 1 failed, 0 skipped"
-	exit 1
-fi
+setup_machine toolchain
 mkdir -p "$log_dir"
 
 # --- Debug kernels, built while the rest installs and the native checks run --
@@ -144,8 +127,7 @@ stage "setup, the rest (scripts/setup.sh)"
 if ! scripts/setup.sh; then
 	note "scripts/setup.sh failed"
 	[ -z "$kbuild_pid" ] || kill_tree "$kbuild_pid"
-	echo "0 passed, 1 failed, 0 skipped"
-	exit 1
+	fail_run
 fi
 
 # --- Native user-space tests ------------------------------------------------
@@ -233,16 +215,8 @@ for k in $kernels; do
 done
 
 # --- VM runs --------------------------------------------------------------
-# vm_run NAME ARGS...: run scripts/vm/run.sh ARGS, keep its output in
-# build/check/NAME.log, and echo the "passed failed skipped" of its
-# vm-result line.
-vm_run() {
-	local name=$1 log=$log_dir/$1.log
-	shift
-	"$top/scripts/vm/run.sh" "$@" 2>&1 | tee "$log" >&2
-	sed -n 's/^vm-result: .* passed=\([0-9]*\) failed=\([0-9]*\) skipped=\([0-9]*\)$/\1 \2 \3/p' "$log" |
-		tail -n 1
-}
+# vm_run NAME ARGS... (scripts/lib/preamble.sh) keeps each run's output in
+# build/check/NAME.log.
 
 # The guest's user-space programs are the same for every kernel: build them
 # once here; each run then builds only the module.
@@ -379,7 +353,6 @@ done < <(for k in "${run_kernels[@]}"; do
 # Every stage's counts once more, so that the end of the output (all a CI
 # log may keep) says what failed.
 printf 'check: %s\n' "${summary[@]}" >&2
-echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
-[ "$total_failed" = 0 ]
+print_totals
 exit
 }

@@ -43,10 +43,6 @@ tap_scratch deb-check
 # grep -q at the end of a pipe exits at the first match, and with pipefail
 # the writer's SIGPIPE would fail the pipe: read it all.
 quiet_grep() { grep "$@" >/dev/null; }
-totals() {
-	tap_totals
-	exit
-}
 
 kernels=("$@")
 [ ${#kernels[@]} -gt 0 ] || kernels=(stock-6.1 stock-6.12 rt-6.12)
@@ -63,7 +59,7 @@ for tool in dpkg-buildpackage dh dh_dkms lintian fakeroot; do
 	command -v "$tool" >/dev/null && continue
 	tap_not_ok "dpkg-buildpackage builds the packages" \
 		"no $tool: run scripts/setup.sh (dpkg-dev, debhelper, dh-dkms, lintian, fakeroot)"
-	totals
+	tap_exit
 done
 
 # 1: dkms.conf says the release; debian/changelog (debian/rules refuses to
@@ -103,12 +99,12 @@ if (cd "$src" && DPKG_GENSYMBOLS_CHECK_LEVEL=4 dpkg-buildpackage -us -uc -b -J"$
 		tap_ok "dpkg-buildpackage -us -uc -b: ${packages[*]} $version"
 	else
 		tap_not_ok "dpkg-buildpackage -us -uc -b" "no .deb for: ${missing[*]}"
-		totals
+		tap_exit
 	fi
 else
 	tap_not_ok "dpkg-buildpackage -us -uc -b" "$(tap_tail "$out/build.log" 30)" \
 		"log: ${out#"$top"/}/build.log"
-	totals
+	tap_exit
 fi
 deb() { ls "$out/${1}_${version}"-*_*.deb; }
 # Each package's files, for the checks below: $scratch/pkg/<package>.
@@ -340,4 +336,4 @@ else
 	tap_not_ok "nothing written beside the repository" "$stray"
 fi
 
-totals
+tap_exit

@@ -10,22 +10,23 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/preamble.sh
+. "$top/scripts/lib/preamble.sh" demo
 kernel=${KERNEL:-stock-6.1}
 
-if [ "$(id -u)" != 0 ]; then
-	echo "demo: run as root: scripts/setup.sh installs QEMU and the test kernels" >&2
-	exit 1
-fi
+# Not setup_machine: a failed demo prints no totals, and exits with
+# setup.sh's status.
+need_root "run as root: scripts/setup.sh installs QEMU and the test kernels" || exit 1
 "$top/scripts/setup.sh"
 
-echo "demo: booting $kernel in QEMU (software emulation, about half a minute) to run qtimer-demo" >&2
-echo "demo: ---------------------------------------------------------------------" >&2
+note "booting $kernel in QEMU (software emulation, about half a minute) to run qtimer-demo"
+note "---------------------------------------------------------------------"
 rc=0
 "$top/scripts/vm/run.sh" "$kernel" --tag demo --run /bin/qtimer-demo || rc=$?
-echo "demo: ---------------------------------------------------------------------" >&2
+note "---------------------------------------------------------------------"
 if [ "$rc" = 0 ]; then
-	echo "demo: done; the guest console is in build/vm/$kernel/demo/console.log" >&2
+	note "done; the guest console is in build/vm/$kernel/demo/console.log"
 else
-	echo "demo: FAILED; see build/vm/$kernel/demo/console.log" >&2
+	note "FAILED; see build/vm/$kernel/demo/console.log"
 fi
 exit "$rc"

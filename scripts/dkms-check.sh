@@ -46,11 +46,6 @@ install_tree=$scratch/lib/modules
 log=$scratch/log
 suites=${DKMS_CHECK_SUITES:-qtimer_basic_test}
 
-totals() {
-	tap_totals
-	exit
-}
-
 kernels=("$@")
 [ ${#kernels[@]} -gt 0 ] || kernels=(stock-6.1 stock-6.12 rt-6.12)
 vm=${DKMS_CHECK_VM:-1}
@@ -64,7 +59,7 @@ echo "# kernels: ${kernels[*]}; VERSION=$version; scratch: $scratch"
 
 if ! command -v dkms >/dev/null; then
 	tap_not_ok "dkms is installed" "no dkms command: run scripts/setup.sh (Debian package dkms)"
-	totals
+	tap_exit
 fi
 echo "# $(dkms --version 2>&1)"
 
@@ -90,7 +85,7 @@ if make -C "$top" --no-print-directory install-dkms DESTDIR="$root" >"$log" 2>&1
 	tap_ok "make install-dkms into a scratch DESTDIR: usr/src/qtimer-$version"
 else
 	tap_not_ok "make install-dkms into a scratch DESTDIR" "$(tap_tail "$log")"
-	totals
+	tap_exit
 fi
 
 # 2: dkms add, from that /usr/src.
@@ -98,7 +93,7 @@ if dkms_cmd add >"$log" 2>&1 && dkms_cmd status 2>&1 | grep -q ': added$'; then
 	tap_ok "dkms add qtimer/$version"
 else
 	tap_not_ok "dkms add qtimer/$version" "$(tap_tail "$log")"
-	totals
+	tap_exit
 fi
 
 # 3, 4 for each kernel: dkms build and dkms install.  The module lands where
@@ -172,4 +167,4 @@ else
 	tap_not_ok "nothing written to /var/lib/dkms or /lib/modules" "$host"
 fi
 
-totals
+tap_exit

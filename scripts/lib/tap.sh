@@ -6,12 +6,16 @@
 #
 #   . "$top/scripts/lib/tap.sh"
 #   tap_plan 3
-#   tap_ok "what held"
-#   tap_not_ok "what did not" "detail, each line a TAP comment" ...
+#   tap_ok "what held" ["detail, each line a TAP comment" ...]
+#   tap_not_ok "what did not" ["detail, each line a TAP comment" ...]
+#   tap_error "what could not be tried" ["detail" ...]   # not ok ... # ERROR
 #   tap_skip "what was not tried" "why"
-#   tap_totals          # the "# Totals:" line check.sh sums; false on a failure
+#   tap_diag "comment, each line a TAP comment" ...
+#   tap_totals          # the "# Totals:" line check.sh sums; false on a
+#                       # failure or an error
+#   tap_exit            # tap_totals, then exit with its status
 #
-# The counters are tap_nr, tap_pass, tap_fail and tap_skipped.
+# The counters are tap_nr, tap_pass, tap_fail, tap_errors and tap_skipped.
 #
 #   tap_run NAME CMD... one test, passing when CMD succeeds; on a failure
 #                       the command and what it printed are its detail
@@ -31,6 +35,7 @@
 tap_nr=0
 tap_pass=0
 tap_fail=0
+tap_errors=0
 tap_skipped=0
 
 tap_plan() {
@@ -38,33 +43,39 @@ tap_plan() {
 	echo "1..$1"
 }
 
-tap_ok() {
-	tap_nr=$((tap_nr + 1))
-	tap_pass=$((tap_pass + 1))
-	echo "ok $tap_nr $1"
-}
-
-# tap_not_ok NAME [DETAIL...]: each line of each DETAIL becomes a comment.
-tap_not_ok() {
+# tap_diag DETAIL...: each line of each DETAIL becomes a comment.
+tap_diag() {
 	local l
-	tap_nr=$((tap_nr + 1))
-	tap_fail=$((tap_fail + 1))
-	echo "not ok $tap_nr $1"
-	shift
 	for l in "$@"; do
 		sed 's/^/# /' <<<"$l"
 	done
 }
 
-tap_skip() {
+# tap_result OK NAME [DETAIL...]: the next test's line, "OK N NAME" (OK
+# being "ok" or "not ok"), then its DETAILs as tap_diag's comments.
+tap_result() {
 	tap_nr=$((tap_nr + 1))
-	tap_skipped=$((tap_skipped + 1))
-	echo "ok $tap_nr $1 # SKIP $2"
+	echo "$1 $tap_nr $2"
+	shift 2
+	tap_diag "$@"
 }
 
+# tap_ok, tap_not_ok and tap_error NAME [DETAIL...]; tap_error is a test
+# that could not be carried out (kselftest's "error"), not one that failed:
+# check.sh counts both as failures.
+tap_ok() { tap_pass=$((tap_pass + 1)); tap_result ok "$@"; }
+tap_not_ok() { tap_fail=$((tap_fail + 1)); tap_result "not ok" "$@"; }
+tap_error() { tap_errors=$((tap_errors + 1)); tap_result "not ok" "$1 # ERROR" "${@:2}"; }
+tap_skip() { tap_skipped=$((tap_skipped + 1)); tap_result ok "$1 # SKIP $2"; }
+
 tap_totals() {
-	echo "# Totals: pass:$tap_pass fail:$tap_fail xfail:0 xpass:0 skip:$tap_skipped error:0"
-	[ "$tap_fail" = 0 ]
+	echo "# Totals: pass:$tap_pass fail:$tap_fail xfail:0 xpass:0 skip:$tap_skipped error:$tap_errors"
+	[ "$tap_fail" = 0 ] && [ "$tap_errors" = 0 ]
+}
+
+tap_exit() {
+	tap_totals
+	exit
 }
 
 # tap_check NAME CMD...: one test, passing when CMD... succeeds.  On a
