@@ -305,6 +305,14 @@ cmdline="console=ttyS0 panic=-1 printk.time=1 printk.devkmsg=on loglevel=7"
 # count the module's timer objects there (qtimer_lifecycle_memory_test)
 # have nothing to count.
 cmdline+=" slab_nomerge"
+# tsc=reliable: the clocksource watchdog otherwise compares the TSC with
+# the HPET, which under TCG drift apart whenever the host is slow to run
+# a vCPU, marks the TSC unstable in the middle of a run, and flips the
+# sched_clock static branch: QEMU's multi-threaded TCG can then run the
+# stale translation of the patched text (see "Boot" below), and 6.12
+# died so, "Oops: int3" in sched_clock_cpu() 118 s into a make check.
+# TCG's TSC is the host's, which QEMU keeps from going back.
+cmdline+=" tsc=reliable"
 # (--run runs its program instead of the suites.)
 cmdline+=" qtimer.timeout=$suite_timeout"
 [ -z "$modparams" ] || cmdline+=" qtimer.modparams=\"$(encode "$modparams" ' ')\""
