@@ -29,13 +29,14 @@
 # ns_per_op.png, fire.png and parallel.png.  The VM's own logs are in
 # build/vm/KERNEL/bench/.  --report-only redoes the report from the files.
 #
-# The guest boots with tsc=reliable: under TCG the kernel otherwise finds the
-# (emulated) TSCs unsynchronised and falls back to the HPET, which has no
-# vDSO, so every clock read, in the kernel's timer code and in the
-# benchmark's per-record timestamps alike, becomes an emulated MMIO access
-# and dominates what is measured.  QEMU's TCG TSC follows the host's, which
-# is synchronised; the never-early checks would catch it if it were not.
-# --no-tsc boots with the kernel's own choice.
+# The guest boots with tsc=reliable, as every guest of scripts/vm/run.sh
+# does: under TCG the kernel otherwise finds the (emulated) TSCs
+# unsynchronised and falls back to the HPET, which has no vDSO, so every
+# clock read, in the kernel's timer code and in the benchmark's per-record
+# timestamps alike, becomes an emulated MMIO access and dominates what is
+# measured.  QEMU's TCG TSC follows the host's, which is synchronised; the
+# never-early checks would catch it if it were not.  --no-tsc adds
+# tsc=unstable, which takes the TSC away as the kernel would by itself.
 #
 # --profile REGEX samples the vCPUs (bench/profile.py, through QEMU's
 # gdbstub; the guest boots with nokaslr) from the first progress line that
@@ -61,7 +62,7 @@ usage() {
 }
 
 kernel=stock-6.1
-quick=0 big=0 report_only=0 timeout=3600 cmdline=tsc=reliable
+quick=0 big=0 report_only=0 timeout=3600 cmdline=
 profile='' profile_secs=20 profile_windows=1 profile_until='^\| qtbench: .* N='
 qt_args=()
 case "${1:-}" in -* | '') ;; *) kernel=$1; shift ;; esac
@@ -72,7 +73,7 @@ while [ $# -gt 0 ]; do
 	--n | --mech | --workloads | --budget) qt_args+=("$1" "$2"); shift ;;
 	--timeout) timeout=$2; shift ;;
 	--report-only) report_only=1 ;;
-	--no-tsc) cmdline= ;;
+	--no-tsc) cmdline=tsc=unstable ;;
 	--profile) profile=$2; shift ;;
 	--profile-secs) profile_secs=$2; shift ;;
 	--profile-windows) profile_windows=$2; shift ;;
