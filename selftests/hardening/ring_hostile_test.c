@@ -149,10 +149,16 @@ static void *garbage_writer_fn(void *arg)
 		case 1:	/* the ring's flags word */
 			__atomic_store_n(g->r.flags, word, __ATOMIC_RELAXED);
 			break;
-		case 2:	/* a record's low bits, claim kept */
+		case 2:	/*
+			 * A record's low bits, claim kept: by compare-and-swap,
+			 * as a plain store of what was loaded could put back a
+			 * READY the kernel's read() took meanwhile, and the
+			 * record would be the writer's to read twice.
+			 */
 			old = __atomic_load_n(f, __ATOMIC_RELAXED);
-			__atomic_store_n(f, CLAIM(old) | (word & ~QTIMER_REC_CLAIM),
-					 __ATOMIC_RELAXED);
+			__atomic_compare_exchange_n(f, &old,
+				CLAIM(old) | (word & ~QTIMER_REC_CLAIM),
+				false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 			break;
 		default: /* a record's claim: TAKEN or VOID, never READY */
 			old = __atomic_load_n(f, __ATOMIC_RELAXED);
