@@ -285,32 +285,48 @@ bool qt_base_collect(struct qt_base *base, ktime_t now,
 
 /* Entries the compact work looks at per base-lock hold. */
 #define QT_COMPACT_CHUNK	1024
+/* ... and how many at least before it lets a waiter in. */
+#define QT_COMPACT_YIELD	16
 
 /*
  * Drop the stale entries of @base's heap, QT_COMPACT_CHUNK entries per lock
  * hold with a rescheduling point between holds, then shrink its array if
  * it is mostly empty.  Each removal is an O(log n) qt_heap_delete() rather
  * than qt_heap_filter()'s single O(n) sweep, so that no hold is longer
- * than a chunk.  The heap changes between holds (arms, expiries), so the
- * walk may miss an entry moved behind it: the entry is dropped when it
- * surfaces, or by a later pass; nr_dead counts exactly what is left.
+ * than a chunk.  A hold ends sooner when someone waits for the lock or
+ * when it has timers to free: the compaction a mass CANCEL triggers runs
+ * beside the SUBMIT that goes on cancelling from another CPU, and waiting
+ * for a chunk of deletions and slab calls per chunk of its ops was most of
+ * a batched CANCEL's time at a million timers.  The heap changes between
+ * holds (arms, expiries), so the walk may miss an entry moved behind it:
+ * the entry is dropped when it surfaces, or by a later pass; nr_dead
+ * counts exactly what is left.
  */
 static void qt_base_compact_fn(struct work_struct *work)
 {
 	struct qt_base *base = container_of(work, struct qt_base, compact_work);
 	unsigned long flags;
 	struct qt_reap reap;
-	u32 pos = 0, end;
+	u32 pos = 0, end, looked;
 	bool done;
 
 	do {
 		reap.nr = 0;
+		looked = 0;
 		spin_lock_irqsave(&base->lock, flags);
 		end = pos + QT_COMPACT_CHUNK;
 		while (pos < min(end, base->heap.nr)) {
 			const struct qt_heap_entry *e = &base->heap.v[pos];
 			void *timer = e->timer;
 
+			/*
+			 * The timers it frees are freed after the hold: the
+			 * slab calls cost more than the deletions.
+			 */
+			if (reap.nr == QT_REAP_MAX - 1 ||
+			    (!(++looked % QT_COMPACT_YIELD) &&
+			     spin_is_contended(&base->lock)))
+				break;
 			if (qt_base_entry_live(e, NULL)) {
 				pos++;
 				continue;
