@@ -7,7 +7,7 @@
 #                  [--workloads LIST] [--budget SECS] [--timeout SECS]
 #                  [--no-tsc] [--report-only] [--profile REGEX]
 #                  [--profile-secs N] [--profile-until REGEX]
-#                  [--profile-windows N]
+#                  [--profile-windows N] [--profile-callers REGEX]
 #                  [-- more qtbench options]
 #
 # KERNEL is any kernel scripts/vm/run.sh boots (default stock-6.1).  The
@@ -43,7 +43,9 @@
 # matches REGEX, for --profile-secs (default 20) or until a line matches
 # --profile-until (default: the next workload starts), into
 # build/bench/KERNEL/profile.txt; --profile-windows N samples the next N - 1
-# such windows as well (a phase of qtbench --reps N recurs N times).
+# such windows as well (a phase of qtbench --reps N recurs N times);
+# --profile-callers REGEX names, for samples in functions matching REGEX
+# (native_queued_spin_lock_slowpath, say), the module function that called.
 # qtbench marks each timed phase ("phase arm", "phase modify", ...) and the
 # fire window ("the window opens").  Stopping the VM every few ms slows it:
 # the figures of a profiled run are not comparable.
@@ -64,6 +66,7 @@ usage() {
 kernel=stock-6.1
 quick=0 big=0 report_only=0 timeout=3600 cmdline=
 profile='' profile_secs=20 profile_windows=1 profile_until='^\| qtbench: .* N='
+profile_callers=()
 qt_args=()
 case "${1:-}" in -* | '') ;; *) kernel=$1; shift ;; esac
 while [ $# -gt 0 ]; do
@@ -78,6 +81,7 @@ while [ $# -gt 0 ]; do
 	--profile-secs) profile_secs=$2; shift ;;
 	--profile-windows) profile_windows=$2; shift ;;
 	--profile-until) profile_until=$2; shift ;;
+	--profile-callers) profile_callers=(--callers "$2"); shift ;;
 	-h | --help) usage ;;
 	--) shift; qt_args+=("$@"); break ;;
 	*) usage ;;
@@ -141,7 +145,7 @@ if [ -n "$profile" ]; then
 	python3 "$top/bench/profile.py" "$gdb_sock" "$result_log" \
 		"$system_map" "$vm_out/guest/qtimer.ko" \
 		--after "$profile" --until "$profile_until" --seconds "$profile_secs" \
-		--windows "$profile_windows" \
+		--windows "$profile_windows" "${profile_callers[@]}" \
 		>"$out/profile.txt" || say "profiling failed (see $out/profile.txt)"
 	say "profile: $out/profile.txt"
 fi

@@ -4,7 +4,7 @@
 
     profile.py SOCKET RESULT_LOG SYSTEM_MAP MODULE_KO [--after REGEX]
                [--until REGEX] [--seconds N] [--windows N] [--interval MS]
-               [--top N]
+               [--top N] [--callers REGEX]
 
 perf has no PMU to sample under TCG, so this stops the whole VM every
 --interval ms over QEMU's gdb remote protocol, reads every vCPU's
@@ -18,6 +18,10 @@ symbolised against the kernel's System.map (boot with nokaslr) and the
 module's .text, whose load address the VM init records as "qtimer-vm:
 module text ADDR".
 Idle vCPUs (the halt loop) are counted apart; user space is one bucket.
+--callers REGEX also reads the top of the kernel stack at each kernel
+sample and, for samples in a function matching REGEX (a lock's slow path,
+say), names the first return address into the module found there: which
+of qtimer's calls the time behind a shared kernel function belongs to.
 
 bench/bench.sh --profile REGEX runs it; scripts/vm/run.sh opens the gdbstub
 when QTIMER_GDB names a socket.
@@ -95,14 +99,28 @@ class Rsp:
             reply = self.request(b"qsThreadInfo")
         return ids
 
-    def rip(self, tid):
+    def regs(self, tid):
+        """(rip, rsp) of vCPU @tid, or None."""
         if self.request(b"Hg" + tid) != b"OK":
             return None
-        # QEMU 7.2 answers no "p": take rip, register 16 of 8 bytes, from "g".
+        # QEMU 7.2 answers no "p": take rip, register 16 of 8 bytes, and
+        # rsp, register 7, from "g".
         reply = self.request(b"g")
         if len(reply) < 17 * 16:
             return None
-        return int.from_bytes(bytes.fromhex(reply[256:272].decode()), "little")
+
+        def reg(i):
+            return int.from_bytes(bytes.fromhex(reply[i * 16:i * 16 + 16].decode()),
+                                  "little")
+        return reg(16), reg(7)
+
+    def words(self, addr, nr):
+        """@nr 8-byte words at @addr in the selected vCPU's memory."""
+        reply = self.request(b"m%x,%x" % (addr, nr * 8))
+        if reply.startswith(b"E") or len(reply) < nr * 16:
+            return ()
+        raw = bytes.fromhex(reply[:nr * 16].decode())
+        return tuple(int.from_bytes(raw[i:i + 8], "little") for i in range(0, len(raw), 8))
 
     def cont(self):
         self.send(b"c")
@@ -218,6 +236,8 @@ def main():
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--windows", type=int, default=1,
                     help="sample this many --after .. --until windows")
+    ap.add_argument("--callers", default=None,
+                    help="name the module's caller of samples in these functions")
     args = ap.parse_args()
 
     after = re.compile(args.after)
@@ -230,6 +250,7 @@ def main():
     rsp = Rsp(args.socket, 10)
     tids = rsp.threads()
     samples = collections.Counter()
+    stacks = collections.Counter()	# (ip, the stack's top words) -> samples
     per_cpu = {tid: collections.Counter() for tid in tids}
     nr = windows = 0
     elapsed = 0.0
@@ -238,10 +259,14 @@ def main():
             start = time.monotonic()
             while time.monotonic() - start < args.seconds:
                 for tid in tids:
-                    ip = rsp.rip(tid)
-                    if ip is not None:
-                        samples[ip] += 1
-                        per_cpu[tid][ip] += 1
+                    regs = rsp.regs(tid)
+                    if regs is None:
+                        continue
+                    ip = regs[0]
+                    samples[ip] += 1
+                    per_cpu[tid][ip] += 1
+                    if args.callers and ip >= 1 << 47:
+                        stacks[(ip, rsp.words(regs[1], 32))] += 1
                 nr += 1
                 rsp.cont()
                 time.sleep(args.interval / 1000)
@@ -318,7 +343,29 @@ def main():
     print(f"\nhottest 64-byte spans (objdump the function at +offset):")
     for (name, off), n in spots.most_common(args.top // 2):
         print(f"{100.0 * n / busy:5.1f}% {n:7d}  {name}+{off:#x}")
+    if args.callers:
+        print_callers(re.compile(args.callers), stacks, syms, classify, busy)
     return 0
+
+
+def print_callers(regex, stacks, syms, classify, busy):
+    """For samples in functions matching @regex, the first module function
+    whose return address stands in the stack's top words."""
+    callers = collections.Counter()
+    for (ip, words), n in stacks.items():
+        name = classify(ip)[0]
+        if not name or not regex.search(name):
+            continue
+        caller = "(no module address in the stack's top 256 bytes)"
+        for w in words:
+            cname, off = syms.lookup(w)
+            if cname and cname.startswith("[qtimer] ") and off:
+                caller = f"{cname}+{off:#x}"
+                break
+        callers[(name, caller)] += n
+    print(f"\ncallers from the module of samples in /{regex.pattern}/:")
+    for (name, caller), n in callers.most_common(20):
+        print(f"{100.0 * n / busy:5.1f}% {n:7d}  {name} <- {caller}")
 
 
 if __name__ == "__main__":
