@@ -15,6 +15,7 @@
  */
 
 #include <linux/cpuhotplug.h>
+#include <linux/jump_label.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -37,6 +38,25 @@
 
 struct qt_base *qt_bases;
 static enum cpuhp_state qt_cpuhp_state;
+
+/*
+ * The surface hook (qt_base_collect()): asked about each due timer before
+ * it is popped, while any file has a timer table, whether the timer's
+ * owner pushed it later.  Off, it costs a patched-out branch.
+ */
+static s64 (*qt_base_surface)(struct qt_timer *t, ktime_t now);
+static DEFINE_STATIC_KEY_FALSE(qt_base_surfacing);
+
+/* A file set up a timer table, or one with a table is gone.  Process context. */
+void qt_base_surface_get(void)
+{
+	static_branch_inc(&qt_base_surfacing);
+}
+
+void qt_base_surface_put(void)
+{
+	static_branch_dec(&qt_base_surfacing);
+}
 
 /**
  * qt_base_lock_timer() - Lock the base that @t belongs to.
@@ -274,6 +294,17 @@ bool qt_base_collect(struct qt_base *base, ktime_t now,
 			return false;
 		if (*nr == max)
 			return true;
+		if (static_branch_unlikely(&qt_base_surfacing)) {
+			/* Its owner may have pushed it later: re-key, once. */
+			hard = qt_base_surface(t, now);
+			if (hard) {
+				t->expires = hard;
+				hard = ktime_add_ns(hard, t->slack);
+				qt_heap_replace_top(&base->heap, hard);
+				t->heap_key = hard;
+				continue;
+			}
+		}
 		qt_heap_pop(&base->heap);
 		t->heap_key = QT_KEY_NONE;
 		bucket = qt_base_lateness_bucket(now - t->expires);
@@ -439,11 +470,12 @@ static int qt_cpu_dead(unsigned int cpu)
  * (expire.c), which run a base's expiries.
  */
 int qt_base_init(enum hrtimer_restart (*expire)(struct hrtimer *),
-		 work_func_t expire_work)
+		 work_func_t expire_work, s64 (*surface)(struct qt_timer *, ktime_t))
 {
 	unsigned int cpu, clock;
 	int ret;
 
+	qt_base_surface = surface;
 	qt_bases = kvcalloc(nr_cpu_ids * QT_NR_CLOCKS, sizeof(*qt_bases),
 			    GFP_KERNEL);
 	if (!qt_bases)

@@ -99,7 +99,7 @@ static inline struct qt_base *qt_base_of(const struct qt_timer *t)
 }
 
 int qt_base_init(enum hrtimer_restart (*expire)(struct hrtimer *),
-		 work_func_t expire_work);
+		 work_func_t expire_work, s64 (*surface)(struct qt_timer *, ktime_t));
 void qt_base_exit(void);
 
 /* storage.c: the heap arrays' memory */
@@ -140,6 +140,8 @@ static inline struct qt_base *qt_base_relock(struct qt_base *held,
 }
 
 void qt_base_program(struct qt_base *base, ktime_t not_before);
+void qt_base_surface_get(void);
+void qt_base_surface_put(void);
 bool qt_base_collect(struct qt_base *base, ktime_t now,
 		     struct qt_timer **batch, unsigned int *nr,
 		     unsigned int max, unsigned int *scan);

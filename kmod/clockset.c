@@ -20,6 +20,7 @@
 #include "clockset.h"
 #include "ctx.h"
 #include "deliver.h"
+#include "end.h"
 #include "ring.h"
 
 static LIST_HEAD(qt_clockset_list);
@@ -60,6 +61,7 @@ void qt_clockset_track(struct qt_ctx *ctx)
 static bool qt_clockset_cancel(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	struct qt_base *base;
+	u64 old;
 
 	lockdep_assert_held(&ctx->wqh.lock);
 	/*
@@ -104,6 +106,17 @@ static bool qt_clockset_cancel(struct qt_ctx *ctx, struct qt_timer *t)
 	if (t->heap_key != QT_KEY_NONE)
 		qt_base_unlink(base, t);
 	spin_unlock(&base->lock);
+	/*
+	 * User space stopped it through the timer table first: no record,
+	 * the id goes now (the walk holds its shard's lock).  Otherwise the
+	 * slot is the kernel's from here, and a stop after fails.
+	 */
+	if (ctx->table && qt_table_claim(ctx->table, t, t->gen & QT_ID_GEN_MASK,
+					 &old)) {
+		qt_end_forget(ctx, t, NULL);
+		qt_end_free_when_unreferenced(t);
+		return false;
+	}
 	__qt_deliver_queue_canceled(ctx, t, 0);
 	return true;
 }

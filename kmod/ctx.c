@@ -99,6 +99,15 @@ void qt_ctx_release(struct qt_ctx *ctx)
 	WRITE_ONCE(ctx->ring, NULL);
 	spin_unlock_irq(&ctx->wqh.lock);
 	qt_ring_destroy(ring);
+	/*
+	 * No timer is in a heap or in transit with its id now, so neither
+	 * the expirer nor the ops read the table any more.
+	 */
+	if (ctx->table) {
+		qt_base_surface_put();
+		qt_table_destroy(ctx->table);
+		ctx->table = NULL;
+	}
 
 	/*
 	 * The ready queue is GHOSTs now.  Those that nothing else can reach

@@ -23,6 +23,7 @@
 
 #include "clock.h"
 #include "ids.h"
+#include "table.h"
 #include "timer.h"
 
 struct qt_base;
@@ -70,6 +71,11 @@ struct qt_ctx {
 	 * the ready queue is its overflow (ring.c).
 	 */
 	struct qt_ring *ring;
+	/*
+	 * The timer table, once TABLE_SETUP made one (table.h): set under
+	 * (D) with release, read without it with acquire; constant after.
+	 */
+	struct qt_table *table;
 
 	/* live ids and places SUBMIT chunks hold, against the per-file cap */
 	atomic_t nr_timers;
@@ -163,6 +169,13 @@ static inline struct qt_timer *qt_ctx_ready_pop(struct qt_ctx *ctx)
 	return t;
 }
 
+/* @ctx's timer table, or NULL: set once, then constant. */
+static inline struct qt_table *qt_ctx_table(struct qt_ctx *ctx)
+{
+	/* Pairs with qt_table_setup()'s release: the table is set up. */
+	return smp_load_acquire(&ctx->table);
+}
+
 /*
  * @t goes (back) into a heap under its id: it carries the slot's generation
  * while armed.  A slot's generation changes only when it is freed, which
@@ -170,8 +183,12 @@ static inline struct qt_timer *qt_ctx_ready_pop(struct qt_ctx *ctx)
  */
 static inline void qt_ctx_timer_armed(struct qt_timer *t)
 {
+	struct qt_table *table = qt_ctx_table(t->ctx);
+
 	t->state = QT_ARMED;
 	t->gen = *qt_ids_gen(&qt_ctx_shard_of(t)->ids, t->slot);
+	if (table)
+		qt_table_arm(table, t);
 }
 
 /* @t's id; its caller holds @t (see qt_ids_gen()). */

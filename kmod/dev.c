@@ -71,6 +71,9 @@ static __poll_t qt_dev_poll(struct file *file, poll_table *wait)
 
 static int qt_dev_mmap(struct file *file, struct vm_area_struct *vma)
 {
+	/* The ring at offset 0, the timer table far above it. */
+	if (vma->vm_pgoff >= QT_TABLE_MMAP_OFF >> PAGE_SHIFT)
+		return qt_table_mmap(file->private_data, vma);
 	return qt_ring_mmap(file->private_data, vma);
 }
 

@@ -86,8 +86,13 @@ void qt_end_give_back(struct qt_ctx *ctx, unsigned int nr)
 void qt_end_forget(struct qt_ctx *ctx, struct qt_timer *t, unsigned int *freed)
 {
 	struct qt_shard *shard = qt_ctx_shard_of(t);
+	struct qt_table *table = qt_ctx_table(ctx);
 
 	lockdep_assert_held(&shard->lock);
+	/* Before the generation moves on: the slot still speaks of @t. */
+	if (table)
+		qt_table_forget(table, t, *qt_ids_gen(&shard->ids, t->slot) &
+					  QT_ID_GEN_MASK);
 	qt_ids_free(&shard->ids, t->slot);
 	shard->nr_per_clock[qt_timer_user_clock(t)]--;
 	if (t->flags & QT_TF_CANCEL_ON_SET)

@@ -107,13 +107,25 @@ static void qt_wake_flush(struct qt_wake *wake)
  * when a record was queued.
  */
 static bool qt_expire_one(struct qt_ctx *ctx, struct qt_base *base,
-			  struct qt_timer *t, ktime_t now)
+			  struct qt_timer *t, ktime_t now, bool *ended)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
 	if (base)
 		lockdep_assert_held(&base->lock);
 	t->nr_entries--;	/* the transit reference */
 	if (t->state == QT_ARMED && t->heap_key == QT_KEY_NONE) {
+		/*
+		 * Stopped through the timer table: it ends with no record,
+		 * its id freed by qt_end_ctx_atomic() after the delivery.  Its
+		 * base, if it has other entries, is the one the caller holds.
+		 */
+		if (unlikely(ctx->table) && qt_table_stopped(ctx->table, t)) {
+			struct qt_base *held = base;
+
+			qt_end_timer(t, &held);
+			*ended = true;
+			return false;
+		}
 		t->count = 1;
 		/*
 		 * A clock set is under way (the work has not run yet): it came
@@ -214,12 +226,13 @@ static unsigned int qt_expire_deliver(struct qt_timer **batch, unsigned int nr,
 				continue;
 			}
 			if (READ_ONCE(t->nr_entries) == 1) {
-				woke |= qt_expire_one(ctx, NULL, t, now);
+				woke |= qt_expire_one(ctx, NULL, t, now,
+						      &dead_or_ended);
 				continue;
 			}
 			/* Its other entries are in its base's heap. */
 			base = qt_base_relock(base, t);
-			woke |= qt_expire_one(ctx, base, t, now);
+			woke |= qt_expire_one(ctx, base, t, now, &dead_or_ended);
 		}
 		if (base)
 			qt_base_unlock_carried(base);

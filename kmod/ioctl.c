@@ -198,7 +198,7 @@ static long qt_ioctl_version(void __user *argp)
 			    QTIMER_FEAT_SLACK | QTIMER_FEAT_CPU |
 			    QTIMER_FEAT_CANCEL_ON_SET | QTIMER_FEAT_TIME_NS |
 			    QTIMER_FEAT_RING | QTIMER_FEAT_RING_DRAIN |
-			    QTIMER_FEAT_GET,
+			    QTIMER_FEAT_GET | QTIMER_FEAT_TABLE,
 		.op_size = sizeof(struct qtimer_op),
 		.submit_max = QTIMER_SUBMIT_MAX,
 		.clocks = BIT(CLOCK_REALTIME) | BIT(CLOCK_MONOTONIC) |
@@ -485,6 +485,27 @@ static long qt_ioctl_ring_setup(struct qt_ctx *ctx,
 	return copy_to_user(usetup, &setup, sizeof(setup)) ? -EFAULT : 0;
 }
 
+static long qt_ioctl_table_setup(struct qt_ctx *ctx,
+				 struct qtimer_table_setup __user *usetup)
+{
+	struct qtimer_table_setup setup;
+	int ret;
+
+	if (copy_from_user(&setup, usetup, sizeof(setup)))
+		return -EFAULT;
+	if (setup.flags || setup.nr_shards || setup.mmap_off ||
+	    setup.shard_size || setup.reserved[0] || setup.reserved[1])
+		return -EINVAL;
+	/* As for the ring: a struct that cannot take the answer sets up nothing. */
+	if (copy_to_user(usetup, &setup, sizeof(setup)))
+		return -EFAULT;
+	ret = qt_table_setup(ctx, &setup);
+	if (ret)
+		return ret;
+	/* Its layout is fixed: the answer is the same for every file. */
+	return copy_to_user(usetup, &setup, sizeof(setup)) ? -EFAULT : 0;
+}
+
 long qt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct qt_ctx *ctx = file->private_data;
@@ -505,6 +526,8 @@ long qt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return qt_ioctl_ring_setup(ctx, argp);
 	case QTIMER_IOC_GET:
 		return qt_ioctl_get(ctx, argp);
+	case QTIMER_IOC_TABLE_SETUP:
+		return qt_ioctl_table_setup(ctx, argp);
 	}
 	return -ENOTTY;
 }

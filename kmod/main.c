@@ -79,7 +79,7 @@ static int __init qt_mod_init(void)
 	ret = qt_clockset_init();
 	if (ret)
 		goto err_clockset;
-	ret = qt_base_init(qt_expire_hrtimer, qt_expire_work);
+	ret = qt_base_init(qt_expire_hrtimer, qt_expire_work, qt_table_surface);
 	if (ret)
 		goto err_bases;
 	ret = qt_netlink_init();

@@ -125,6 +125,24 @@ int qt_ops_kill(struct qt_ctx *ctx, struct qt_timer *t,
 }
 
 /*
+ * Whether the slot the next ARM in @shard takes has its table page (if the
+ * file has a table): one grown meanwhile by another thread may not yet.
+ * Under the shard's lock.
+ */
+static bool qt_ops_table_covers(struct qt_ctx *ctx, struct qt_shard *shard)
+{
+	struct qt_table *table = qt_ctx_table(ctx);
+
+	u32 covered;
+
+	if (!table)
+		return true;
+	/* Pairs with qt_table_reserve()'s release: the page is in. */
+	covered = smp_load_acquire(&table->covered[shard - ctx->shards]);
+	return shard->ids.free_slot < covered;
+}
+
+/*
  * ARM on this CPU: its shard's lock and its base's, nothing else.  The
  * timer is new, so nothing on the delivery side can know it.
  */
@@ -134,6 +152,7 @@ int qt_ops_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 	unsigned int clock = args->flags & QT_ARM_RELATIVE_REAL ?
 			     QT_CLOCK_REALTIME : args->clock;
 	bool pinned = args->flags & QTIMER_F_CPU;
+	struct qt_table *table;
 	struct qt_shard *shard;
 	struct qt_base *base;
 	struct qt_timer *t;
@@ -169,10 +188,18 @@ int qt_ops_arm(struct qt_ctx *ctx, const struct qt_arm_args *args,
 			ret = qt_ids_reserve(&shard->ids, &shard->lock);
 			if (ret)
 				goto out_free;
+			table = qt_ctx_table(ctx);
+			if (table) {
+				ret = qt_table_reserve(table, shard - ctx->shards,
+						       READ_ONCE(shard->ids.nr_slots));
+				if (ret)
+					goto out_free;
+			}
 		}
 
 		qt_batch_lock(ctx, batch, shard);
-		if (shard->ids.free_slot == QT_NO_SLOT) {
+		if (shard->ids.free_slot == QT_NO_SLOT ||
+		    !qt_ops_table_covers(ctx, shard)) {
 			qt_batch_drop(ctx, batch);
 			continue;
 		}
@@ -222,7 +249,19 @@ int qt_ops_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch)
 
 	t = qt_lookup(ctx, id, batch);
 	if (t && (qt_ops_in_heap(ctx, batch, t) || qt_ops_live(ctx, t))) {
+		struct qt_table *table = qt_ctx_table(ctx);
+		u64 old;
+		/*
+		 * Whoever swaps the slot first wins: a stop user space made
+		 * before is as a CANCEL that came first (the timer goes all
+		 * the same, its place at once).
+		 */
+		bool stopped = t->state == QT_ARMED && table &&
+			       qt_table_claim(table, t, qt_ids_gen_of(id), &old);
+
 		ret = qt_ops_kill(ctx, t, &batch->base, &batch->freed);
+		if (stopped)
+			ret = -ENOENT;
 		if (batch->delivery)
 			qt_read_sweep(ctx, batch);
 	}
@@ -275,6 +314,7 @@ static void qt_get_fill(const struct qt_timer *t, ktime_t next,
 int qt_ops_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
 	       struct qtimer_op *op)
 {
+	struct qt_table *table = qt_ctx_table(ctx);
 	struct qt_timer *t;
 	int ret = -ENOENT;
 
@@ -282,11 +322,19 @@ int qt_ops_get(struct qt_ctx *ctx, u64 id, struct qt_batch *batch,
 	if (!t)
 		goto out;
 	if (qt_ops_in_heap(ctx, batch, t)) {
-		qt_get_fill(t, t->expires, op);
+		ktime_t next = t->expires;
+
+		/* Stopped, or pushed later, through the timer table. */
+		if (table && qt_table_peek(table, t, &next))
+			goto out;
+		qt_get_fill(t, next, op);
 		ret = QTIMER_CANCEL_ARMED;
 		goto out;
 	}
 	if (!qt_ops_live(ctx, t))
+		goto out;
+	/* In transit, stopped: the expirer ends it with no record. */
+	if (t->state == QT_ARMED && table && qt_table_stopped(table, t))
 		goto out;
 	ret = QTIMER_CANCEL_QUEUED;
 	if (t->state == QT_READING) {
@@ -348,18 +396,40 @@ static bool qt_modify_replaces(const struct qt_timer *t,
 	       (t->nr_entries >= QT_TIMER_ENTRIES_MAX && qt_modify_pushes(t, args));
 }
 
+/*
+ * MODIFY of an ARMED @t takes its table slot, once nothing can fail any
+ * more: a stop user space made first stands (-ENOENT, nothing changed),
+ * and one after fails.  Taken earlier, a failure would have to give the
+ * slot back, and meanwhile the expirer could have fired @t at the expiry a
+ * push of user space had moved.
+ */
+static int qt_modify_claim(struct qt_timer *t)
+{
+	struct qt_table *table = qt_ctx_table(t->ctx);
+	u64 old;
+
+	if (!table)
+		return 0;
+	return qt_table_claim(table, t, t->gen & QT_ID_GEN_MASK, &old);
+}
+
 static int qt_modify_armed(struct qt_base *base, struct qt_timer *t,
 			   const struct qt_arm_args *args)
 {
+	struct qt_table *table = qt_ctx_table(t->ctx);
 	bool push = qt_modify_pushes(t, args);
 
 	if (push && base->heap.nr >= base->heap.cap)
 		return -EAGAIN;
+	if (qt_modify_claim(t))
+		return -ENOENT;
 	if (push)
 		qt_base_unlink(base, t);
 	qt_timer_set(t, args);
 	if (push)
 		qt_base_push(base, t);
+	if (table)
+		qt_table_arm(table, t);
 	base->stats.modified++;
 	return QTIMER_CANCEL_ARMED;
 }
@@ -424,6 +494,8 @@ static int qt_modify_replace(struct qt_ctx *ctx, struct qt_timer *t,
 	*basep = base;
 	if (base->heap.nr >= base->heap.cap)
 		return -EAGAIN;
+	if (qt_modify_claim(t))
+		return -ENOENT;
 	qt_ops_take_over(ctx, t, fresh, base, args);
 	base->stats.modified++;
 
@@ -535,8 +607,10 @@ int qt_ops_modify(struct qt_ctx *ctx, u64 id, const struct qt_arm_args *args,
 			/* The id moves to a fresh object: allocate unlocked. */
 			qt_batch_drop(ctx, batch);
 			fresh = qt_timer_alloc(GFP_KERNEL);
-			if (!fresh)
-				return -ENOMEM;
+			if (!fresh) {
+				ret = -ENOMEM;
+				goto out;
+			}
 			continue;
 		}
 		if (t->state == QT_ARMED) {

@@ -446,6 +446,40 @@ long t_ring_fire_one(struct t_ring *r, __u64 cookie, __u64 *id);
 /* Nothing arrives in the ring for @ms, with poll() called meanwhile. */
 bool t_ring_stays_empty(struct t_ring *r, int ms);
 
+/* --- the timer table (table.c) ----------------------------------------- */
+
+/* A file's timer table as TABLE_SETUP described it, mapped whole. */
+struct t_table {
+	int fd;
+	struct qtimer_table_setup setup;
+	void *map;			/* NULL: not mapped */
+	size_t map_len;
+};
+
+/* Whether the module offers the table (VERSION's QTIMER_FEAT_TABLE). */
+bool t_table_offered(void);
+/* TABLE_SETUP: 0 or -errno. */
+int t_table_setup(int fd, struct qtimer_table_setup *s);
+/* Sets @fd's table up and maps all of it: 0 or -errno. */
+int t_table_map(struct t_table *tb, int fd);
+void t_table_unmap(struct t_table *tb);
+/* @id's slot in the mapping (its page exists once @id was armed). */
+struct qtimer_slot *t_table_slot(const struct t_table *tb, __u64 id);
+/* ctl, loaded with acquire. */
+__u64 t_table_ctl(const struct t_table *tb, __u64 id);
+
+/* What a push or a stop through the table came to. */
+enum t_table_result {
+	T_TABLE_DONE,		/* the swap won */
+	T_TABLE_KERNEL,		/* the kernel took the timer (or the id is stale) */
+	T_TABLE_EARLIER,	/* push: not later than the slot's deadline */
+};
+/* The uapi's push-later protocol: @deadline absolute on the timer's clock. */
+enum t_table_result t_table_push(const struct t_table *tb, __u64 id,
+				 __s64 deadline);
+/* The uapi's stop protocol. */
+enum t_table_result t_table_stop(const struct t_table *tb, __u64 id);
+
 /* --- a seedable PRNG (rng.c) -------------------------------------------- */
 
 /* xorshift64*: small, fast, reproducible from a printed seed. */

@@ -233,6 +233,55 @@
  * it returns the READY records there are, or -ENOMEM, and the kernel keeps
  * trying.
  *
+ * The timer table
+ * ---------------
+ * QTIMER_IOC_TABLE_SETUP (struct qtimer_table_setup, read/write)
+ *	Gives the file a table of timer slots that user space maps with
+ *	mmap() and writes with atomic operations, to push a timer's expiry
+ *	later or stop it with no system call.  In: flags and reserved zero.
+ *	Out: nr_shards, the shards the file's ids name (bits 24-31 of an
+ *	id); shard_size, the bytes of the mapping per shard; mmap_off, the
+ *	offset to mmap() at (MAP_SHARED, read and write), up to nr_shards *
+ *	shard_size bytes, or any page-aligned part of that.  Once per file
+ *	(-EBUSY after); without QTIMER_FEAT_TABLE, -ENOTTY.  Its memory is
+ *	charged to the memory cgroup of the task whose ARM grows it.
+ *
+ * Timer id's slot is struct qtimer_slot number QTIMER_ID_SLOT(id) of
+ * shard QTIMER_ID_SHARD(id): at mmap_off + shard * shard_size + slot *
+ * sizeof(struct qtimer_slot) in the file.  A slot's page exists once the
+ * file has armed a timer whose id names a slot in it; touching one that
+ * does not is SIGBUS.  ctl holds a state (QTIMER_SLOT_STATE), the
+ * generation of the id it speaks of (QTIMER_SLOT_GEN, compare
+ * QTIMER_ID_GEN(id)) and a sequence number (QTIMER_SLOT_SEQ); deadline
+ * is the timer's expiry as an absolute expires_ns on its clock, in the
+ * time namespace of the thread that set the table up.  States:
+ *
+ *	QTIMER_SLOT_KERNEL	not waiting in a heap (fired, cancelled, armed
+ *				before the table existed, or a relative
+ *				CLOCK_REALTIME interval): use the ioctls.
+ *	QTIMER_SLOT_ARMED	waiting to fire at deadline.
+ *	QTIMER_SLOT_LATER	waiting; user space pushed deadline later.
+ *	QTIMER_SLOT_STOPPED	stopped by user space.
+ *
+ * Push later: load ctl (acquire); it must have the id's generation and be
+ * ARMED or LATER, and the new expiry above deadline.  Compare-and-swap
+ * deadline from its value to the new one, then compare-and-swap ctl from
+ * the value loaded to QTIMER_SLOT_CTL(LATER, gen, seq + 1) (release).
+ * Success: the timer fires no earlier than the new expiry.  Stop:
+ * compare-and-swap ctl from ARMED or LATER (the id's generation) to
+ * QTIMER_SLOT_CTL(STOPPED, gen, seq + 1).  Success: no record of the timer
+ * is ever delivered, and the id names nothing for every later call
+ * (CANCEL, MODIFY and GET say -ENOENT); its place under the caps comes back
+ * when its entry surfaces, at the latest when its deadline passes, or at
+ * once on a CANCEL of it.  When ctl's swap fails, load it again: KERNEL (or
+ * another generation) means the kernel took the timer first, exactly as a
+ * CANCEL returning -ENOENT or 0 says: its record is or will be delivered,
+ * or the id is gone; a MODIFY of the timer under way shows KERNEL until it
+ * returns, then ARMED.  The kernel reads each word once and accepts only
+ * later expiries: whatever is written into a slot, a timer never fires
+ * early or twice, and no other timer is touched; garbage written over the
+ * protocol may make the writer's own timer late, or stopped.
+ *
  * Errors
  * ------
  * EINVAL	unknown command flags, opcode or clock; non-zero reserved or
@@ -267,8 +316,10 @@
  *		way (it holds the ring's reader lock, and what is pending is
  *		its to take; it may be held up in copying out, by a fault).
  *		An O_NONBLOCK read() never waits for another.
- * EBUSY	RING_SETUP on a file that has a ring.
- * ENODEV	mmap() of a file without a ring.
+ * EBUSY	RING_SETUP on a file that has a ring; TABLE_SETUP on a file that
+ *		has a table.
+ * ENODEV	mmap() of a file without a ring (at offset 0) or without a
+ *		table (at mmap_off).
  * EINVAL	mmap() of the ring at an offset other than 0, longer than
  *		mmap_size, or without MAP_SHARED.
  * EACCES	mmap() for writing of a file not opened for writing (the
@@ -303,6 +354,7 @@
  */
 #define QTIMER_FEAT_RING_DRAIN		(1ULL << 7)
 #define QTIMER_FEAT_GET			(1ULL << 8)	/* QTIMER_IOC_GET */
+#define QTIMER_FEAT_TABLE		(1ULL << 9)	/* QTIMER_IOC_TABLE_SETUP */
 
 struct qtimer_version {
 	__u32 api_version;	/* QTIMER_API_VERSION */
@@ -396,6 +448,35 @@ struct qtimer_ring_setup {
 	__u64 reserved[2];	/* zero */
 };
 
+struct qtimer_table_setup {
+	__u32 flags;		/* in: zero */
+	__u32 nr_shards;	/* out */
+	__u64 mmap_off;		/* out: the mmap() offset of shard 0 */
+	__u64 shard_size;	/* out: bytes of the mapping per shard */
+	__u64 reserved[2];	/* zero */
+};
+
+/* A timer id's shard, slot and generation, for finding its table slot. */
+#define QTIMER_ID_SHARD(id)	((__u32)((id) >> 24) & 0xff)
+#define QTIMER_ID_SLOT(id)	((__u32)((id) & 0xffffff) - 1)
+#define QTIMER_ID_GEN(id)	((__u32)((id) >> 34))
+
+/* struct qtimer_slot.ctl */
+#define QTIMER_SLOT_KERNEL	0
+#define QTIMER_SLOT_ARMED	1
+#define QTIMER_SLOT_LATER	2
+#define QTIMER_SLOT_STOPPED	3
+#define QTIMER_SLOT_STATE(ctl)	((__u32)(ctl) & 3)
+#define QTIMER_SLOT_GEN(ctl)	((__u32)((ctl) >> 2) & 0x3fffffff)
+#define QTIMER_SLOT_SEQ(ctl)	((__u32)((ctl) >> 32))
+#define QTIMER_SLOT_CTL(state, gen, seq) \
+	((__u64)(__u32)(seq) << 32 | ((__u64)(gen) & 0x3fffffff) << 2 | (state))
+
+struct qtimer_slot {
+	__u64 ctl;		/* state, generation, sequence */
+	__s64 deadline;		/* absolute expires_ns on the timer's clock */
+};
+
 #define QTIMER_IOC_MAGIC	0xE7
 #define QTIMER_IOC_VERSION	_IOR(QTIMER_IOC_MAGIC, 0x00, struct qtimer_version)
 #define QTIMER_IOC_ARM		_IOWR(QTIMER_IOC_MAGIC, 0x01, struct qtimer_op)
@@ -404,5 +485,6 @@ struct qtimer_ring_setup {
 #define QTIMER_IOC_SUBMIT	_IOWR(QTIMER_IOC_MAGIC, 0x04, struct qtimer_submit)
 #define QTIMER_IOC_RING_SETUP	_IOWR(QTIMER_IOC_MAGIC, 0x05, struct qtimer_ring_setup)
 #define QTIMER_IOC_GET		_IOWR(QTIMER_IOC_MAGIC, 0x06, struct qtimer_op)
+#define QTIMER_IOC_TABLE_SETUP	_IOWR(QTIMER_IOC_MAGIC, 0x07, struct qtimer_table_setup)
 
 #endif /* _UAPI_LINUX_QTIMER_H */
