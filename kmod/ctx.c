@@ -181,4 +181,13 @@ void qt_ctx_show_fdinfo(struct qt_ctx *ctx, struct seq_file *m)
 		   READ_ONCE(qt_max_timers_per_user));
 	if (ring_entries)
 		seq_printf(m, "ring_entries:\t%u\n", ring_entries);
+	if (ctx->table) {
+		u32 pages = 0;
+
+		for (i = 0; i < ctx->nr_shards; i++)
+			pages += READ_ONCE(ctx->table->covered[i]) /
+				 QT_TABLE_SLOTS_PER_PAGE;
+		/* Its slots' memory: the table's pages are no slab. */
+		seq_printf(m, "table_pages:\t%u\n", pages);
+	}
 }

@@ -28,12 +28,13 @@ int qt_table_setup(struct qt_ctx *ctx, struct qtimer_table_setup *setup)
 	unsigned int i, clock;
 	int ret = 0;
 
+	BUILD_BUG_ON(ARRAY_SIZE(table->covered) < QT_MAX_SHARDS);
+	BUILD_BUG_ON(ARRAY_SIZE(table->dir) < QT_MAX_SHARDS);
 	if (READ_ONCE(ctx->table))
 		return -EBUSY;
-	table = kzalloc(sizeof(*table), GFP_KERNEL_ACCOUNT);
+	table = kvzalloc(sizeof(*table), GFP_KERNEL_ACCOUNT);
 	if (!table)
 		return -ENOMEM;
-	xa_init_flags(&table->pages, XA_FLAGS_ACCOUNT);
 	mutex_init(&table->grow);
 	for (clock = 0; clock < QT_NR_CLOCKS; clock++)
 		table->ns_offset[clock] =
@@ -69,15 +70,21 @@ out:
 /* The file is gone, and with it every mapping (each held the file). */
 void qt_table_destroy(struct qt_table *table)
 {
-	unsigned long idx;
-	struct page *page;
+	unsigned int shard, leaf, i;
 
 	if (!table)
 		return;
-	xa_for_each(&table->pages, idx, page)
-		__free_page(page);
-	xa_destroy(&table->pages);
-	kfree(table);
+	for (shard = 0; shard < ARRAY_SIZE(table->dir); shard++)
+		for (leaf = 0; leaf < QT_TABLE_LEAVES; leaf++) {
+			struct page **pages = table->dir[shard][leaf];
+
+			if (!pages)
+				continue;
+			for (i = 0; i < QT_TABLE_LEAF_PAGES && pages[i]; i++)
+				__free_page(pages[i]);
+			kfree(pages);
+		}
+	kvfree(table);
 }
 
 /*
@@ -94,21 +101,29 @@ int qt_table_reserve(struct qt_table *table, unsigned int shard, u32 nr_slots)
 	mutex_lock(&table->grow);
 	for (covered = table->covered[shard]; covered < nr_slots;
 	     covered += QT_TABLE_SLOTS_PER_PAGE) {
-		unsigned long idx = (unsigned long)shard << QT_TABLE_SHARD_SHIFT |
-				    covered / QT_TABLE_SLOTS_PER_PAGE;
-		struct page *page;
+		u32 page = covered / QT_TABLE_SLOTS_PER_PAGE;
+		struct page ***leaf = &table->dir[shard][page / QT_TABLE_LEAF_PAGES];
+		struct page *p;
 
-		page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-		if (!page) {
+		if (!*leaf) {
+			struct page **pages = kcalloc(QT_TABLE_LEAF_PAGES,
+						      sizeof(*pages),
+						      GFP_KERNEL_ACCOUNT);
+
+			if (!pages) {
+				ret = -ENOMEM;
+				break;
+			}
+			/* Readers see the leaf's NULLs (qt_table_page()). */
+			smp_store_release(leaf, pages);
+		}
+		p = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!p) {
 			ret = -ENOMEM;
 			break;
 		}
-		ret = xa_err(xa_store(&table->pages, idx, page,
-				      GFP_KERNEL_ACCOUNT));
-		if (ret) {
-			__free_page(page);
-			break;
-		}
+		/* Readers see the page zeroed, the slots KERNEL. */
+		smp_store_release(&(*leaf)[page % QT_TABLE_LEAF_PAGES], p);
 		/* The page is in: an ARM that sees the count finds it. */
 		smp_store_release(&table->covered[shard],
 				  covered + QT_TABLE_SLOTS_PER_PAGE);
@@ -123,8 +138,9 @@ static vm_fault_t qt_table_fault(struct vm_fault *vmf)
 	unsigned long idx = vmf->pgoff - (QT_TABLE_MMAP_OFF >> PAGE_SHIFT);
 	struct page *page;
 
-	/* Set before any mapping could be made (qt_table_mmap()). */
-	page = xa_load(&ctx->table->pages, idx);
+	/* ctx->table was set before any mapping could be made (qt_table_mmap()). */
+	page = qt_table_page(ctx->table, idx / QT_TABLE_SHARD_PAGES,
+			     idx % QT_TABLE_SHARD_PAGES);
 	if (!page)
 		return VM_FAULT_SIGBUS;
 	get_page(page);

@@ -22,37 +22,54 @@
 #include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/types.h>
-#include <linux/xarray.h>
 #include <linux/qtimer.h>
 
 #include "clock.h"
 #include "ids.h"
 #include "timer.h"
 
-/* Slots per page, and pages per shard (the id's 24 slot bits). */
+/* Slots per page; pages per leaf of the directory, and leaves per shard. */
 #define QT_TABLE_SLOTS_PER_PAGE	(PAGE_SIZE / sizeof(struct qtimer_slot))
-#define QT_TABLE_SHARD_SHIFT	(QT_ID_SHARD_SHIFT + 4 - PAGE_SHIFT)
+#define QT_TABLE_LEAF_PAGES	256
+#define QT_TABLE_LEAVES		((QT_MAX_SLOTS + 1) / QT_TABLE_SLOTS_PER_PAGE / \
+				 QT_TABLE_LEAF_PAGES)
+#define QT_TABLE_SHARD_PAGES	(QT_TABLE_LEAVES * QT_TABLE_LEAF_PAGES)
 #define QT_TABLE_SHARD_SIZE	(((u64)QT_MAX_SLOTS + 1) * sizeof(struct qtimer_slot))
 /* mmap() offset of the table: above any ring (QTIMER_RING_MAX records). */
 #define QT_TABLE_MMAP_OFF	BIT_ULL(32)
 
 struct qt_table {
-	/* The pages, by shard << QT_TABLE_SHARD_SHIFT | page; never freed early. */
-	struct xarray pages;
 	/* Slots of each shard that have their page, published with release. */
 	u32 covered[16];
 	struct mutex grow;		/* serialises qt_table_reserve() */
 	/* The namespace offsets of the thread that set the table up. */
 	ktime_t ns_offset[QT_NR_CLOCKS];
+	/*
+	 * The pages, two loads from a slot: per shard a directory of leaves
+	 * of QT_TABLE_LEAF_PAGES page pointers (2 KiB, each covering 64Ki
+	 * slots), each pointer published with release once what it points
+	 * to is ready, and nothing freed before the table: every pop and
+	 * every arm of a file with a table looks a slot up.
+	 */
+	struct page **dir[16][QT_TABLE_LEAVES];
 };
+
+/* Page @page (of QT_TABLE_SHARD_PAGES) of shard @shard, or NULL. */
+static inline struct page *qt_table_page(struct qt_table *table,
+					 unsigned int shard, u32 page)
+{
+	/* Address dependencies order these after the release stores. */
+	struct page **leaf = READ_ONCE(table->dir[shard][page / QT_TABLE_LEAF_PAGES]);
+
+	return leaf ? READ_ONCE(leaf[page % QT_TABLE_LEAF_PAGES]) : NULL;
+}
 
 /* Slot @slot of shard @shard, or NULL if its page does not exist yet. */
 static inline struct qtimer_slot *qt_table_slot_at(struct qt_table *table,
 						   unsigned int shard, u32 slot)
 {
-	unsigned long idx = (unsigned long)shard << QT_TABLE_SHARD_SHIFT |
-			    slot / QT_TABLE_SLOTS_PER_PAGE;
-	struct page *page = xa_load(&table->pages, idx);
+	struct page *page = qt_table_page(table, shard,
+					  slot / QT_TABLE_SLOTS_PER_PAGE);
 
 	if (!page)
 		return NULL;

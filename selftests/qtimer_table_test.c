@@ -26,12 +26,17 @@ FIXTURE(table)
 {
 	int fd;
 	struct t_table tb;
+	__s64 rt0, mono0;	/* realtime = rt0 + (monotonic - mono0) */
+	bool stepped;		/* QT_STEP_REALTIME() moved the clock */
 };
 
 FIXTURE_SETUP(table)
 {
 	self->fd = -1;
 	self->tb.map = NULL;
+	self->stepped = false;
+	self->mono0 = t_now(CLOCK_MONOTONIC);
+	self->rt0 = t_now(CLOCK_REALTIME);
 	if (!t_table_offered())
 		SKIP(return, "QTIMER_FEAT_TABLE not advertised");
 	self->fd = t_open(O_NONBLOCK);
@@ -41,6 +46,8 @@ FIXTURE_SETUP(table)
 
 FIXTURE_TEARDOWN(table)
 {
+	if (self->stepped)
+		EXPECT_EQ(0, t_restore_realtime(self->rt0, self->mono0));
 	t_table_unmap(&self->tb);
 	if (self->fd >= 0)
 		close(self->fd);
@@ -170,6 +177,8 @@ TEST_F(table, arm_writes_the_slot)
 	EXPECT_EQ(QTIMER_SLOT_ARMED, QTIMER_SLOT_STATE(ctl));
 	EXPECT_EQ(QTIMER_ID_GEN(id), QTIMER_SLOT_GEN(ctl));
 	EXPECT_EQ(when, t_table_slot(&self->tb, id)->deadline);
+	/* fdinfo counts the page that slot is in. */
+	EXPECT_LE(1, t_fdinfo_named(self->fd, "table_pages"));
 	/* A relative CLOCK_REALTIME interval is the kernel's alone. */
 	ASSERT_EQ(0, t_arm(self->fd, CLOCK_REALTIME, 0, FAR_NS, 0, 2, &id));
 	EXPECT_EQ(QTIMER_SLOT_KERNEL, QTIMER_SLOT_STATE(t_table_ctl(&self->tb, id)));
@@ -556,6 +565,35 @@ TEST_F(table, garbage_while_timers_fire)
 	EXPECT_EQ(0, timers_become(self->fd, 0, 2000));
 	TH_LOG("%ld garbage writes; %d fired, %d stopped, %d cancelled",
 	       g.writes, got, gone, cancelled);
+}
+
+/*
+ * A clock set cancels cancel-on-set timers with a record; one stopped
+ * through the table first gets none, and its id goes.
+ */
+TEST_F(table, clock_set_spares_a_stopped_timer)
+{
+	__s64 when = t_now(CLOCK_REALTIME) + FAR_NS;
+	struct qtimer_record rec;
+	__u64 stopped, live;
+
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_REALTIME,
+			   QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET, when, 0, 1,
+			   &stopped));
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_REALTIME,
+			   QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET, when, 0, 2,
+			   &live));
+	ASSERT_EQ(T_TABLE_DONE, t_table_stop(&self->tb, stopped));
+	QT_STEP_REALTIME(NSEC_PER_SEC);
+	ASSERT_EQ(1, t_wait_readable(self->fd, QT_ARRIVE_MS));
+	ASSERT_EQ(1, t_read(self->fd, &rec, 1));
+	EXPECT_EQ(live, rec.id);
+	EXPECT_TRUE(rec.flags & QTIMER_REC_CANCELED);
+	/* The live one's slot is the kernel's: its stop fails. */
+	EXPECT_EQ(T_TABLE_KERNEL, t_table_stop(&self->tb, live));
+	EXPECT_EQ(0, t_wait_readable(self->fd, 200));
+	EXPECT_EQ(-ENOENT, t_cancel(self->fd, stopped));
+	EXPECT_EQ(0, timers_become(self->fd, 0, 2000));
 }
 
 /* The child of a fork() shares the table: its stop is the parent's. */
