@@ -40,8 +40,9 @@
 
 #define MAX_CONFIGS	32
 
-enum { W_ARM, W_FIRE, W_MIXED, W_TICKER, NR_WORKLOADS };
-static const char *const workload_names[NR_WORKLOADS] = { "arm", "fire", "mixed", "ticker" };
+enum { W_ARM, W_FIRE, W_MIXED, W_TICKER, W_RESET, W_STARTSTOP, NR_WORKLOADS };
+static const char *const workload_names[NR_WORKLOADS] = { "arm", "fire", "mixed", "ticker",
+							  "reset", "startstop" };
 
 static int workload_idx(const char *workload)
 {
@@ -106,6 +107,8 @@ static void build_configs(void)
 			add_config(&mech_qtimer_batch, plan.batches[i], plan.batches[i] == biggest, true);
 	if (in_list(plan.mech_list, "qtimer-ring"))
 		add_config(&mech_qtimer_ring, biggest, true, false);
+	if (in_list(plan.mech_list, "qtimer-table"))
+		add_config(&mech_qtimer_table, biggest, false, true);
 #ifdef HAVE_LIBTIMERDEV
 	if (in_list(plan.mech_list, "libtimerdev"))
 		add_config(&mech_libtimerdev, biggest, true, false);
@@ -357,6 +360,12 @@ static int child(struct config *c, const char *workload, size_t n)
 		} else if (!strcmp(workload, "ticker")) {
 			ret = workload_ticker(&r, res, c->arm_ns);
 			shm->nr_res = 1;
+		} else if (!strcmp(workload, "reset")) {
+			ret = workload_reset(&r, res);
+			shm->nr_res = 1;
+		} else if (!strcmp(workload, "startstop")) {
+			ret = workload_startstop(&r, res);
+			shm->nr_res = 1;
 		} else {
 			ret = workload_mixed(&r, res);
 			shm->nr_res = 1;
@@ -601,6 +610,13 @@ int main(int argc, char **argv)
 				continue;
 			if (in_list(plan.workloads, "mixed") && may_run(cf, "mixed", n))
 				run_one(cf, "mixed", n);
+			/* The lazy workloads (lazy.c): one batch size of qtimer-batch. */
+			if (cf->mech->batched && !cf->fire && cf->mech != &mech_qtimer_table)
+				continue;
+			if (in_list(plan.workloads, "reset") && may_run(cf, "reset", n))
+				run_one(cf, "reset", n);
+			if (in_list(plan.workloads, "startstop") && may_run(cf, "startstop", n))
+				run_one(cf, "startstop", n);
 		}
 	}
 	if (in_list(plan.workloads, "ticker"))

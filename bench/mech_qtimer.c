@@ -9,6 +9,10 @@
  * that a wait polls only when nothing is pending.  "qtimer-ring" submits as
  * qtimer-batch does and takes its records from the mapped record ring
  * instead, by claim, with a system call (poll) only when the ring is empty.
+ * "qtimer-table" arms as qtimer-batch does and pushes timers later and
+ * stops them through the mapped timer table, with no system call, falling
+ * back to the batch's MODIFY or CANCEL when the swap finds the kernel's
+ * word (the timer fired, or the push is not later).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,11 +25,14 @@
 #include <unistd.h>
 #include <linux/qtimer.h>
 
+#include "helpers.h"
 #include "qtbench.h"
 
 #define QT_READ_RECORDS	256
 /* The largest ring: 1M timers due in a second overflow less. */
 #define QT_RING_ENTRIES	QTIMER_RING_MAX
+/* qtimer-table: ops left for the kernel, gathered before each SUBMIT. */
+#define LAZY_TABLE_CHUNK	4096
 
 struct qt_priv {
 	int fd;
@@ -38,9 +45,12 @@ struct qt_priv {
 	size_t map_size;
 	uint32_t *head, *tail, entries;
 	struct qtimer_record *ring;
+	/* qtimer-table: the table, and the ops of a chunk that need a call */
+	struct t_table table;
+	struct mop *left;
 };
 
-static int t_open(struct run *r)
+static int qt_open(struct run *r)
 {
 	struct qtimer_version v;
 	struct qt_priv *p;
@@ -98,6 +108,8 @@ static void qt_close(struct run *r)
 
 	if (p->map)
 		munmap(p->map, p->map_size);
+	t_table_unmap(&p->table);
+	free(p->left);
 	if (!p->shared)
 		close(p->fd);
 	free(p->ids);
@@ -212,7 +224,7 @@ static int qt_open_ring(struct run *r)
 {
 	struct qtimer_ring_setup setup = { .entries = QT_RING_ENTRIES };
 	struct qt_priv *p;
-	int ret = t_open(r);
+	int ret = qt_open(r);
 
 	if (ret)
 		return ret;
@@ -283,11 +295,68 @@ static int qt_wait_ring(struct run *r, int timeout_ms)
 	}
 }
 
+static int qt_open_table(struct run *r)
+{
+	struct qt_priv *p;
+	int ret = qt_open(r);
+
+	if (ret)
+		return ret;
+	p = r->priv;
+	ret = t_table_map(&p->table, p->fd);
+	if (ret) {
+		note(r, "the timer table: %s", strerror(-ret));
+		qt_close(r);
+		return ret;
+	}
+	p->left = xcalloc(LAZY_TABLE_CHUNK, sizeof(*p->left));
+	return 0;
+}
+
+/* The table's pages, which are no slab: fdinfo counts them. */
+static int64_t qt_table_bytes(struct run *r)
+{
+	struct qt_priv *p = r->priv;
+	long long pages = t_fdinfo_named(p->fd, "table_pages");
+
+	return pages < 0 ? 0 : pages * sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * Pushes and stops through the table; what the table cannot do goes to
+ * the kernel in SUBMIT batches, in order, with the ARMs.
+ */
+static int qt_submit_table(struct run *r, const struct mop *ops, size_t nr)
+{
+	struct qt_priv *p = r->priv;
+	size_t k, nr_left = 0;
+	int ret;
+
+	for (k = 0; k < nr; k++) {
+		const struct mop *m = &ops[k];
+
+		if (m->code == MOP_MODIFY &&
+		    t_table_push(&p->table, p->ids[m->idx], m->when) == T_TABLE_DONE)
+			continue;
+		if (m->code == MOP_CANCEL &&
+		    t_table_stop(&p->table, p->ids[m->idx]) == T_TABLE_DONE)
+			continue;
+		p->left[nr_left++] = *m;
+		if (nr_left == LAZY_TABLE_CHUNK) {
+			ret = qt_submit_batch(r, p->left, nr_left);
+			if (ret)
+				return ret;
+			nr_left = 0;
+		}
+	}
+	return nr_left ? qt_submit_batch(r, p->left, nr_left) : 0;
+}
+
 const struct mech mech_qtimer = {
 	.name = "qtimer",
 	.kernel_timers = true,
 	.engine_stats = true,
-	.open = t_open,
+	.open = qt_open,
 	.close = qt_close,
 	.submit = qt_submit_single,
 	.wait = qt_wait,
@@ -299,11 +368,24 @@ const struct mech mech_qtimer_batch = {
 	.batched = true,
 	.kernel_timers = true,
 	.engine_stats = true,
-	.open = t_open,
+	.open = qt_open,
 	.close = qt_close,
 	.submit = qt_submit_batch,
 	.wait = qt_wait,
 	.share = qt_share,
+};
+
+/* One file per run: the table's ids are this run's. */
+const struct mech mech_qtimer_table = {
+	.name = "qtimer-table",
+	.batched = true,
+	.kernel_timers = true,
+	.engine_stats = true,
+	.open = qt_open_table,
+	.close = qt_close,
+	.submit = qt_submit_table,
+	.wait = qt_wait,
+	.hidden_bytes = qt_table_bytes,
 };
 
 /* One consumer per ring: no shared file. */

@@ -23,6 +23,8 @@ struct opts opts = {
 	.window_ns = NSEC_PER_SEC,
 	.ticker_period_ns = 100 * NSEC_PER_MSEC,
 	.ticker_ns = 3 * NSEC_PER_SEC,
+	.reset_ns = 4 * NSEC_PER_SEC,
+	.reset_timeout_ns = 2 * NSEC_PER_SEC,
 	.uring_batch = 512,
 	.tune = true,
 };
@@ -162,8 +164,8 @@ void parse_options(int argc, char **argv, struct plan *p)
 	int opt;
 
 	*p = (struct plan){
-		.mech_list = "qtimer,qtimer-batch,qtimer-ring,libtimerdev,timerfd,posix,io_uring,libuv",
-		.workloads = "arm,fire,mixed,ticker,parallel",
+		.mech_list = "qtimer,qtimer-batch,qtimer-ring,qtimer-table,libtimerdev,timerfd,posix,io_uring,libuv",
+		.workloads = "arm,fire,mixed,ticker,reset,startstop,parallel",
 		.seed = 1,
 		.warm = true,
 	};
@@ -236,9 +238,9 @@ void parse_options(int argc, char **argv, struct plan *p)
 		}
 	}
 	check_names("mechanism", p->mech_list, (const char *const[]){ "qtimer",
-		    "qtimer-batch", "qtimer-ring", "libtimerdev", "timerfd", "posix", "io_uring", "libuv", NULL });
+		    "qtimer-batch", "qtimer-ring", "qtimer-table", "libtimerdev", "timerfd", "posix", "io_uring", "libuv", NULL });
 	check_names("workload", p->workloads, (const char *const[]){ "arm", "fire",
-		    "mixed", "ticker", "parallel", NULL });
+		    "mixed", "ticker", "reset", "startstop", "parallel", NULL });
 	if (!p->kernel_name)
 		p->kernel_name = uname(&uts) ? "unknown" : strdup(uts.release);
 	for (i = 0; i < p->nr_n; i++)

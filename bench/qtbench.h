@@ -60,9 +60,15 @@ struct mech {
 	 * @owner is closed last.
 	 */
 	int (*share)(struct run *r, const struct run *owner);
+	/*
+	 * Optional: kernel memory the timers hold that /proc/meminfo does
+	 * not show (the timer table's pages), in bytes.
+	 */
+	int64_t (*hidden_bytes)(struct run *r);
 };
 
-extern const struct mech mech_qtimer, mech_qtimer_batch, mech_qtimer_ring, mech_libtimerdev,
+extern const struct mech mech_qtimer, mech_qtimer_batch, mech_qtimer_ring, mech_qtimer_table,
+	mech_libtimerdev,
 	mech_timerfd, mech_posix, mech_io_uring, mech_libuv;
 
 /* One benchmark run: one mechanism, one workload, one N, one batch size. */
@@ -116,6 +122,8 @@ struct opts {
 	int64_t ticker_ns;
 	unsigned int uring_batch;
 	unsigned int fire_batch; /* qtimer-batch: batch used to arm for fire */
+	int64_t reset_ns;	/* reset: how long the pushes go on */
+	int64_t reset_timeout_ns; /* reset: the timeout T pushed to now + T */
 	bool tune;		/* may write sysctls and /sys (in the VM only) */
 	bool quiet;		/* no notes (warming up) */
 };
@@ -176,6 +184,12 @@ int workload_arm(struct run *r, struct result *res3, bool arm_only);
 int workload_fire(struct run *r, struct result *res, double arm_ns_hint);
 int workload_ticker(struct run *r, struct result *res, double arm_ns_hint);
 int workload_mixed(struct run *r, struct result *res);
+/* A limit of the machine (memory, files, caps), not a broken mechanism. */
+bool resource_error_of(int err);
+
+/* lazy.c */
+int workload_reset(struct run *r, struct result *res);
+int workload_startstop(struct run *r, struct result *res);
 
 /* parallel.c: the parallel workloads of @m at @n timers; 0, or 1 if any broke. */
 int run_parallel(const struct mech *m, unsigned int batch, size_t n,

@@ -107,7 +107,7 @@ static void sleep_until(int64_t when)
  */
 typedef void (*gen_fn)(struct run *r, struct mop *ops, size_t first, size_t nr, void *arg);
 
-static bool resource_error(int err)
+bool resource_error_of(int err)
 {
 	return err == -ENOMEM || err == -EMFILE || err == -ENFILE || err == -ENOSPC ||
 	       err == -EDQUOT || err == -EAGAIN || err == -ENOBUFS;
@@ -135,7 +135,7 @@ static long long timed_phase(struct run *r, size_t nr, gen_fn gen, void *arg,
 		ret = r->mech->submit(r, ops, len);
 		t1 = t_now(CLOCK_MONOTONIC);
 		*spent += t1 - t0;
-		if (ret < 0 && resource_error(ret)) {
+		if (ret < 0 && resource_error_of(ret)) {
 			/* A limit of the machine, not a broken mechanism: data. */
 			note(r, "partial: %s ran out of resources after %zu of %zu ops: %s",
 			     what, done, nr, strerror(-ret));
@@ -244,6 +244,8 @@ int workload_arm(struct run *r, struct result *res, bool arm_only)
 		goto out;
 	if (mem0 >= 0) {
 		mem1 = kernel_mem_bytes();
+		if (mem1 >= 0 && r->mech->hidden_bytes)
+			mem1 += r->mech->hidden_bytes(r);
 		if (mem1 >= 0) {
 			res[0].has_bytes = true;
 			res[0].bytes_per_timer = (double)(mem1 - mem0) / armed;
