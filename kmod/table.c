@@ -47,17 +47,22 @@ int qt_table_setup(struct qt_ctx *ctx, struct qtimer_table_setup *setup)
 			goto out;
 	}
 
+	/*
+	 * Before the lock: turning the static branch on takes the CPU
+	 * hotplug lock and the jump label mutex, which may sleep.
+	 */
+	qt_base_surface_get();
 	spin_lock_irq(&ctx->wqh.lock);
-	if (ctx->table) {
+	if (ctx->table)
 		ret = -EBUSY;
-	} else {
+	else
 		/* The expirer's and the ops' unlocked reads see it set up. */
 		smp_store_release(&ctx->table, table);
-		qt_base_surface_get();
-	}
 	spin_unlock_irq(&ctx->wqh.lock);
-	if (ret)
+	if (ret) {
+		qt_base_surface_put();
 		goto out;
+	}
 	setup->nr_shards = ctx->nr_shards;
 	setup->mmap_off = QT_TABLE_MMAP_OFF;
 	setup->shard_size = QT_TABLE_SHARD_SIZE;
