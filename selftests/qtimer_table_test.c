@@ -596,6 +596,93 @@ TEST_F(table, clock_set_spares_a_stopped_timer)
 	EXPECT_EQ(0, timers_become(self->fd, 0, 2000));
 }
 
+/* In a ringed file, a ticker's reap re-arms its slot, and a stop holds. */
+TEST_F(table, ring_ticker_rearmed_by_reap)
+{
+	__s64 period = 20 * NSEC_PER_MSEC;
+	struct qtimer_record rec;
+	struct t_ring r;
+	int tries, ms;
+	__u64 id;
+
+	if (!t_ring_offered())
+		SKIP(return, "QTIMER_FEAT_RING not advertised");
+	ASSERT_EQ(0, t_ring_map(&r, self->fd, 64));
+	ASSERT_EQ(0, t_arm_cpu(self->fd, CLOCK_MONOTONIC, 0, period, period, 4,
+			       0, &id));
+	for (tries = 0; tries < 10; tries++) {
+		/* Its record, claimed and passed: the reap re-arms it. */
+		ASSERT_EQ(1, t_ring_collect(&r, &rec, 1, QT_ARRIVE_MS,
+					    CLOCK_MONOTONIC, NULL));
+		EXPECT_EQ(id, rec.id);
+		for (ms = 0; ms < QT_ARRIVE_MS &&
+		     QTIMER_SLOT_STATE(t_table_ctl(&self->tb, id)) != QTIMER_SLOT_ARMED; ms++) {
+			t_revents(self->fd);
+			usleep(1000);
+		}
+		/* It may have fired again meanwhile: then once more. */
+		if (t_table_stop(&self->tb, id) == T_TABLE_DONE)
+			break;
+	}
+	ASSERT_LT(tries, 10);
+	EXPECT_TRUE(t_ring_stays_empty(&r, 5 * period / NSEC_PER_MSEC));
+	EXPECT_EQ(-ENOENT, t_cancel(self->fd, id));
+	t_ring_unmap(&r);
+}
+
+/*
+ * Pushes and stops while the CPU whose heap holds the timers is offline:
+ * its heap goes on from another CPU, and honours them.
+ */
+TEST_F_TIMEOUT(table, hotplug_keeps_the_table, 60)
+{
+	enum { N = 64 };
+	static const char online[] = "/sys/devices/system/cpu/cpu1/online";
+	struct qtimer_record recs[N];
+	__s64 stamp[N], later[N], when;
+	enum t_table_result won[N];
+	unsigned long long v;
+	int i, n, want = 0;
+	__u64 ids[N];
+
+	if (t_nr_cpus() < 2 || geteuid() || t_sysfs_read(online, &v) || v != 1)
+		SKIP(return, "needs root and an online, hot-pluggable cpu1");
+	ASSERT_EQ(0, t_pin_self(0));
+	when = mono_in(300 * NSEC_PER_MSEC);
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, arm_at(self->fd, when + i * NSEC_PER_USEC, i, 1, &ids[i]));
+		later[i] = when + i * NSEC_PER_USEC;
+	}
+	n = t_sysfs_write(online, 0);
+	if (n == -EBUSY || n == -EPERM || n == -EINVAL || n == -EACCES)
+		SKIP(return, "cpu1 cannot go offline: %s", strerror(-n));
+	ASSERT_EQ(0, n);
+	for (i = 0; i < N; i++) {
+		won[i] = T_TABLE_KERNEL;
+		if (i % 4 == 0)
+			won[i] = t_table_stop(&self->tb, ids[i]);
+		else if (i % 4 == 1 &&
+			 t_table_push(&self->tb, ids[i], later[i] + 300 * NSEC_PER_MSEC) ==
+			 T_TABLE_DONE)
+			later[i] += 300 * NSEC_PER_MSEC;
+		if (won[i] != T_TABLE_DONE)
+			want++;
+	}
+	EXPECT_EQ(0, t_sysfs_write(online, 1));
+	n = t_collect_stamped(self->fd, recs, want, 2 * QT_ARRIVE_MS, CLOCK_MONOTONIC, stamp);
+	ASSERT_EQ(want, n);
+	for (i = 0; i < n; i++) {
+		__u64 k = recs[i].cookie;
+
+		ASSERT_LT(k, N);
+		EXPECT_NE(T_TABLE_DONE, won[k]);
+		EXPECT_EQ(later[k], recs[i].expires_ns);
+		EXPECT_LE(later[k], stamp[i]);
+	}
+	EXPECT_EQ(0, t_wait_readable(self->fd, 100));
+	EXPECT_EQ(0, timers_become(self->fd, 0, 2000));
+}
+
 /* The child of a fork() shares the table: its stop is the parent's. */
 TEST_F(table, fork_shares_the_table)
 {
