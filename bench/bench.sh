@@ -11,7 +11,8 @@
 #                  [-- more qtbench options]
 #
 # KERNEL is any kernel scripts/vm/run.sh boots (default stock-6.1).  The
-# default run is N = 10k, 100k, 1M for every mechanism and workload and the
+# default run is N = 10k, 100k, 1M for every mechanism and workload (the
+# lazy ones, reset and startstop, too: bench/lazy.c) and the
 # ticker at K = 1k and 10k, then the parallel workloads (1, 2 and 4 threads,
 # a file per thread and one shared file) at N = 400k, about 20-25 minutes
 # under TCG; --quick is N = 10k, 100k, K = 1k and parallel at 100k; --big

@@ -44,15 +44,6 @@ static int64_t thread_cpu_ns(void)
 	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
-static void lazy_result(const struct run *r, struct result *res, const char *workload)
-{
-	memset(res, 0, sizeof(*res));
-	snprintf(res->mechanism, sizeof(res->mechanism), "%s", r->mech->name);
-	snprintf(res->workload, sizeof(res->workload), "%s", workload);
-	res->n = r->n;
-	res->batch = r->mech->batched ? r->batch : 0;
-}
-
 /* Runs ops[0..nr) through the mechanism in chunks; 0 or -errno. */
 static int lazy_submit(struct run *r, struct mop *ops, size_t nr)
 {
@@ -67,6 +58,22 @@ static int lazy_submit(struct run *r, struct mop *ops, size_t nr)
 			return ret;
 	}
 	return 0;
+}
+
+/*
+ * Submits @code for timers [@i, @i + LAZY_CHUNK) (fewer at the end), due
+ * at now + @t: how many, or -errno.
+ */
+static long lazy_chunk(struct run *r, struct mop *ops, uint32_t code, size_t i, int64_t t)
+{
+	size_t len = r->n - i < LAZY_CHUNK ? r->n - i : LAZY_CHUNK, k;
+	int64_t when = t_now(CLOCK_MONOTONIC) + t;
+	int ret;
+
+	for (k = 0; k < len; k++)
+		ops[k] = (struct mop){ .code = code, .idx = i + k, .when = when };
+	ret = r->mech->submit(r, ops, len);
+	return ret < 0 ? ret : (long)len;
 }
 
 /* The figures of a phase of @ops operations. */
@@ -87,18 +94,12 @@ int workload_reset(struct run *r, struct result *res)
 	struct mop *ops = xcalloc(LAZY_CHUNK, sizeof(*ops));
 	int64_t t = opts.reset_timeout_ns, cpu0, busy0, end, busy1;
 	long long done = 0;
-	size_t i, k;
-	int ret = 0;
+	long ret = 0;
+	size_t i;
 
-	lazy_result(r, res, "reset");
-	for (i = 0; i < r->n && !ret; i += LAZY_CHUNK) {
-		size_t len = r->n - i < LAZY_CHUNK ? r->n - i : LAZY_CHUNK;
-		int64_t when = t_now(CLOCK_MONOTONIC) + t;
-
-		for (k = 0; k < len; k++)
-			ops[k] = (struct mop){ .code = MOP_ARM, .idx = i + k, .when = when };
-		ret = r->mech->submit(r, ops, len);
-	}
+	result_init(r, res, "reset");
+	for (i = 0; i < r->n && ret >= 0; i += LAZY_CHUNK)
+		ret = lazy_chunk(r, ops, MOP_ARM, i, t);
 	if (ret < 0) {
 		note(r, "reset: arming failed: %s", strerror(-ret));
 		res->failed = !resource_error_of(ret);
@@ -111,19 +112,14 @@ int workload_reset(struct run *r, struct result *res)
 	cpu0 = thread_cpu_ns();
 	end = t_now(CLOCK_MONOTONIC) + opts.reset_ns;
 	for (i = 0; t_now(CLOCK_MONOTONIC) < end; i = i + LAZY_CHUNK < r->n ? i + LAZY_CHUNK : 0) {
-		size_t len = r->n - i < LAZY_CHUNK ? r->n - i : LAZY_CHUNK;
-		int64_t when = t_now(CLOCK_MONOTONIC) + t;
-
-		for (k = 0; k < len; k++)
-			ops[k] = (struct mop){ .code = MOP_MODIFY, .idx = i + k, .when = when };
-		ret = r->mech->submit(r, ops, len);
+		ret = lazy_chunk(r, ops, MOP_MODIFY, i, t);
 		if (ret < 0) {
 			/* A pass slower than T: timers fired under the pushes. */
 			note(r, "reset: a push failed after %lld: %s", done, strerror(-ret));
 			res->partial = true;
 			break;
 		}
-		done += len;
+		done += ret;
 	}
 	lazy_figures(res, done, thread_cpu_ns() - cpu0,
 		     busy0 >= 0 && (busy1 = sys_busy_ns()) >= 0 ? busy1 - busy0 : -1);
@@ -139,7 +135,7 @@ int workload_startstop(struct run *r, struct result *res)
 	size_t i;
 	int ret;
 
-	lazy_result(r, res, "startstop");
+	result_init(r, res, "startstop");
 	for (i = 0; i < r->n; i++)
 		ops[i] = (struct mop){ .code = MOP_ARM, .idx = i, .when = when };
 	if (!opts.quiet)

@@ -184,6 +184,8 @@ int workload_arm(struct run *r, struct result *res3, bool arm_only);
 int workload_fire(struct run *r, struct result *res, double arm_ns_hint);
 int workload_ticker(struct run *r, struct result *res, double arm_ns_hint);
 int workload_mixed(struct run *r, struct result *res);
+/* @res, empty, for @r's mechanism, N and batch, and @workload. */
+void result_init(const struct run *r, struct result *res, const char *workload);
 /* A limit of the machine (memory, files, caps), not a broken mechanism. */
 bool resource_error_of(int err);
 

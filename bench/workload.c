@@ -80,7 +80,7 @@ void run_expired(struct run *r, uint32_t idx, uint64_t count, int64_t kernel_whe
 	r->records++;
 }
 
-static void result_init(const struct run *r, struct result *res, const char *workload)
+void result_init(const struct run *r, struct result *res, const char *workload)
 {
 	memset(res, 0, sizeof(*res));
 	snprintf(res->mechanism, sizeof(res->mechanism), "%s", r->mech->name);
