@@ -61,7 +61,6 @@ void qt_clockset_track(struct qt_ctx *ctx)
 static bool qt_clockset_cancel(struct qt_ctx *ctx, struct qt_timer *t)
 {
 	struct qt_base *base;
-	u64 old;
 
 	lockdep_assert_held(&ctx->wqh.lock);
 	/*
@@ -111,8 +110,7 @@ static bool qt_clockset_cancel(struct qt_ctx *ctx, struct qt_timer *t)
 	 * the id goes now (the walk holds its shard's lock).  Otherwise the
 	 * slot is the kernel's from here, and a stop after fails.
 	 */
-	if (ctx->table && qt_table_claim(ctx->table, t, t->gen & QT_ID_GEN_MASK,
-					 &old)) {
+	if (ctx->table && qt_table_claim(ctx->table, t)) {
 		qt_end_forget(ctx, t, NULL);
 		qt_end_free_when_unreferenced(t);
 		return false;

@@ -37,12 +37,6 @@ static inline unsigned int qt_ids_shard(u64 id)
 	return (u32)id >> QT_ID_SHARD_SHIFT;
 }
 
-/* The generation @id carries (30 bits). */
-static inline u32 qt_ids_gen_of(u64 id)
-{
-	return id >> QT_ID_GEN_SHIFT;
-}
-
 static inline unsigned int qt_ids_clock(u64 id)
 {
 	return (id >> QT_ID_CLOCK_SHIFT) & 3;

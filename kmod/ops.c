@@ -132,7 +132,6 @@ int qt_ops_kill(struct qt_ctx *ctx, struct qt_timer *t,
 static bool qt_ops_table_covers(struct qt_ctx *ctx, struct qt_shard *shard)
 {
 	struct qt_table *table = qt_ctx_table(ctx);
-
 	u32 covered;
 
 	if (!table)
@@ -250,14 +249,13 @@ int qt_ops_cancel(struct qt_ctx *ctx, u64 id, struct qt_batch *batch)
 	t = qt_lookup(ctx, id, batch);
 	if (t && (qt_ops_in_heap(ctx, batch, t) || qt_ops_live(ctx, t))) {
 		struct qt_table *table = qt_ctx_table(ctx);
-		u64 old;
 		/*
 		 * Whoever swaps the slot first wins: a stop user space made
 		 * before is as a CANCEL that came first (the timer goes all
 		 * the same, its place at once).
 		 */
 		bool stopped = t->state == QT_ARMED && table &&
-			       qt_table_claim(table, t, qt_ids_gen_of(id), &old);
+			       qt_table_claim(table, t);
 
 		ret = qt_ops_kill(ctx, t, &batch->base, &batch->freed);
 		if (stopped)
@@ -406,11 +404,8 @@ static bool qt_modify_replaces(const struct qt_timer *t,
 static int qt_modify_claim(struct qt_timer *t)
 {
 	struct qt_table *table = qt_ctx_table(t->ctx);
-	u64 old;
 
-	if (!table)
-		return 0;
-	return qt_table_claim(table, t, t->gen & QT_ID_GEN_MASK, &old);
+	return table ? qt_table_claim(table, t) : 0;
 }
 
 static int qt_modify_armed(struct qt_base *base, struct qt_timer *t,

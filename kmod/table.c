@@ -8,11 +8,11 @@
  * (qt_table_surface(), which takes the timer by compare-and-swap, or
  * re-keys it to the later expiry user space asked for), and by the ioctls
  * and the clock set that act on an armed timer (qt_table_claim()), which
- * take it by exchange.  Each word is read once and checked against the
- * timer's own generation; an expiry is accepted only if it is later than
- * the timer's, and clamped.  So a slot full of garbage can make its own
- * timer late or stopped, never early, never fired twice, and it costs a
- * surfacing entry one re-key at most.
+ * take it by compare-and-swap too, leaving a stop alone.  Each word is
+ * read once and checked against the timer's own generation; an expiry is
+ * accepted only if it is later than the timer's, and clamped.  So a slot
+ * full of garbage can make its own timer late or stopped, never early,
+ * never fired twice, and it costs a surfacing entry one re-key at most.
  */
 
 #include <linux/mm.h>
@@ -313,9 +313,7 @@ int qt_table_peek(struct qt_table *table, struct qt_timer *t, ktime_t *expires)
 /**
  * qt_table_claim() - Take an armed timer's slot for an ioctl or clock set.
  * @table: the file's table.
- * @t: the timer @gen's id names, under its shard's lock.
- * @gen: the id's generation.
- * @old: what ctl held.
+ * @t: an ARMED timer (in its heap or in transit), under its shard's lock.
  *
  * ctl becomes KERNEL by compare-and-swap, so that user space's swaps on it
  * fail from now on, unless user space stopped the timer first: a STOPPED
@@ -327,19 +325,17 @@ int qt_table_peek(struct qt_table *table, struct qt_timer *t, ktime_t *expires)
  *
  * Return: -ENOENT if user space had stopped @t, else 0.
  */
-int qt_table_claim(struct qt_table *table, struct qt_timer *t, u32 gen,
-		   u64 *old)
+int qt_table_claim(struct qt_table *table, struct qt_timer *t)
 {
 	struct qtimer_slot *slot = qt_table_slot(table, t);
+	u32 gen = t->gen & QT_ID_GEN_MASK;
 	unsigned int tries;
 	u64 ctl, taken;
 
-	*old = 0;
 	if (!slot)
 		return 0;
 	ctl = READ_ONCE(slot->ctl);
 	for (tries = 0;; tries++) {
-		*old = ctl;
 		if (QTIMER_SLOT_GEN(ctl) == gen &&
 		    QTIMER_SLOT_STATE(ctl) == QTIMER_SLOT_STOPPED)
 			return -ENOENT;
@@ -350,10 +346,10 @@ int qt_table_claim(struct qt_table *table, struct qt_timer *t, u32 gen,
 		if (try_cmpxchg(&slot->ctl, &ctl, taken))
 			return 0;
 	}
-	*old = xchg(&slot->ctl, taken);
-	if (QTIMER_SLOT_GEN(*old) == gen &&
-	    QTIMER_SLOT_STATE(*old) == QTIMER_SLOT_STOPPED) {
-		WRITE_ONCE(slot->ctl, *old);
+	ctl = xchg(&slot->ctl, taken);
+	if (QTIMER_SLOT_GEN(ctl) == gen &&
+	    QTIMER_SLOT_STATE(ctl) == QTIMER_SLOT_STOPPED) {
+		WRITE_ONCE(slot->ctl, ctl);
 		return -ENOENT;
 	}
 	return 0;

@@ -151,6 +151,6 @@ int qt_table_reserve(struct qt_table *table, unsigned int shard, u32 nr_slots);
 s64 qt_table_surface(struct qt_timer *t, ktime_t now);
 bool qt_table_stopped(struct qt_table *table, struct qt_timer *t);
 int qt_table_peek(struct qt_table *table, struct qt_timer *t, ktime_t *expires);
-int qt_table_claim(struct qt_table *table, struct qt_timer *t, u32 gen, u64 *old);
+int qt_table_claim(struct qt_table *table, struct qt_timer *t);
 
 #endif /* _QT_TABLE_H */
