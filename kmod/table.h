@@ -96,8 +96,11 @@ static inline s64 qt_table_user_time(const struct qt_table *table,
 	return ns;
 }
 
-/* Set @slot's ctl to @state for generation @gen, by exchange. */
-static inline u64 qt_table_take(struct qtimer_slot *slot, u32 state, u32 gen)
+/*
+ * Set @slot's ctl to @state for generation @gen, by exchange; @state may
+ * carry QTIMER_SLOT_PLAIN.
+ */
+static inline u64 qt_table_take(struct qtimer_slot *slot, u64 state, u32 gen)
 {
 	u64 old = READ_ONCE(slot->ctl);
 
@@ -116,6 +119,7 @@ static inline u64 qt_table_take(struct qtimer_slot *slot, u32 state, u32 gen)
 static inline void qt_table_arm(struct qt_table *table, struct qt_timer *t)
 {
 	struct qtimer_slot *slot = qt_table_slot(table, t);
+	bool plain;
 
 	if (!slot)
 		return;
@@ -124,7 +128,10 @@ static inline void qt_table_arm(struct qt_table *table, struct qt_timer *t)
 		return;
 	}
 	WRITE_ONCE(slot->deadline, qt_table_user_time(table, t, t->expires));
-	qt_table_take(slot, QTIMER_SLOT_ARMED, t->gen);
+	/* A push is then MODIFY's own work: libtimerdev's td_modify(). */
+	plain = !t->period && !t->slack && !(t->flags & QT_TF_CANCEL_ON_SET);
+	qt_table_take(slot, QTIMER_SLOT_ARMED | (plain ? QTIMER_SLOT_PLAIN : 0),
+		      t->gen);
 }
 
 /*

@@ -186,6 +186,64 @@ TEST_F(table, arm_writes_the_slot)
 	EXPECT_EQ(QTIMER_CANCEL_ARMED, t_cancel(self->fd, id));
 }
 
+/* Whether @id's slot says ARMED with QTIMER_SLOT_PLAIN. */
+static bool armed_plain(const struct t_table *tb, __u64 id)
+{
+	__u64 ctl = t_table_ctl(tb, id);
+
+	return QTIMER_SLOT_STATE(ctl) == QTIMER_SLOT_ARMED &&
+	       (ctl & QTIMER_SLOT_PLAIN);
+}
+
+/*
+ * PLAIN marks exactly the timers a push re-schedules as MODIFY would (one-
+ * shot, no slack, no cancel-on-set); a push keeps it; the id names the clock.
+ */
+TEST_F(table, plain_and_the_ids_clock)
+{
+	struct qtimer_op op = {
+		.opcode = QTIMER_OP_ARM, .clockid = CLOCK_BOOTTIME,
+		.expires_ns = FAR_NS, .slack_ns = 1000,
+	};
+	__s64 when = mono_in(FAR_NS);
+	__u64 id, ctl;
+
+	ASSERT_EQ(0, arm_at(self->fd, when, 1, 0, &id));
+	EXPECT_TRUE(armed_plain(&self->tb, id));
+	EXPECT_EQ(1, QTIMER_ID_CLOCK(id));	/* CLOCK_MONOTONIC */
+	ASSERT_EQ(T_TABLE_DONE, t_table_push(&self->tb, id, when + 1000));
+	ctl = t_table_ctl(&self->tb, id);
+	EXPECT_EQ(QTIMER_SLOT_LATER, QTIMER_SLOT_STATE(ctl));
+	EXPECT_TRUE(ctl & QTIMER_SLOT_PLAIN);
+	/* MODIFY to a ticker: no longer plain; back to a one-shot: plain. */
+	ASSERT_EQ(QTIMER_CANCEL_ARMED,
+		  t_modify(self->fd, id, QTIMER_F_ABSTIME, when, NSEC_PER_SEC, 0));
+	EXPECT_FALSE(armed_plain(&self->tb, id));
+	EXPECT_EQ(QTIMER_SLOT_ARMED, QTIMER_SLOT_STATE(t_table_ctl(&self->tb, id)));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED,
+		  t_modify(self->fd, id, QTIMER_F_ABSTIME, when, 0, 100));
+	EXPECT_FALSE(armed_plain(&self->tb, id));
+	ASSERT_EQ(QTIMER_CANCEL_ARMED,
+		  t_modify(self->fd, id, QTIMER_F_ABSTIME, when, 0, 0));
+	EXPECT_TRUE(armed_plain(&self->tb, id));
+
+	/* Slack, a period, cancel-on-set: not plain. */
+	ASSERT_EQ(0, ioctl(self->fd, QTIMER_IOC_ARM, &op));
+	EXPECT_FALSE(armed_plain(&self->tb, op.id));
+	EXPECT_EQ(QTIMER_SLOT_ARMED, QTIMER_SLOT_STATE(t_table_ctl(&self->tb, op.id)));
+	EXPECT_EQ(2, QTIMER_ID_CLOCK(op.id));	/* CLOCK_BOOTTIME */
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_MONOTONIC, 0, FAR_NS, FAR_NS, 2, &id));
+	EXPECT_FALSE(armed_plain(&self->tb, id));
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_REALTIME,
+			   QTIMER_F_ABSTIME | QTIMER_F_CANCEL_ON_SET,
+			   t_now(CLOCK_REALTIME) + FAR_NS, 0, 3, &id));
+	EXPECT_FALSE(armed_plain(&self->tb, id));
+	EXPECT_EQ(0, QTIMER_ID_CLOCK(id));	/* CLOCK_REALTIME */
+	ASSERT_EQ(0, t_arm(self->fd, CLOCK_REALTIME, QTIMER_F_ABSTIME,
+			   t_now(CLOCK_REALTIME) + FAR_NS, 0, 4, &id));
+	EXPECT_TRUE(armed_plain(&self->tb, id));
+}
+
 /* A timer armed before the table: KERNEL, the ioctls only, until re-armed. */
 TEST(armed_before_setup)
 {

@@ -93,8 +93,7 @@ enum t_table_result t_table_push(const struct t_table *tb, __u64 id,
 						 false, __ATOMIC_RELAXED,
 						 __ATOMIC_RELAXED))
 			continue;
-		later = QTIMER_SLOT_CTL(QTIMER_SLOT_LATER, QTIMER_ID_GEN(id),
-					QTIMER_SLOT_SEQ(ctl) + 1);
+		later = QTIMER_SLOT_NEXT(ctl, QTIMER_SLOT_LATER);
 		if (__atomic_compare_exchange_n(&slot->ctl, &ctl, later, false,
 						__ATOMIC_RELEASE,
 						__ATOMIC_RELAXED))
@@ -112,8 +111,7 @@ enum t_table_result t_table_stop(const struct t_table *tb, __u64 id)
 
 		if (!t_table_actionable(ctl, id))
 			return T_TABLE_KERNEL;
-		stopped = QTIMER_SLOT_CTL(QTIMER_SLOT_STOPPED, QTIMER_ID_GEN(id),
-					  QTIMER_SLOT_SEQ(ctl) + 1);
+		stopped = QTIMER_SLOT_NEXT(ctl, QTIMER_SLOT_STOPPED);
 		if (__atomic_compare_exchange_n(&slot->ctl, &ctl, stopped, false,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE))

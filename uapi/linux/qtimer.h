@@ -252,9 +252,14 @@
  * file has armed a timer whose id names a slot in it; touching one that
  * does not is SIGBUS.  ctl holds a state (QTIMER_SLOT_STATE), the
  * generation of the id it speaks of (QTIMER_SLOT_GEN, compare
- * QTIMER_ID_GEN(id)) and a sequence number (QTIMER_SLOT_SEQ); deadline
- * is the timer's expiry as an absolute expires_ns on its clock, in the
- * time namespace of the thread that set the table up.  States:
+ * QTIMER_ID_GEN(id)), the bit QTIMER_SLOT_PLAIN and a sequence number
+ * (QTIMER_SLOT_SEQ); deadline is the timer's expiry as an absolute
+ * expires_ns on its clock (QTIMER_ID_CLOCK(id)), in the time namespace of
+ * the thread that set the table up.  The kernel sets QTIMER_SLOT_PLAIN
+ * with ARMED for a one-shot timer with no slack and no
+ * QTIMER_F_CANCEL_ON_SET: pushing it leaves it as a MODIFY to the same
+ * absolute expiry with period and slack 0 would.  It informs user space
+ * only; the kernel never reads it.  States:
  *
  *	QTIMER_SLOT_KERNEL	not waiting in a heap (fired, cancelled, armed
  *				before the table existed, or a relative
@@ -266,10 +271,10 @@
  * Push later: load ctl (acquire); it must have the id's generation and be
  * ARMED or LATER, and the new expiry above deadline.  Compare-and-swap
  * deadline from its value to the new one, then compare-and-swap ctl from
- * the value loaded to QTIMER_SLOT_CTL(LATER, gen, seq + 1) (release).
+ * the value loaded to QTIMER_SLOT_NEXT(ctl, QTIMER_SLOT_LATER) (release).
  * Success: the timer fires no earlier than the new expiry.  Stop:
  * compare-and-swap ctl from ARMED or LATER (the id's generation) to
- * QTIMER_SLOT_CTL(STOPPED, gen, seq + 1).  Success: no record of the timer
+ * QTIMER_SLOT_NEXT(ctl, QTIMER_SLOT_STOPPED).  Success: no record of the timer
  * is ever delivered, and the id names nothing for every later call
  * (CANCEL, MODIFY and GET say -ENOENT); its place under the caps comes back
  * when its entry surfaces, at the latest when its deadline passes, or at
@@ -460,6 +465,8 @@ struct qtimer_table_setup {
 #define QTIMER_ID_SHARD(id)	((__u32)((id) >> 24) & 0xff)
 #define QTIMER_ID_SLOT(id)	((__u32)((id) & 0xffffff) - 1)
 #define QTIMER_ID_GEN(id)	((__u32)((id) >> 34))
+/* Its clock: 0 CLOCK_REALTIME, 1 CLOCK_MONOTONIC, 2 CLOCK_BOOTTIME. */
+#define QTIMER_ID_CLOCK(id)	((__u32)((id) >> 32) & 3)
 
 /* struct qtimer_slot.ctl */
 #define QTIMER_SLOT_KERNEL	0
@@ -468,9 +475,13 @@ struct qtimer_table_setup {
 #define QTIMER_SLOT_STOPPED	3
 #define QTIMER_SLOT_STATE(ctl)	((__u32)(ctl) & 3)
 #define QTIMER_SLOT_GEN(ctl)	((__u32)((ctl) >> 2) & 0x3fffffff)
-#define QTIMER_SLOT_SEQ(ctl)	((__u32)((ctl) >> 32))
+#define QTIMER_SLOT_PLAIN	((__u64)1 << 32)
+#define QTIMER_SLOT_SEQ(ctl)	((__u32)((ctl) >> 33))
 #define QTIMER_SLOT_CTL(state, gen, seq) \
-	((__u64)(__u32)(seq) << 32 | ((__u64)(gen) & 0x3fffffff) << 2 | (state))
+	((__u64)(seq) << 33 | ((__u64)(gen) & 0x3fffffff) << 2 | (state))
+/* ctl's next value in @state: generation and PLAIN kept, sequence + 1. */
+#define QTIMER_SLOT_NEXT(ctl, state) \
+	((((__u64)(ctl) & ~(__u64)3) + ((__u64)1 << 33)) | (state))
 
 struct qtimer_slot {
 	__u64 ctl;		/* state, generation, sequence */
