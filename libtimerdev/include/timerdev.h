@@ -87,6 +87,14 @@ unsigned int td_lib_version(void);
 #define TD_NONBLOCK		(1 << 0)	/* O_NONBLOCK: reads never block */
 #define TD_CLOEXEC		(1 << 1)	/* O_CLOEXEC: the default */
 #define TD_NOCLOEXEC		(1 << 2)	/* not O_CLOEXEC */
+/*
+ * libtimerdev 2.1: no timer table.  When the module offers one
+ * (QTIMER_FEAT_TABLE), td_open() maps it in a 64-bit process, and
+ * td_cancel() and td_modify() act through it with no system call where
+ * they can, with the same results (see td_stop()); it costs 16 bytes of
+ * kernel memory per timer and address space, not memory, per context.
+ */
+#define TD_NOTABLE		(1 << 3)
 
 /* struct td_timer_spec.flags and td_modify() flags. */
 #define TD_TIMER_ABSTIME	QTIMER_F_ABSTIME	/* expires_ns is absolute */
@@ -209,6 +217,31 @@ int td_modify(struct td_ctx *ctx, uint64_t id, int64_t expires_ns,
 #define TD_TIMER_PENDING	QTIMER_CANCEL_QUEUED
 
 int td_get(struct td_ctx *ctx, uint64_t id, struct td_timer_spec *spec);
+
+/*
+ * The timer table's operations themselves (libtimerdev 2.1), for callers
+ * who want the compare-and-swap's outcome: no system call, ever.
+ * td_cancel() and td_modify() try them first and go to the ioctls when
+ * they fail, with the ioctls' results.
+ *
+ * td_stop() stops timer id: 0 means it won, no record of the timer will be
+ * read and the id is gone; its place under the module's caps comes back
+ * when the kernel next looks at the timer, at the latest at its expiry, or
+ * at once when an arm of this context needs it (the library then CANCELs
+ * the timers it stopped).  td_push() moves id's expiry later, to
+ * expires_ns (relative to now on the timer's clock, or absolute with
+ * TD_TIMER_ABSTIME), keeping its period, slack and flags: 0 means the timer
+ * fires no earlier than that.  Either returns -EAGAIN when the kernel holds
+ * the timer (it fired and its record is or will be delivered, it is being
+ * changed by an ioctl, or id is stale: td_cancel() and td_modify() say
+ * which), -ERANGE from td_push() when expires_ns is not later than the
+ * expiry the timer has or beyond 2^62 ns, -ENOTSUP when ctx has no timer table, and -EINVAL
+ * for a NULL ctx, unknown flags or a negative expires_ns.  MT-Safe: the
+ * swaps serialise on the slot.
+ */
+int td_stop(struct td_ctx *ctx, uint64_t id);
+int td_push(struct td_ctx *ctx, uint64_t id, int64_t expires_ns,
+	    unsigned int flags);
 
 /*
  * The outcome of one batched operation, passed to the batch's completion

@@ -97,6 +97,39 @@ static void td_batch_complete(struct td_batch *batch, unsigned int idx,
 }
 
 /*
+ * After ops [start, end) ran: note the ids their arms got, for the timer
+ * table, and arm again, one by one, those that failed for a cap, if
+ * cancelling the timers the context stopped through the table freed places
+ * (see table.c).
+ */
+static void td_batch_rearm(struct td_batch_state *st, unsigned int start,
+			   unsigned int end)
+{
+	bool reclaimed = false, tried = false;
+	unsigned int i;
+
+	for (i = start; i < end; i++) {
+		struct qtimer_op *op = &st->ops[i];
+		int ret;
+
+		if (op->opcode != QTIMER_OP_ARM)
+			continue;
+		if (td_table_cap_error(st->ctx, op->result)) {
+			if (!tried) {
+				reclaimed = td_table_reclaim(st->ctx);
+				tried = true;
+			}
+			if (reclaimed) {
+				ret = td_sys_ioctl(st->ctx->fd, QTIMER_IOC_ARM, op);
+				op->result = ret < 0 ? ret : 0;
+			}
+		}
+		if (!op->result)
+			td_table_note(st->ctx, op->id);
+	}
+}
+
+/*
  * Submit ops [0, nr) and complete each of them.  The kernel may process
  * fewer than asked (it stops at a fault); the rest are submitted again, so
  * only a failing call leaves ops unrun, and those complete with its error.
@@ -119,6 +152,7 @@ static int td_batch_submit(struct td_batch *batch)
 			ret = -EPROTO;	/* the kernel broke its own contract */
 		if (ret < 0)
 			break;
+		td_batch_rearm(st, start, start + (unsigned int)ret);
 		for (i = start; i < start + (unsigned int)ret; i++)
 			td_batch_complete(batch, i, st->ops[i].result);
 		start += ret;

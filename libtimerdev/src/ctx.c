@@ -5,7 +5,8 @@
  * Opening and closing a context.  td_open() insists on the QTIMER_IOC_VERSION
  * handshake so that a program built against one <linux/qtimer.h> never talks
  * to a device whose records or ops have another layout, and then sets up the
- * record ring when the device offers one (ring.c).
+ * record ring and the timer table when the device offers them (ring.c,
+ * table.c).
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -44,7 +45,8 @@ static bool td_open_params_ok(const struct td_open_params *params)
 {
 	size_t i;
 
-	if (params->flags & ~(TD_NONBLOCK | TD_CLOEXEC | TD_NOCLOEXEC))
+	if (params->flags & ~(TD_NONBLOCK | TD_CLOEXEC | TD_NOCLOEXEC |
+			      TD_NOTABLE))
 		return false;
 	if ((params->flags & TD_CLOEXEC) && (params->flags & TD_NOCLOEXEC))
 		return false;
@@ -107,6 +109,8 @@ TD_EXPORT int td_open2(struct td_ctx **ctxp, const struct td_open_params *params
 	ctx->fd = fd;
 	if (writable && entries != TD_RING_OFF)
 		td_ring_setup(ctx, entries);
+	if (writable && !(params->flags & TD_NOTABLE))
+		td_table_setup(ctx);
 	*ctxp = ctx;
 	errno = saved;
 	return 0;
@@ -147,6 +151,7 @@ TD_EXPORT void td_close(struct td_ctx *ctx)
 	if (!ctx)
 		return;
 	td_ring_unmap(ctx);
+	td_table_unmap(ctx);
 	/* close() of a character device cannot usefully fail. */
 	close(ctx->fd);
 	free(ctx);

@@ -54,11 +54,32 @@ struct td_ring {
 	bool peek_active;
 };
 
-/* Immutable after td_open() but for the ring's consumer state (see above). */
+/*
+ * The timer table as mapped (table.c); map is NULL when the context has
+ * none.  known[shard] is how many of a shard's slots the context's arms
+ * have reached (their pages exist).  stopped lists the ids the library
+ * stopped through the table that the kernel may still hold, under lock.
+ */
+struct td_table {
+	char *map;
+	size_t map_size;
+	uint64_t shard_size;
+	uint32_t nr_shards;
+	uint32_t *known;
+	pthread_mutex_t lock;
+	uint64_t *stopped;
+	size_t nr_stopped, cap_stopped;
+};
+
+/*
+ * Immutable after td_open() but for the ring's consumer state and the
+ * table's bookkeeping (see above).
+ */
 struct td_ctx {
 	int fd;
 	struct qtimer_version version;	/* as read at open */
 	struct td_ring ring;
+	struct td_table table;
 };
 
 /*
@@ -119,6 +140,25 @@ unsigned int td_ring_consume(struct td_ctx *ctx, struct qtimer_record *records,
 			     unsigned int max);
 bool td_ring_overflowed(const struct td_ctx *ctx);
 bool td_ring_empty(const struct td_ctx *ctx);
+
+/* table.c: the timer table, when the module offers it. */
+void td_table_setup(struct td_ctx *ctx);
+void td_table_unmap(struct td_ctx *ctx);
+void td_table_note(struct td_ctx *ctx, uint64_t id);
+int td_table_stop(struct td_ctx *ctx, uint64_t id);
+int td_table_push(struct td_ctx *ctx, uint64_t id, int64_t when, bool plain);
+int td_table_when(uint64_t id, int64_t expires_ns, unsigned int flags,
+		  bool realtime, int64_t *when);
+unsigned int td_table_reclaim(struct td_ctx *ctx);
+static inline bool td_has_table(const struct td_ctx *ctx)
+{
+	return ctx->table.map != NULL;
+}
+/* An arm's error that a reclaim of stopped timers may cure. */
+static inline bool td_table_cap_error(const struct td_ctx *ctx, int err)
+{
+	return td_has_table(ctx) && (err == -ENOSPC || err == -EDQUOT);
+}
 
 /* read.c: after taking nr records from the ring, outside its lock. */
 void td_ring_reap(struct td_ctx *ctx, unsigned int nr);

@@ -2,7 +2,8 @@
 /*
  * Copyright (C) 2026 The qtimer authors
  *
- * The single operations: one ioctl each.  The library checks only what the
+ * The single operations: one ioctl each, but for the stops and pushes that
+ * the timer table takes with none (table.c).  The library checks only what the
  * kernel cannot see (its own flag words, that cpu says nothing without
  * TD_TIMER_CPU, and that the spec's reserved fields are zero); everything
  * else is left for the kernel to validate, so that the library never
@@ -75,8 +76,12 @@ TD_EXPORT int td_arm(struct td_ctx *ctx, const struct td_timer_spec *spec,
 	if (ret)
 		return ret;
 	ret = td_sys_ioctl(ctx->fd, QTIMER_IOC_ARM, &op);
+	/* Places that stops through the table still hold: take them back. */
+	if (td_table_cap_error(ctx, ret) && td_table_reclaim(ctx))
+		ret = td_sys_ioctl(ctx->fd, QTIMER_IOC_ARM, &op);
 	if (ret < 0)
 		return ret;
+	td_table_note(ctx, op.id);
 	if (idp)
 		*idp = op.id;
 	return 0;
@@ -91,6 +96,9 @@ TD_EXPORT int td_cancel(struct td_ctx *ctx, uint64_t id)
 
 	if (!ctx)
 		return -EINVAL;
+	/* A stop that wins is a CANCEL of an armed timer. */
+	if (!td_table_stop(ctx, id))
+		return QTIMER_CANCEL_ARMED;
 	return td_sys_ioctl(ctx->fd, QTIMER_IOC_CANCEL, &op);
 }
 
@@ -122,8 +130,18 @@ TD_EXPORT int td_modify(struct td_ctx *ctx, uint64_t id, int64_t expires_ns,
 			unsigned int flags)
 {
 	struct qtimer_op op;
+	int64_t when;
 
 	if (!ctx || td_op_modify(&op, id, expires_ns, period_ns, slack_ns, flags))
 		return -EINVAL;
+	/*
+	 * A one-shot with no slack nor cancel-on-set (the slot says PLAIN),
+	 * kept so, and pushed later: the push is the whole MODIFY.
+	 */
+	if (td_has_table(ctx) && !period_ns && !slack_ns &&
+	    !(flags & TD_TIMER_CANCEL_ON_SET) &&
+	    !td_table_when(id, expires_ns, flags, false, &when) &&
+	    !td_table_push(ctx, id, when, true))
+		return QTIMER_CANCEL_ARMED;
 	return td_sys_ioctl(ctx->fd, QTIMER_IOC_MODIFY, &op);
 }
