@@ -185,7 +185,7 @@ static ktime_t qt_table_later(struct qt_table *table, struct qt_timer *t,
 {
 	s64 deadline = READ_ONCE(slot->deadline), host;
 
-	if (check_sub_overflow(deadline, table->ns_offset[qt_timer_clock(t)],
+	if (check_sub_overflow(deadline, table->ns_offset[qt_table_clock(t)],
 			       &host))
 		host = deadline < 0 ? 0 : QT_EXPIRES_MAX;
 	host = clamp_t(s64, host, 0, QT_EXPIRES_MAX);

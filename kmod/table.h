@@ -84,11 +84,22 @@ static inline struct qtimer_slot *qt_table_slot(struct qt_table *table,
 	return qt_table_slot_at(table, t->shard, t->slot);
 }
 
+/*
+ * @t's clock, ARMED, from the generation it carries: an ARM writes the
+ * slot before it pushes @t into a heap, so @t's base (qt_timer_clock())
+ * is not yet known there.  A relative CLOCK_REALTIME interval, whose id
+ * says REALTIME and whose heap is monotonic, never reaches the table.
+ */
+static inline unsigned int qt_table_clock(const struct qt_timer *t)
+{
+	return (t->gen >> QT_GEN_CLOCK_SHIFT) % QT_NR_CLOCKS;
+}
+
 /* Host time @when as the table's user sees it on @t's clock. */
 static inline s64 qt_table_user_time(const struct qt_table *table,
 				     const struct qt_timer *t, ktime_t when)
 {
-	ktime_t offset = table->ns_offset[qt_timer_clock(t)];
+	ktime_t offset = table->ns_offset[qt_table_clock(t)];
 	s64 ns;
 
 	if (check_add_overflow(when, offset, &ns))

@@ -780,4 +780,57 @@ TEST_F(table, untouched_page_is_sigbus)
 	EXPECT_EQ(SIGBUS, WTERMSIG(status));
 }
 
+/*
+ * In a time namespace the slot speaks the namespace's time both ways: the
+ * kernel's deadline as armed, a push as the namespace means it (1000 s off
+ * the host's: a conversion missed either way fires 1000 s early or late).
+ */
+TEST(time_namespace_view)
+{
+	int pid;
+
+	if (!t_table_offered())
+		SKIP(return, "QTIMER_FEAT_TABLE not advertised");
+	pid = t_fork_into_timens("monotonic 1000 0\nboottime 2000 0\n");
+	if (pid == QT_NO_TIMENS)
+		SKIP(return, "no time namespaces (CONFIG_TIME_NS) or no privilege");
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		static const int clocks[] = { CLOCK_MONOTONIC, CLOCK_BOOTTIME };
+		const __s64 push = 300 * NSEC_PER_MSEC;
+		struct qtimer_record rec;
+		struct qtimer_op op;
+		struct t_table tb;
+		__s64 when[2];
+		__u64 id[2];
+		int fd = t_open(O_NONBLOCK), i, got = 0;
+
+		QT_CHILD_CHECK(fd >= 0);
+		QT_CHILD_CHECK(!t_table_map(&tb, fd));
+		for (i = 0; i < 2; i++) {
+			when[i] = t_now(clocks[i]) + 200 * NSEC_PER_MSEC;
+			QT_CHILD_CHECK(!t_arm(fd, clocks[i], QTIMER_F_ABSTIME, when[i],
+					      0, i, &id[i]));
+			QT_CHILD_CHECK(t_table_slot(&tb, id[i])->deadline == when[i]);
+			QT_CHILD_CHECK(t_table_push(&tb, id[i], when[i] + push) ==
+				       T_TABLE_DONE);
+			QT_CHILD_CHECK(t_get(fd, id[i], &op) == QTIMER_CANCEL_ARMED);
+			QT_CHILD_CHECK(op.expires_ns == when[i] + push);
+		}
+		while (got < 2 && t_wait_readable(fd, 10000) == 1) {
+			if (read(fd, &rec, sizeof(rec)) != sizeof(rec))
+				continue;
+			i = (int)rec.cookie;
+			QT_CHILD_CHECK(i >= 0 && i < 2);
+			/* Fired at the pushed expiry, never before it. */
+			QT_CHILD_CHECK(rec.expires_ns == when[i] + push);
+			QT_CHILD_CHECK(t_now(clocks[i]) >= when[i] + push);
+			got++;
+		}
+		QT_CHILD_CHECK(got == 2);
+		_exit(0);
+	}
+	ASSERT_EQ(0, t_wait_child(pid));
+}
+
 TEST_HARNESS_MAIN
