@@ -4,9 +4,12 @@
  *
  * Fail-nth sweeps (failnth.h) of open() and the calls that arm: ARM on a
  * new file, ARM on a file whose id table and heap must grow past kmalloc
- * sizes, and MODIFY of a fired, unread one-shot.
+ * sizes, MODIFY of a fired, unread one-shot, and the timer table: its
+ * setup on a file with timers, and an ARM that must give it a page.
  */
 #define _GNU_SOURCE
+#include <sys/mman.h>
+
 #include "kselftest_harness.h"
 #include "failnth.h"
 
@@ -194,6 +197,147 @@ TEST_F_TIMEOUT(failnth, modify_fired, 120)
 	REQUIRE_FAILNTH();
 	ASSERT_LT(0, failnth_sweep(_metadata, self, &modify_call,
 				   "modify (fired)", NULL));
+}
+
+/* Slots of the timer table per page (4 KiB pages, 16-byte slots). */
+#define TABLE_PAGE_SLOTS	(4096 / (long)sizeof(struct qtimer_slot))
+
+/*
+ * QTIMER_IOC_TABLE_SETUP on a file holding *@t->arg timers: the table and
+ * pages for their slots.
+ */
+static void prepare_table_setup(struct __test_metadata *_metadata,
+				FIXTURE_DATA(failnth) *self,
+				struct failnth_try *t)
+{
+	t->fd = t_open(O_NONBLOCK);
+	ASSERT_LE(0, t->fd);
+	ASSERT_EQ(0, arm_many(t->fd, *(const long *)t->arg, 1ULL << 32));
+}
+
+/* What the last setup said (one try at a time). */
+static struct qtimer_table_setup setup_out;
+
+static int table_setup(struct failnth_try *t)
+{
+	return t_table_setup(t->fd, &setup_out);
+}
+
+/*
+ * A failed setup left no table behind: a second one works.  Set up, the
+ * table maps, and the next ARM's slot says ARMED.
+ */
+static bool check_table_setup(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(failnth) *self,
+			      struct failnth_try *t)
+{
+	struct t_table tb;
+	__u64 id;
+
+	if (t->ret) {
+		ASSERT_EQ(-ENOMEM, t->ret) TH_LOG("%s, allocation %d", t->what, t->n);
+		EXPECT_EQ(QT_FI_MISSING, t_fdinfo_named(t->fd, "table_pages"));
+		ASSERT_EQ(0, t_table_map(&tb, t->fd));
+	} else {
+		struct qtimer_table_setup again;
+
+		EXPECT_EQ(-EBUSY, t_table_setup(t->fd, &again));
+		memset(&tb, 0, sizeof(tb));
+		tb.fd = t->fd;
+		tb.setup = setup_out;
+		tb.map_len = setup_out.nr_shards * setup_out.shard_size;
+		tb.map = mmap(NULL, tb.map_len, PROT_READ | PROT_WRITE,
+			      MAP_SHARED, t->fd, setup_out.mmap_off);
+		ASSERT_NE(MAP_FAILED, tb.map);
+	}
+	ASSERT_EQ(0, t_arm(t->fd, CLOCK_MONOTONIC, 0, 1ULL << 32, 0, t->n, &id));
+	EXPECT_EQ(QTIMER_SLOT_ARMED, QTIMER_SLOT_STATE(t_table_ctl(&tb, id)));
+	t_table_unmap(&tb);
+	return t->ret;
+}
+
+static const struct failnth_call table_setup_call = {
+	.prepare = prepare_table_setup,
+	.call = table_setup,
+	.check = check_table_setup,
+};
+
+TEST_F_TIMEOUT(failnth, table_setup, 300)
+{
+	long pre = 2 * TABLE_PAGE_SLOTS + 1;
+
+	REQUIRE_FAILNTH();
+	if (!t_table_offered())
+		SKIP(return, "QTIMER_FEAT_TABLE not advertised");
+	ASSERT_LT(0, failnth_sweep(_metadata, self, &table_setup_call,
+				   "table setup", &pre));
+}
+
+/*
+ * The ARM that grows a file's table past its first pages: its id table
+ * grows past the slots the table covers, and the table must give the new
+ * slots a page (qt_table_reserve(), with the locks dropped).  Found
+ * once on a throwaway file, watching fdinfo's table_pages, with the test
+ * pinned to CPU 0 so that every ARM goes to the same shard.
+ */
+static long first_table_growth(void)
+{
+	long pages, k;
+	struct qtimer_table_setup s;
+	int fd = t_open(O_NONBLOCK);
+
+	if (fd < 0 || t_table_setup(fd, &s))
+		return -1;
+	pages = t_fdinfo_named(fd, "table_pages");
+	for (k = 1; k <= 1L << 16; k++) {
+		long now;
+
+		if (t_arm(fd, CLOCK_MONOTONIC, 0, 1ULL << 32, 0, k, NULL))
+			break;
+		now = t_fdinfo_named(fd, "table_pages");
+		/* Not the first ARM's page: a growth with timers in the table. */
+		if (now > pages && pages > 0) {
+			close(fd);
+			return k;
+		}
+		pages = now;
+	}
+	close(fd);
+	return -1;
+}
+
+static void prepare_arm_table(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(failnth) *self, struct failnth_try *t)
+{
+	long pre = *(const long *)t->arg;
+	struct qtimer_table_setup s;
+
+	t->fd = t_open(O_NONBLOCK);
+	ASSERT_LE(0, t->fd);
+	ASSERT_EQ(0, t_table_setup(t->fd, &s));
+	ASSERT_EQ(0, arm_many(t->fd, pre, 1ULL << 32));
+	t->t0 = t_now(CLOCK_MONOTONIC);
+}
+
+static const struct failnth_call arm_table_call = {
+	.prepare = prepare_arm_table,
+	.call = arm_soon,
+	.check = check_arm,
+};
+
+TEST_F_TIMEOUT(failnth, arm_grows_the_table, 600)
+{
+	long pre;
+
+	REQUIRE_FAILNTH();
+	if (!t_table_offered())
+		SKIP(return, "QTIMER_FEAT_TABLE not advertised");
+	ASSERT_EQ(0, t_pin_self(0));
+	pre = first_table_growth() - 1;
+	ASSERT_LT(0, pre);
+	TH_LOG("the table grows at ARM %ld", pre + 1);
+	ASSERT_LT(0, failnth_sweep(_metadata, self, &arm_table_call,
+				   "arm (growing the table)", &pre));
 }
 
 TEST_HARNESS_MAIN
