@@ -23,6 +23,7 @@
  * The library touches only slots of ids its own arms returned (the pages
  * of others may not exist: SIGBUS), tracking per shard how far they reach.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -148,6 +149,18 @@ static bool td_table_still_stopped(struct td_ctx *ctx, uint64_t id)
 	       QTIMER_SLOT_STATE(ctl) == QTIMER_SLOT_STOPPED;
 }
 
+/* How many slots the context's arms reached, over all shards. */
+static size_t td_table_reach(struct td_ctx *ctx)
+{
+	struct td_table *table = &ctx->table;
+	size_t reach = 0;
+	uint32_t shard;
+
+	for (shard = 0; shard < table->nr_shards; shard++)
+		reach += __atomic_load_n(&table->known[shard], __ATOMIC_RELAXED);
+	return reach;
+}
+
 /* Drop the remembered stops the kernel has ended.  Under table->lock. */
 static void td_table_prune(struct td_ctx *ctx)
 {
@@ -162,8 +175,9 @@ static void td_table_prune(struct td_ctx *ctx)
 
 /*
  * Remember a stop, for td_table_reclaim().  The list is pruned before it
- * grows, so it holds about the stops the kernel has not ended, at most
- * twice over.  Without memory for it, the stop is cancelled at once.
+ * grows past the slots reached, so it holds at most about twice as many
+ * ids as the context has slots.  Without memory for it, the stop is
+ * cancelled at once.
  */
 static void td_table_remember(struct td_ctx *ctx, uint64_t id)
 {
@@ -171,7 +185,14 @@ static void td_table_remember(struct td_ctx *ctx, uint64_t id)
 
 	pthread_mutex_lock(&table->lock);
 	if (table->nr_stopped == table->cap_stopped) {
-		td_table_prune(ctx);
+		/*
+		 * Pruned only once the list is as long as the slots the
+		 * context's arms reached: at most that many stops can be
+		 * waiting (a prune reads every listed slot, a cache and TLB
+		 * miss each when timers are many).
+		 */
+		if (table->nr_stopped >= td_table_reach(ctx))
+			td_table_prune(ctx);
 		/* Grown when a prune freed less than half: amortised. */
 		if (table->nr_stopped > table->cap_stopped / 2 ||
 		    !table->cap_stopped) {
@@ -307,34 +328,51 @@ static void td_table_cancel_all(struct td_ctx *ctx, struct qtimer_op *ops,
 
 /*
  * An arm failed for a cap: CANCEL the timers this context stopped that the
- * kernel still holds, which frees their places at once.  Returns how many
- * it cancelled: worth arming again if any.
+ * kernel still holds, which frees their places at once.  The list is taken
+ * whole and cancelled in SUBMITs of up to submit_max ops built a chunk at a
+ * time.  Returns how many it cancelled: worth arming again if any.
  */
 unsigned int td_table_reclaim(struct td_ctx *ctx)
 {
 	struct td_table *table = &ctx->table;
+	unsigned int chunk, n;
 	struct qtimer_op *ops;
-	unsigned int nr = 0;
-	size_t i;
+	uint64_t *ids;
+	size_t nr, i, k;
 
 	if (!table->map)
 		return 0;
 	pthread_mutex_lock(&table->lock);
 	td_table_prune(ctx);
-	ops = table->nr_stopped ?
-	      calloc(table->nr_stopped, sizeof(*ops)) : NULL;
-	if (ops) {
-		for (i = 0; i < table->nr_stopped; i++) {
-			ops[nr].opcode = QTIMER_OP_CANCEL;
-			ops[nr++].id = table->stopped[i];
-		}
-		table->nr_stopped = 0;
-	}
+	ids = table->stopped;
+	nr = table->nr_stopped;
+	table->stopped = NULL;
+	table->nr_stopped = table->cap_stopped = 0;
 	pthread_mutex_unlock(&table->lock);
-	if (ops)
-		td_table_cancel_all(ctx, ops, nr);
+	if (!nr) {
+		free(ids);
+		return 0;
+	}
+	chunk = ctx->version.submit_max ? ctx->version.submit_max : 1;
+	if (chunk > nr)
+		chunk = (unsigned int)nr;
+	ops = calloc(chunk, sizeof(*ops));
+	if (!ops)
+		chunk = 1;
+	for (i = 0; i < nr; i += n) {
+		struct qtimer_op one;
+		struct qtimer_op *to = ops ? ops : &one;
+
+		n = nr - i < chunk ? (unsigned int)(nr - i) : chunk;
+		for (k = 0; k < n; k++)
+			to[k] = (struct qtimer_op){
+				.opcode = QTIMER_OP_CANCEL, .id = ids[i + k],
+			};
+		td_table_cancel_all(ctx, to, n);
+	}
 	free(ops);
-	return nr;
+	free(ids);
+	return nr > UINT_MAX ? UINT_MAX : (unsigned int)nr;
 }
 
 TD_EXPORT int td_stop(struct td_ctx *ctx, uint64_t id)
