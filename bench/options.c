@@ -164,7 +164,7 @@ void parse_options(int argc, char **argv, struct plan *p)
 	int opt;
 
 	*p = (struct plan){
-		.mech_list = "qtimer,qtimer-batch,qtimer-ring,qtimer-table,libtimerdev,timerfd,posix,io_uring,libuv",
+		.mech_list = "qtimer,qtimer-batch,qtimer-ring,qtimer-table,libtimerdev,libtimerdev-table,timerfd,posix,io_uring,libuv",
 		.workloads = "arm,fire,mixed,ticker,reset,startstop,parallel",
 		.seed = 1,
 		.warm = true,
@@ -238,7 +238,8 @@ void parse_options(int argc, char **argv, struct plan *p)
 		}
 	}
 	check_names("mechanism", p->mech_list, (const char *const[]){ "qtimer",
-		    "qtimer-batch", "qtimer-ring", "qtimer-table", "libtimerdev", "timerfd", "posix", "io_uring", "libuv", NULL });
+		    "qtimer-batch", "qtimer-ring", "qtimer-table", "libtimerdev", "libtimerdev-table", "timerfd",
+		    "posix", "io_uring", "libuv", NULL });
 	check_names("workload", p->workloads, (const char *const[]){ "arm", "fire",
 		    "mixed", "ticker", "reset", "startstop", "parallel", NULL });
 	if (!p->kernel_name)

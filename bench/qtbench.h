@@ -68,7 +68,7 @@ struct mech {
 };
 
 extern const struct mech mech_qtimer, mech_qtimer_batch, mech_qtimer_ring, mech_qtimer_table,
-	mech_libtimerdev,
+	mech_libtimerdev, mech_libtimerdev_table,
 	mech_timerfd, mech_posix, mech_io_uring, mech_libuv;
 
 /* One benchmark run: one mechanism, one workload, one N, one batch size. */

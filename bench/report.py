@@ -28,7 +28,7 @@ WORKLOAD_ORDER = {w: i for i, w in enumerate(OPS + ["fire", "ticker"])}
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
           "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#aec7e8"]
 MECH_ORDER = {m: i for i, m in enumerate(
-    ["qtimer", "qtimer-batch", "qtimer-ring", "qtimer-table", "libtimerdev", "timerfd", "posix", "io_uring", "libuv"])}
+    ["qtimer", "qtimer-batch", "qtimer-ring", "qtimer-table", "libtimerdev", "libtimerdev-table", "timerfd", "posix", "io_uring", "libuv"])}
 
 
 def num(v):
