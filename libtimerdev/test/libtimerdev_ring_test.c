@@ -56,24 +56,10 @@ static int arm_pending(struct td_ctx *ctx, int nr)
 	return t_wait_pending(td_fd(ctx), nr, PATIENCE_MS) ? 0 : -ETIMEDOUT;
 }
 
-/*
- * Mappings of the device's ring in this process: those at offset 0 (the
- * timer table, which td_open maps too, is at QTIMER_IOC_TABLE_SETUP's).
- */
+/* Mappings of the device's ring (the table, which td_open maps too, is beyond). */
 static int qtimer_mappings(void)
 {
-	unsigned long long off;
-	char line[512];
-	int nr = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		nr += strstr(line, TD_DEVICE_PATH "\n") != NULL &&
-		      sscanf(line, "%*s %*s %llx", &off) == 1 && !off;
-	fclose(f);
-	return nr;
+	return t_mappings_of(TD_DEVICE_PATH, true);
 }
 
 /* td_open sets up a ring of 4096 records and maps it; td_close unmaps. */

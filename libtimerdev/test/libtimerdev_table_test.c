@@ -399,21 +399,10 @@ TEST_F(caps, stops_give_their_places_to_arms)
 	EXPECT_EQ(CAP, t_fdinfo_named(td_fd(self->ctx), "timers"));
 }
 
-/* Mappings of the device in this process beyond offset 0 (the ring's). */
+/* Mappings of the device's table (the ring's is at offset 0). */
 static int table_mappings(void)
 {
-	unsigned long long off;
-	char line[512];
-	int nr = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		nr += strstr(line, TD_DEVICE_PATH "\n") != NULL &&
-		      sscanf(line, "%*s %*s %llx", &off) == 1 && off;
-	fclose(f);
-	return nr;
+	return t_mappings_of(TD_DEVICE_PATH, false);
 }
 
 /* td_open maps the table, td_close unmaps it. */

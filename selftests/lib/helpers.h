@@ -322,6 +322,13 @@ __s64 t_spawn_true_ns(void);
 char *t_beside(const char *rel);
 const char *t_program(const char *name);
 
+/*
+ * Mappings of @path in this process (/proc/self/maps) at file offset 0
+ * (@at_zero: a device's ring) or beyond it (its timer table); -1 if the
+ * maps cannot be read.
+ */
+int t_mappings_of(const char *path, bool at_zero);
+
 /* What t_fork_into_timens() returns where time namespaces are not there. */
 #define QT_NO_TIMENS	1
 /*

@@ -270,3 +270,25 @@ const char *t_stats_json(void)
 		return NULL;
 	return buf;
 }
+
+int t_mappings_of(const char *path, bool at_zero)
+{
+	unsigned long long off;
+	size_t len = strlen(path);
+	char line[512], *end;
+	int nr = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		end = strchr(line, '\n');
+		if (!end || (size_t)(end - line) < len ||
+		    strncmp(end - len, path, len) ||
+		    sscanf(line, "%*s %*s %llx", &off) != 1)
+			continue;
+		nr += at_zero ? !off : !!off;
+	}
+	fclose(f);
+	return nr;
+}
