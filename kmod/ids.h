@@ -53,6 +53,12 @@ static inline unsigned int qt_ids_clock(u64 id)
  */
 #define QT_GEN_CLOCK_SHIFT	30
 
+/* The clock a generation word @gen speaks of (QT_CLOCK_*). */
+static inline unsigned int qt_ids_gen_clock(u32 gen)
+{
+	return gen >> QT_GEN_CLOCK_SHIFT;
+}
+
 /*
  * The table: a slot's word, its generation and its mark sit in the same
  * page, so that looking an id up touches one page of the table.  A mark is
@@ -140,7 +146,7 @@ static inline struct qt_timer *qt_ids_get(const struct qt_ids *ids, u32 slot)
 static inline u64 qt_ids_make(const struct qt_timer *t, u32 gen)
 {
 	return (u64)(gen & QT_ID_GEN_MASK) << QT_ID_GEN_SHIFT |
-	       (u64)(gen >> QT_GEN_CLOCK_SHIFT) << QT_ID_CLOCK_SHIFT |
+	       (u64)qt_ids_gen_clock(gen) << QT_ID_CLOCK_SHIFT |
 	       (u64)t->shard << QT_ID_SHARD_SHIFT | (t->slot + 1);
 }
 

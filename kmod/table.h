@@ -92,7 +92,7 @@ static inline struct qtimer_slot *qt_table_slot(struct qt_table *table,
  */
 static inline unsigned int qt_table_clock(const struct qt_timer *t)
 {
-	return (t->gen >> QT_GEN_CLOCK_SHIFT) % QT_NR_CLOCKS;
+	return qt_ids_gen_clock(t->gen) % QT_NR_CLOCKS;
 }
 
 /* Host time @when as the table's user sees it on @t's clock. */
