@@ -36,19 +36,24 @@ struct tdb_priv {
 	struct qtimer_record recs[TD_READ_RECORDS];
 };
 
+/*
+ * A MODIFY's or CANCEL's result, or a failed ARM's: the first error, or
+ * -ENOENT for a timer that was not armed, is the run's.
+ */
+static void tdb_result(struct tdb_priv *p, int result)
+{
+	if (!p->error && (result < 0 || !(result & QTIMER_CANCEL_ARMED)))
+		p->error = result < 0 ? result : -ENOENT;
+}
+
 static void tdb_completed(const struct td_completion *c, void *arg)
 {
 	struct tdb_priv *p = arg;
 
-	if (c->result < 0) {
-		if (!p->error)
-			p->error = c->result;
-		return;
-	}
-	if (c->opcode == QTIMER_OP_ARM)
+	if (c->opcode == QTIMER_OP_ARM && c->result >= 0)
 		p->ids[c->user_data] = c->id;
-	else if (!(c->result & QTIMER_CANCEL_ARMED) && !p->error)
-		p->error = -ENOENT;
+	else
+		tdb_result(p, c->result);
 }
 
 static int tdb_open(struct run *r)
@@ -125,13 +130,6 @@ static int tdb_submit(struct run *r, const struct mop *ops, size_t nr)
 	return p->error;
 }
 
-/* As tdb_completed() takes a MODIFY's or CANCEL's result. */
-static void tdb_single(struct tdb_priv *p, int result)
-{
-	if (!p->error && (result < 0 || !(result & QTIMER_CANCEL_ARMED)))
-		p->error = result < 0 ? result : -ENOENT;
-}
-
 static int tdb_submit_single(struct run *r, const struct mop *ops, size_t nr)
 {
 	struct tdb_priv *p = r->priv;
@@ -153,10 +151,10 @@ static int tdb_submit_single(struct run *r, const struct mop *ops, size_t nr)
 		if (k == nr)
 			break;
 		if (m->code == MOP_MODIFY)
-			tdb_single(p, td_modify(p->ctx, p->ids[m->idx], m->when, 0, 0,
+			tdb_result(p, td_modify(p->ctx, p->ids[m->idx], m->when, 0, 0,
 						TD_TIMER_ABSTIME));
 		else
-			tdb_single(p, td_cancel(p->ctx, p->ids[m->idx]));
+			tdb_result(p, td_cancel(p->ctx, p->ids[m->idx]));
 		if (p->error)
 			return p->error;
 	}

@@ -300,45 +300,19 @@ int td_table_when(uint64_t id, int64_t expires_ns, unsigned int flags,
 	return 0;
 }
 
-/* CANCEL ops[0, nr), in SUBMITs when the module has them. */
-static void td_table_cancel_all(struct td_ctx *ctx, struct qtimer_op *ops,
-				unsigned int nr)
-{
-	unsigned int start = 0;
-
-	while (start < nr) {
-		struct qtimer_submit submit = {
-			.ops = (uintptr_t)&ops[start],
-			.nr = nr - start,
-		};
-		int ret = -ENOTTY;
-
-		if (ctx->version.features & QTIMER_FEAT_SUBMIT) {
-			if (submit.nr > ctx->version.submit_max)
-				submit.nr = ctx->version.submit_max;
-			ret = td_sys_ioctl(ctx->fd, QTIMER_IOC_SUBMIT, &submit);
-		}
-		if (ret <= 0) {
-			td_sys_ioctl(ctx->fd, QTIMER_IOC_CANCEL, &ops[start]);
-			ret = 1;
-		}
-		start += (unsigned int)ret;
-	}
-}
-
 /*
  * An arm failed for a cap: CANCEL the timers this context stopped that the
  * kernel still holds, which frees their places at once.  The list is taken
- * whole and cancelled in SUBMITs of up to submit_max ops built a chunk at a
- * time.  Returns how many it cancelled: worth arming again if any.
+ * whole and cancelled through a td_batch (SUBMITs of up to submit_max), or
+ * one ioctl each on a module without SUBMIT.  Returns how many it
+ * cancelled: worth arming again if any.
  */
 unsigned int td_table_reclaim(struct td_ctx *ctx)
 {
 	struct td_table *table = &ctx->table;
-	unsigned int chunk, n;
-	struct qtimer_op *ops;
+	struct td_batch batch;
 	uint64_t *ids;
-	size_t nr, i, k;
+	size_t nr, i;
 
 	if (!table->map)
 		return 0;
@@ -349,28 +323,22 @@ unsigned int td_table_reclaim(struct td_ctx *ctx)
 	table->stopped = NULL;
 	table->nr_stopped = table->cap_stopped = 0;
 	pthread_mutex_unlock(&table->lock);
-	if (!nr) {
-		free(ids);
-		return 0;
-	}
-	chunk = ctx->version.submit_max ? ctx->version.submit_max : 1;
-	if (chunk > nr)
-		chunk = (unsigned int)nr;
-	ops = calloc(chunk, sizeof(*ops));
-	if (!ops)
-		chunk = 1;
-	for (i = 0; i < nr; i += n) {
-		struct qtimer_op one;
-		struct qtimer_op *to = ops ? ops : &one;
-
-		n = nr - i < chunk ? (unsigned int)(nr - i) : chunk;
-		for (k = 0; k < n; k++)
-			to[k] = (struct qtimer_op){
-				.opcode = QTIMER_OP_CANCEL, .id = ids[i + k],
+	if (nr && !td_batch_init(ctx, &batch, nr < ctx->version.submit_max ?
+					      (unsigned int)nr :
+					      ctx->version.submit_max)) {
+		for (i = 0; i < nr; i++)
+			td_batch_cancel(&batch, ids[i], 0);
+		td_batch_flush(&batch);
+		td_batch_free(&batch);
+	} else {
+		for (i = 0; i < nr; i++) {
+			struct qtimer_op op = {
+				.opcode = QTIMER_OP_CANCEL, .id = ids[i],
 			};
-		td_table_cancel_all(ctx, to, n);
+
+			td_sys_ioctl(ctx->fd, QTIMER_IOC_CANCEL, &op);
+		}
 	}
-	free(ops);
 	free(ids);
 	return nr > UINT_MAX ? UINT_MAX : (unsigned int)nr;
 }
